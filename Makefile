@@ -1,0 +1,68 @@
+# Torii: `make run` runs Torii (daemon + a managed browser an agent can drive);
+# `make test` runs every test. Both work on a fresh machine: `make setup`
+# checks Go and Node.js and installs Debian's chromium when no browser is found.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO      ?= go
+NPM     ?= npm
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+VERPKG  := github.com/torii-browser/torii/internal/version
+LDFLAGS ?= -s -w -X $(VERPKG).Version=$(VERSION) -X $(VERPKG).Commit=$(COMMIT)
+
+EXT_DEPS := extension/node_modules/.package-lock.json
+E2E_DEPS := e2e/node_modules/.package-lock.json
+
+.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+# npm ci only when node_modules is missing or older than the lockfile.
+$(EXT_DEPS): extension/package-lock.json extension/package.json
+	$(NPM) --prefix extension ci --no-audit --no-fund
+	@touch $@
+
+$(E2E_DEPS): e2e/package-lock.json e2e/package.json
+	$(NPM) --prefix e2e ci --no-audit --no-fund
+	@touch $@
+
+# The Go binary embeds extension/dist, so the extension is built first.
+extension: $(EXT_DEPS)
+	$(NPM) --prefix extension run build
+
+torii: extension
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/torii ./cmd/torii
+
+build: torii
+
+vet: extension
+	$(GO) vet ./...
+
+gotest: extension
+	$(GO) test ./...
+
+ext-test: $(EXT_DEPS)
+	$(NPM) --prefix extension run typecheck
+	$(NPM) --prefix extension test
+
+e2e: build $(E2E_DEPS)
+	$(NPM) --prefix e2e run typecheck
+	$(NPM) --prefix e2e test
+
+test: setup build
+	$(MAKE) --no-print-directory vet gotest ext-test e2e
+
+# The main job: the daemon plus a managed browser paired with it.
+# `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.
+run: setup build
+	@scripts/run $(RUN_ARGS)
+
+clean:
+	rm -rf bin e2e/node_modules/.vite
+	find extension/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true

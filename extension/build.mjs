@@ -1,0 +1,59 @@
+// Bundles the extension into dist/: the module service worker, the popup and the connect page,
+// plus manifest.json and the static html/css. `node build.mjs --watch` rebuilds on change.
+
+import * as esbuild from "esbuild";
+import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(fileURLToPath(import.meta.url));
+const dist = join(root, "dist");
+const watch = process.argv.includes("--watch");
+
+async function clean() {
+  await mkdir(dist, { recursive: true });
+  for (const name of await readdir(dist)) {
+    // .gitkeep keeps `go build` working (go:embed needs the folder) before the first build.
+    if (name !== ".gitkeep") await rm(join(dist, name), { recursive: true, force: true });
+  }
+}
+
+async function copyStatic() {
+  await cp(join(root, "manifest.json"), join(dist, "manifest.json"));
+  await cp(join(root, "static"), dist, { recursive: true });
+}
+
+const copyPlugin = {
+  name: "copy-static",
+  setup(build) {
+    build.onEnd(async (result) => {
+      if (result.errors.length === 0) await copyStatic();
+    });
+  },
+};
+
+const options = {
+  absWorkingDir: root,
+  entryPoints: {
+    background: "src/background/index.ts",
+    popup: "src/popup/popup.ts",
+    connect: "src/connect/connect.ts",
+  },
+  outdir: dist,
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "chrome120",
+  sourcemap: "linked",
+  legalComments: "none",
+  logLevel: "info",
+  plugins: [copyPlugin],
+};
+
+await clean();
+if (watch) {
+  const ctx = await esbuild.context(options);
+  await ctx.watch();
+} else {
+  await esbuild.build(options);
+}

@@ -1,0 +1,35 @@
+// Managed launch page: `torii launch` opens connect.html#daemon=…&otp=…; we hand both to the
+// worker, which pairs with an otpProof and no clicks, then show progress.
+
+import { onState, send, STATUS_WORDS } from "../shared/client.js";
+import type { LinkState } from "../shared/messages.js";
+import { parseLaunchHash } from "./hash.js";
+
+const statusEl = document.getElementById("status")!;
+const dotEl = document.getElementById("dot")!;
+const reasonEl = document.getElementById("reason")!;
+const doneEl = document.getElementById("done")!;
+const errorEl = document.getElementById("error")!;
+
+// SECURITY I-5/I-10: read the one-time secret once and drop it from the URL and history at once.
+const params = parseLaunchHash(location.hash);
+history.replaceState(null, "", location.pathname);
+
+function render(s: LinkState): void {
+  statusEl.textContent = STATUS_WORDS[s.status];
+  dotEl.dataset.status = s.status;
+  document.body.dataset.status = s.status;
+  reasonEl.textContent = s.reason;
+  doneEl.hidden = s.status !== "connected";
+}
+
+onState(render);
+
+if (!params) {
+  errorEl.textContent = "This page is opened by `torii launch`; it needs #daemon=…&otp=… in its address.";
+  void send({ type: "torii.getState" }).then(render, () => undefined);
+} else {
+  send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp }).then(render, (e: unknown) => {
+    errorEl.textContent = e instanceof Error ? e.message : String(e);
+  });
+}

@@ -1,0 +1,14 @@
+// Parses the managed-launch fragment `#daemon=<ws url>&otp=<secret>`.
+
+export interface LaunchParams {
+  daemonUrl: string;
+  otp: string;
+}
+
+export function parseLaunchHash(hash: string): LaunchParams | null {
+  const p = new URLSearchParams(hash.startsWith("#") ? hash.slice(1) : hash);
+  const daemonUrl = p.get("daemon") ?? "";
+  const otp = p.get("otp") ?? "";
+  if (daemonUrl === "" || otp === "") return null;
+  return { daemonUrl, otp };
+}

@@ -1,0 +1,228 @@
+// DOM-level actions the worker uses for click / fill / select_option / scroll / reveal.
+// None of them returns an input's value: results say what happened, never what is in a field.
+import { nameOf, roleOf, SKIP } from "./aria";
+import { clip, nextFrames, norm } from "./dom";
+import { fail } from "./errors";
+import type { Engine } from "./engine";
+import type { FillArgs, FindResult, RevealArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
+
+const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
+
+function isDisabled(el: Element): boolean {
+  return el.matches(":disabled") || el.getAttribute("aria-disabled") === "true";
+}
+
+export function domClick(engine: Engine, a: { ref?: string; selector?: string }) {
+  const el = engine.target(a);
+  if (isDisabled(el)) fail("disabled", "the element is disabled; the click would do nothing");
+  const tag = el.localName;
+  const role = roleOf(el, tag);
+  const visible = el.checkVisibility({ visibilityProperty: true });
+  if (el instanceof HTMLElement) el.click();
+  else el.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, composed: true, view: el.ownerDocument.defaultView }));
+  return { clicked: true, tag, role: role === SKIP || !role ? "generic" : role, name: nameOf(el, tag, role), visible };
+}
+
+/** Native value setter of the element's own prototype chain, bypassing instance overrides (React's tracker). */
+function nativeSetter(el: HTMLInputElement | HTMLTextAreaElement): (v: string) => void {
+  const win = (el.ownerDocument.defaultView ?? window) as unknown as { HTMLInputElement: typeof HTMLInputElement; HTMLTextAreaElement: typeof HTMLTextAreaElement };
+  const proto = el.localName === "textarea" ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
+  const d = Object.getOwnPropertyDescriptor(proto, "value");
+  if (!d?.set) fail("not_editable", "cannot find the native value setter");
+  const set = d.set;
+  return (v: string) => set.call(el, v);
+}
+
+function nativeGet(el: HTMLInputElement | HTMLTextAreaElement): string {
+  const win = (el.ownerDocument.defaultView ?? window) as unknown as { HTMLInputElement: typeof HTMLInputElement; HTMLTextAreaElement: typeof HTMLTextAreaElement };
+  const proto = el.localName === "textarea" ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
+  return Object.getOwnPropertyDescriptor(proto, "value")?.get?.call(el) as string;
+}
+
+export function fill(engine: Engine, a: FillArgs) {
+  if (typeof a.value !== "string") fail("invalid_argument", "fill needs a string value");
+  const el = engine.target(a);
+  const tag = el.localName;
+  const doc = el.ownerDocument;
+  const isField = tag === "input" || tag === "textarea";
+  const editableHost = (el as HTMLElement).isContentEditable;
+  if (isField) {
+    const f = el as HTMLInputElement;
+    if (tag === "input" && NON_TEXT_INPUTS.has(f.type)) {
+      fail("not_editable", `an <input type=${f.type}> takes no text`, f.type === "checkbox" || f.type === "radio" ? "Use click to toggle it." : undefined);
+    }
+    if (isDisabled(f)) fail("disabled", "the field is disabled");
+    if (f.readOnly) fail("not_editable", "the field is read-only");
+  } else if (!editableHost) {
+    fail("not_editable", `<${tag}> is not a text field or contenteditable`);
+  }
+  const mode = a.mode === "insertText" || !isField ? "insertText" : "set";
+  (el as HTMLElement).focus();
+  if (mode === "set") {
+    const f = el as HTMLInputElement;
+    nativeSetter(f)(a.value);
+    f.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: a.value }));
+    f.dispatchEvent(new Event("change", { bubbles: true }));
+    return { mode, applied: nativeGet(f) === a.value, events: ["input", "change"] };
+  }
+  // insertText: select everything in the field / editing host, then let the browser edit, which
+  // fires beforeinput/input as a user's typing would (rich editors listen to those).
+  if (isField) (el as HTMLInputElement).select();
+  else {
+    const sel = doc.getSelection();
+    const range = doc.createRange();
+    range.selectNodeContents(el);
+    sel?.removeAllRanges();
+    sel?.addRange(range);
+  }
+  const ok = a.value === "" ? doc.execCommand("delete") : doc.execCommand("insertText", false, a.value);
+  let applied: boolean;
+  if (isField) applied = nativeGet(el as HTMLInputElement) === a.value;
+  else applied = norm((el as HTMLElement).innerText) === norm(a.value);
+  if (isField) el.dispatchEvent(new Event("change", { bubbles: true }));
+  return { mode, applied: ok && applied, events: isField ? ["beforeinput", "input", "change"] : ["beforeinput", "input"] };
+}
+
+export function selectOption(engine: Engine, a: SelectArgs) {
+  const el = engine.target(a);
+  if (el.localName !== "select") fail("invalid_argument", `<${el.localName}> is not a <select>`, "For custom dropdowns, click the control and then the option.");
+  const s = el as HTMLSelectElement;
+  if (isDisabled(s)) fail("disabled", "the select is disabled");
+  const opts = Array.from(s.options);
+  const want: HTMLOptionElement[] = [];
+  const missing: string[] = [];
+  for (const v of a.values ?? []) {
+    const o = opts.find((x) => x.value === v);
+    if (o) want.push(o);
+    else missing.push(`value "${v}"`);
+  }
+  for (const l of a.labels ?? []) {
+    const n = norm(l).toLowerCase();
+    const o = opts.find((x) => norm(x.label).toLowerCase() === n) ?? opts.find((x) => norm(x.label).toLowerCase().includes(n));
+    if (o) want.push(o);
+    else missing.push(`label "${l}"`);
+  }
+  for (const i of a.indexes ?? []) {
+    const o = opts[i];
+    if (o) want.push(o);
+    else missing.push(`index ${i}`);
+  }
+  if (!a.values?.length && !a.labels?.length && !a.indexes?.length) fail("invalid_argument", "select_option needs values, labels or indexes");
+  if (missing.length) {
+    const avail = opts.slice(0, 30).map((o) => `"${clip(norm(o.label), 40)}"`).join(", ") + (opts.length > 30 ? `, … (${opts.length} options)` : "");
+    fail("not_found", `no option with ${missing.join(", ")}; options: ${avail}`, "Pick one of the listed option labels.");
+  }
+  const disabled = want.find((o) => o.disabled);
+  if (disabled) fail("disabled", `option "${norm(disabled.label)}" is disabled`);
+  if (!s.multiple && want.length > 1) fail("invalid_argument", "this select takes one option; give exactly one");
+  if (s.multiple) for (const o of opts) o.selected = want.includes(o);
+  else (want[0] as HTMLOptionElement).selected = true;
+  s.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  s.dispatchEvent(new Event("change", { bubbles: true }));
+  return { selected: Array.from(s.selectedOptions).map((o) => norm(o.label)) };
+}
+
+function isScrollable(el: Element): boolean {
+  if (el === el.ownerDocument.scrollingElement) return el.scrollHeight > el.clientHeight || el.scrollWidth > el.clientWidth;
+  if (el.scrollHeight <= el.clientHeight + 1 && el.scrollWidth <= el.clientWidth + 1) return false;
+  const cs = getComputedStyle(el);
+  return /(auto|scroll|overlay)/.test(cs.overflowY + " " + cs.overflowX);
+}
+
+function scrollParent(el: Element): Element {
+  for (let p: Element | null = el; p; p = p.parentElement ?? ((p.parentNode as ShadowRoot | null)?.host ?? null)) {
+    if (isScrollable(p)) return p;
+  }
+  return el.ownerDocument.scrollingElement ?? el.ownerDocument.documentElement;
+}
+
+function scrollInfo(engine: Engine, c: Element): ScrollResult {
+  const page = c === c.ownerDocument.scrollingElement;
+  return {
+    scrollY: Math.round(c.scrollTop),
+    scrollX: Math.round(c.scrollLeft),
+    atBottom: c.scrollTop + c.clientHeight >= c.scrollHeight - 2,
+    atTop: c.scrollTop <= 0,
+    container: page ? "page" : engine.refs.refFor(c),
+  };
+}
+
+export async function scroll(engine: Engine, a: ScrollArgs): Promise<ScrollResult> {
+  const hasDelta = typeof a.dx === "number" || typeof a.dy === "number";
+  if (a.to !== undefined && a.to !== "top" && a.to !== "bottom") fail("invalid_argument", 'to must be "top" or "bottom"');
+  let c: Element;
+  if (a.ref) {
+    const el = engine.refs.resolve(a.ref);
+    if (!a.to && !hasDelta) {
+      el.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
+      await nextFrames();
+      return scrollInfo(engine, scrollParent(el.parentElement ?? el));
+    }
+    c = scrollParent(el);
+  } else c = document.scrollingElement ?? document.documentElement;
+  if (a.to === "top") c.scrollTo({ top: 0, behavior: "instant" });
+  else if (a.to === "bottom") c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
+  if (hasDelta) c.scrollBy({ left: a.dx ?? 0, top: a.dy ?? 0, behavior: "instant" });
+  if (!a.to && !hasDelta) fail("invalid_argument", "scroll needs ref, to, or dx/dy");
+  await nextFrames();
+  return scrollInfo(engine, c);
+}
+
+/** The biggest scrollable box on the page (a virtual list's viewport), else the page. */
+function mainScroller(): Element {
+  let best: Element | null = null;
+  let area = 0;
+  const all = document.querySelectorAll("body *");
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i] as Element;
+    if (e.scrollHeight <= e.clientHeight + 1) continue;
+    if (!isScrollable(e)) continue;
+    const a = e.clientWidth * e.clientHeight;
+    if (a > area) {
+      area = a;
+      best = e;
+    }
+  }
+  const page = document.scrollingElement ?? document.documentElement;
+  if (best && page.scrollHeight > page.clientHeight + 1 && area < page.clientWidth * page.clientHeight * 0.25) return page;
+  return best ?? page;
+}
+
+/** Scrolls the virtual list until find(predicate) matches, wrapping to the top once. */
+export async function reveal(engine: Engine, a: RevealArgs): Promise<FindResult & { found: boolean; scrolls: number; scrollY: number }> {
+  const max = Math.max(1, Math.min(Number(a.maxScrolls ?? 200) || 200, 2000));
+  const c = a.container ? engine.refs.resolve(a.container) : mainScroller();
+  const startTop = c.scrollTop;
+  let wrapped = startTop <= 0;
+  let scrolls = 0;
+  for (;;) {
+    const r = engine.find(a);
+    if (r.matches.length) {
+      const m = r.matches[0];
+      if (m?.ref) engine.refs.resolve(m.ref).scrollIntoView({ block: "center", behavior: "instant" });
+      return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
+    }
+    if (scrolls >= max) break;
+    const atBottom = c.scrollTop + c.clientHeight >= c.scrollHeight - 2;
+    if (atBottom) {
+      if (wrapped) break;
+      wrapped = true;
+      c.scrollTop = 0;
+    } else {
+      if (wrapped && startTop > 0 && c.scrollTop < startTop && c.scrollTop + c.clientHeight * 0.9 >= startTop) {
+        // Came back around to where we started: searched everything.
+        c.scrollTop = c.scrollTop + c.clientHeight * 0.9;
+        scrolls++;
+        await nextFrames();
+        const again = engine.find(a);
+        if (again.matches.length) return { ...again, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
+        break;
+      }
+      c.scrollTop = c.scrollTop + Math.max(40, c.clientHeight * 0.9);
+    }
+    c.dispatchEvent(new Event("scroll"));
+    scrolls++;
+    await nextFrames();
+  }
+  return { docId: engine.docId, matches: [], total: 0, found: false, scrolls, scrollY: Math.round(c.scrollTop) };
+}

@@ -1,0 +1,421 @@
+// The engine behind globalThis.__torii: one instance per document (per frame), holding the
+// document's identity (docId), its refs and its previous snapshot (for diff).
+import { isInteractive, nameOf, roleOf, SKIP } from "./aria";
+import { boxOf, composedContains, deepActiveElement, deepQuery, frameOffset, round } from "./dom";
+import { EngineError, fail } from "./errors";
+import { diffOutlines, paginate } from "./outline";
+import { RefTable } from "./refs";
+import { head, render, textRun } from "./render";
+import { pageText, visibleText } from "./text";
+import { BREAK, isText, TreeBuilder, type Item, type TNode } from "./tree";
+import type {
+  ElementState, FindArgs, FindResult, FramePlaceholder, PointResult, ReadTextArgs, ReadTextResult,
+  Reply, SnapshotArgs, SnapshotResult,
+} from "./types";
+import * as actions from "./actions";
+import * as wait from "./wait";
+
+export const PROTOCOL = 1;
+
+interface Prev {
+  lines: string[];
+  full: Map<number, string>;
+}
+
+interface Paged {
+  id: string;
+  lines: string[];
+  full?: Map<number, string>;
+  base: Omit<SnapshotResult, "text" | "nextCursor" | "stats" | "nextRef">;
+}
+
+function randomId(): string {
+  const b = new Uint8Array(9);
+  crypto.getRandomValues(b);
+  let s = "";
+  for (const x of b) s += x.toString(36).padStart(2, "0");
+  return s.slice(0, 12);
+}
+
+export class Engine {
+  readonly protocol = PROTOCOL;
+  readonly docId = randomId();
+  readonly refs = new RefTable();
+  private prev = new Map<string, Prev>();
+  private paged: Paged | null = null;
+  private snapSeq = 0;
+
+  /** Entry point for the worker: plain JSON in, plain JSON out, errors typed. */
+  async call(name: string, args: unknown): Promise<Reply> {
+    const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+    try {
+      this.refs.base(a.refBase as number | undefined);
+      if (typeof a.docId === "string" && a.docId !== this.docId) {
+        fail("stale_ref", "the page navigated: this is a different document than the one the ref came from");
+      }
+      const value = await this.dispatch(name, a);
+      return { ok: true, docId: this.docId, nextRef: this.refs.next, value };
+    } catch (e) {
+      const err = e instanceof EngineError
+        ? e.toJSON()
+        : { code: "invalid_argument" as const, message: String((e as Error)?.message ?? e), hint: "Check the arguments; if it persists, take a new snapshot." };
+      return { ok: false, docId: this.docId, nextRef: this.refs.next, error: err };
+    }
+  }
+
+  private dispatch(name: string, a: Record<string, unknown>): unknown {
+    switch (name) {
+      case "ping":
+        return { docId: this.docId, url: location.href, refs: this.refs.size };
+      case "snapshot":
+        return this.snapshot(a as SnapshotArgs);
+      case "find":
+        return this.find(a as FindArgs);
+      case "readText":
+        return this.readText(a as ReadTextArgs);
+      case "getState":
+        return this.getState(a as { ref?: string; selector?: string });
+      case "point":
+        return this.point(a as { ref?: string; selector?: string });
+      case "domClick":
+        return actions.domClick(this, a as { ref?: string; selector?: string });
+      case "fill":
+        return actions.fill(this, a as never);
+      case "selectOption":
+        return actions.selectOption(this, a as never);
+      case "scroll":
+        return actions.scroll(this, a as never);
+      case "reveal":
+        return actions.reveal(this, a as never);
+      case "waitFor":
+        return wait.waitFor(this, a as never);
+      case "settle":
+        return wait.settle(a as never);
+      case "frameRect":
+        return this.frameRect(a as { frame?: number; frameId?: number });
+      default:
+        fail("unknown_method", `unknown page method ${name}`);
+    }
+  }
+
+  /** ref or selector → element; stale_ref / not_found otherwise. */
+  target(a: { ref?: string; selector?: string }, what = "target"): Element {
+    if (typeof a.ref === "string" && a.ref) return this.refs.resolve(a.ref);
+    if (typeof a.selector === "string" && a.selector) {
+      const el = deepQuery(a.selector);
+      if (!el) fail("not_found", `no element matches ${a.selector}`);
+      return el;
+    }
+    fail("invalid_argument", `${what}: give a ref (e.g. e12) or a CSS selector`);
+  }
+
+  /** `root` option: "e12" is a ref, anything else a CSS selector. */
+  rootOf(root: unknown): Element {
+    if (root === undefined || root === null || root === "") return document.body ?? document.documentElement;
+    if (typeof root !== "string") fail("invalid_argument", "root must be a ref or a CSS selector");
+    return /^e[0-9]+$/.test(root) ? this.refs.resolve(root) : this.target({ selector: root }, "root");
+  }
+
+  /** Builds the outline tree of `root` (assigning refs to its interactive elements). */
+  tree(root: Element): { items: Item[]; builder: TreeBuilder } {
+    const b = new TreeBuilder(this.refs);
+    const items: Item[] = [];
+    if (root === document.body || root === document.documentElement) b.children(root, items, false);
+    else b.element(root, items);
+    return { items, builder: b };
+  }
+
+  snapshot(a: SnapshotArgs): SnapshotResult {
+    const t0 = performance.now();
+    const maxChars = a.maxChars === undefined ? undefined : Number(a.maxChars);
+    if (maxChars !== undefined && !(maxChars > 0)) fail("invalid_argument", "maxChars must be a positive number");
+    if (a.cursor !== undefined) {
+      const m = /^([a-z0-9]+)\.([0-9]+)$/.exec(String(a.cursor));
+      const p = this.paged;
+      if (!m || !p || p.id !== m[1]) {
+        fail("invalid_argument", "cursor is not from this document's latest snapshot", "Call snapshot again without cursor.");
+      }
+      const pg = paginate(p.lines, Number(m[2]), maxChars, p.full);
+      return this.pageResult(p, pg, t0, 0);
+    }
+    const root = this.rootOf(a.root);
+    const { items, builder } = this.tree(root);
+    const r = render(items, !!a.interactive);
+    const frames: FramePlaceholder[] = builder.frames.map((f, i) => {
+      const [line, depth] = r.frameLines.get(i) ?? [-1, 0];
+      const fp: FramePlaceholder = { frame: i, src: f.src, origin: f.origin, title: f.title, line, depth };
+      const rt = (globalThis as { chrome?: { runtime?: { getFrameId?: (t: unknown) => number } } }).chrome?.runtime;
+      try {
+        const id = rt?.getFrameId?.(f.el);
+        if (typeof id === "number" && id >= 0) fp.frameId = id;
+      } catch {
+        /* not an extension context */
+      }
+      if (f.el.ownerDocument === document) {
+        const idx = Array.prototype.indexOf.call(window.frames, f.el.contentWindow) as number;
+        if (idx >= 0) fp.windowIndex = idx;
+      }
+      return fp;
+    });
+    const key = (a.root ?? "") + "|" + (a.interactive ? "i" : "");
+    const prev = this.prev.get(key);
+    this.prev.set(key, { lines: r.lines, full: r.full });
+    const base: Paged["base"] = { docId: this.docId, url: location.href, title: document.title, frames };
+    let lines = r.lines;
+    let full: Map<number, string> | undefined = r.full;
+    if (a.diff) {
+      if (prev) {
+        const d = diffOutlines(prev.lines, r.lines, prev.full, r.full);
+        lines = d.lines;
+        full = undefined;
+        base.diff = { added: d.added, removed: d.removed };
+        base.note = d.lines.length ? `changes since the previous snapshot: +${d.added} -${d.removed} lines` : "no changes since the previous snapshot";
+      } else {
+        base.note = "no previous snapshot of this document: full outline returned";
+      }
+    }
+    const p: Paged = { id: (++this.snapSeq).toString(36) + this.docId.slice(0, 4), lines, full, base };
+    this.paged = p;
+    const pg = paginate(lines, 0, maxChars, full);
+    return this.pageResult(p, pg, t0, builder.nodes);
+  }
+
+  private pageResult(p: Paged, pg: { text: string; next?: number }, t0: number, nodes: number): SnapshotResult {
+    const res: SnapshotResult = {
+      ...p.base,
+      text: pg.text,
+      nextRef: this.refs.next,
+      stats: { nodes, lines: pg.text ? pg.text.split("\n").length : 0, chars: pg.text.length, ms: round(performance.now() - t0) },
+    };
+    if (pg.next !== undefined) res.nextCursor = `${p.id}.${pg.next}`;
+    return res;
+  }
+
+  find(a: FindArgs): FindResult {
+    const role = a.role ? String(a.role).toLowerCase() : undefined;
+    const name = a.name ? String(a.name).toLowerCase() : undefined;
+    const text = a.text ? String(a.text).toLowerCase() : undefined;
+    if (!role && name === undefined && text === undefined) fail("invalid_argument", "find needs role, name or text");
+    const limit = Math.max(1, Math.min(Number(a.limit ?? 20) || 20, 500));
+    const { items } = this.tree(this.rootOf(a.root));
+    const exact: FindResult["matches"] = [];
+    const partial: FindResult["matches"] = [];
+    const seen = new Set<string>();
+    const add = (line: string, ref: string | undefined, isExact: boolean) => {
+      if (seen.has(line)) return;
+      seen.add(line);
+      (isExact ? exact : partial).push(ref ? { line, ref, exact: isExact } : { line, exact: isExact });
+    };
+    const cmp = (hay: string, needle: string): 0 | 1 | 2 => {
+      const h = hay.toLowerCase();
+      return h === needle ? 2 : h.includes(needle) ? 1 : 0;
+    };
+    const visit = (list: Item[], row: TNode | null) => {
+      for (const it of list) {
+        if (it === BREAK) continue;
+        if (isText(it)) {
+          if (text === undefined || role || name !== undefined) continue;
+          const t = it.t.replace(/\s+/g, " ").trim();
+          const c = cmp(t, text);
+          if (!c) continue;
+          if (row) {
+            add(rowLine(row), row.ref, c === 2);
+          } else {
+            const el = it.el;
+            const ref = this.refs.refFor(el);
+            add(`- text [ref=${ref}]: ${textRun(t)}`, ref, c === 2);
+          }
+          continue;
+        }
+        let ok = true;
+        let ex = true;
+        if (role && it.role !== role) ok = false;
+        if (ok && name !== undefined) {
+          const c = cmp(it.name, name);
+          if (!c) ok = false;
+          else ex = ex && c === 2;
+        }
+        if (ok && text !== undefined) {
+          const own = it.name || it.kids.filter(isText).map((k) => k.t).join(" ").replace(/\s+/g, " ").trim();
+          const c = cmp(own, text);
+          if (!c) ok = false;
+          else ex = ex && c === 2;
+        }
+        if (ok && (role || name !== undefined || (text !== undefined && it.name))) {
+          add(it.role === "row" ? rowLine(it) : `- ${head(it)}${it.value !== undefined ? `: ${it.value}` : ""}`, it.ref, ex);
+        }
+        visit(it.kids, it.role === "row" ? it : row);
+      }
+    };
+    visit(items, null);
+    const all = exact.concat(partial);
+    return { docId: this.docId, matches: all.slice(0, limit), total: all.length };
+  }
+
+  readText(a: ReadTextArgs): ReadTextResult {
+    const offset = Math.max(0, Math.floor(Number(a.offset ?? 0) || 0));
+    const max = a.maxChars === undefined ? undefined : Math.floor(Number(a.maxChars));
+    if (max !== undefined && !(max > 0)) fail("invalid_argument", "maxChars must be a positive number");
+    return pageText(visibleText(this.rootOf(a.root)), offset, max);
+  }
+
+  getState(a: { ref?: string; selector?: string }): ElementState {
+    let el: Element;
+    try {
+      el = this.target(a);
+    } catch (e) {
+      if (e instanceof EngineError && e.code === "not_found") {
+        return { exists: false, visible: false, enabled: false, box: { x: 0, y: 0, w: 0, h: 0 }, inViewport: false, focused: false, role: "", name: "", tag: "", editable: false, isPassword: false };
+      }
+      throw e;
+    }
+    return describe(this, el);
+  }
+
+  point(a: { ref?: string; selector?: string }): PointResult {
+    const el = this.target(a);
+    const doc = el.ownerDocument;
+    const win = doc.defaultView ?? window;
+    const best = () => {
+      let bx: { x: number; y: number; w: number; h: number } | null = null;
+      for (const r of Array.from(el.getClientRects())) {
+        const x1 = Math.max(r.left, 0);
+        const y1 = Math.max(r.top, 0);
+        const x2 = Math.min(r.right, win.innerWidth);
+        const y2 = Math.min(r.bottom, win.innerHeight);
+        const w = x2 - x1;
+        const h = y2 - y1;
+        if (w > 0 && h > 0 && (!bx || w * h > bx.w * bx.h)) bx = { x: x1, y: y1, w, h };
+      }
+      return bx;
+    };
+    if (!el.checkVisibility({ visibilityProperty: true })) fail("not_visible", "the element is hidden (display, visibility or no box)");
+    let scrolled = false;
+    let b = best();
+    if (!b) {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      scrolled = true;
+      b = best();
+      if (!b) fail("not_visible", "the element has no visible area, even after scrolling it into view");
+    }
+    const off = frameOffset(el);
+    const cands: [number, number][] = [
+      [b.x + b.w / 2, b.y + b.h / 2],
+      [b.x + b.w / 4, b.y + b.h / 2],
+      [b.x + (3 * b.w) / 4, b.y + b.h / 2],
+      [b.x + b.w / 2, b.y + b.h / 4],
+      [b.x + b.w / 2, b.y + (3 * b.h) / 4],
+    ];
+    const box = boxOf(el);
+    let firstHit: Element | null = null;
+    for (const [x, y] of cands) {
+      const hit = hitTest(doc, x, y);
+      if (!firstHit) firstHit = hit;
+      if (hit && (composedContains(el, hit) || labelFor(hit, el))) {
+        return { x: round(x + off.x), y: round(y + off.y), box, scrolled };
+      }
+    }
+    const [cx, cy] = cands[0] as [number, number];
+    const res: PointResult = { x: round(cx + off.x), y: round(cy + off.y), box, scrolled };
+    if (firstHit) {
+      let cover: Element = firstHit;
+      // Prefer the interactive element the agent would act on (the overlay's button), else the hit.
+      for (let p: Element | null = firstHit, i = 0; p && i < 4; p = p.parentElement, i++) {
+        const t = p.localName;
+        const r = roleOf(p, t);
+        if (r !== SKIP && isInteractive(p, t, r)) {
+          cover = p;
+          break;
+        }
+      }
+      const t = cover.localName;
+      const role = roleOf(cover, t);
+      res.covered = { ref: this.refs.refFor(cover), role: role && role !== SKIP ? role : "generic", name: nameOf(cover, t, role), tag: t };
+    }
+    return res;
+  }
+
+  frameRect(a: { frame?: number; frameId?: number }): { x: number; y: number; w: number; h: number } {
+    const frames = Array.from(document.querySelectorAll("iframe,frame"));
+    let el: Element | undefined;
+    if (typeof a.frameId === "number") {
+      const rt = (globalThis as { chrome?: { runtime?: { getFrameId?: (t: unknown) => number } } }).chrome?.runtime;
+      el = frames.find((f) => {
+        try {
+          return rt?.getFrameId?.(f) === a.frameId;
+        } catch {
+          return false;
+        }
+      });
+    } else if (typeof a.frame === "number") {
+      const b = new TreeBuilder(this.refs);
+      b.children(document.body ?? document.documentElement, [], false);
+      el = b.frames[a.frame]?.el;
+    }
+    if (!el) fail("not_found", "no such iframe in this document");
+    // Content box: where the child's viewport (0,0) sits in this document's viewport.
+    const r = el.getBoundingClientRect();
+    const cs = getComputedStyle(el);
+    const o = frameOffset(el);
+    const bl = (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0);
+    const bt = (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0);
+    return { x: round(r.left + o.x + bl), y: round(r.top + o.y + bt), w: round((el as HTMLElement).clientWidth), h: round((el as HTMLElement).clientHeight) };
+  }
+}
+
+function rowLine(row: TNode): string {
+  const r = render([row], false);
+  return r.full.get(0) ?? (r.lines[0] as string);
+}
+
+/** Element under a point, looking into open shadow roots. */
+export function hitTest(doc: Document, x: number, y: number): Element | null {
+  let e = doc.elementFromPoint(x, y);
+  while (e?.shadowRoot) {
+    const inner = e.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === e) break;
+    e = inner;
+  }
+  return e;
+}
+
+function labelFor(hit: Element, el: Element): boolean {
+  const l = hit.closest("label");
+  return !!l && (l as HTMLLabelElement).control === el;
+}
+
+export function describe(engine: Engine, el: Element): ElementState {
+  const tag = el.localName;
+  let role = roleOf(el, tag);
+  if (role === SKIP) role = "";
+  const r = el.getBoundingClientRect();
+  const win = el.ownerDocument.defaultView ?? window;
+  const visible = el.checkVisibility({ visibilityProperty: true }) && r.width > 0 && r.height > 0;
+  const disabled = (el.matches(":disabled") || el.getAttribute("aria-disabled") === "true");
+  const inp = el as HTMLInputElement;
+  const textual = (tag === "input" && !["checkbox", "radio", "button", "submit", "reset", "image", "file", "range", "color", "hidden"].includes(inp.type)) || tag === "textarea";
+  const editable = !disabled && ((textual && !inp.readOnly) || (el as HTMLElement).isContentEditable);
+  const st: ElementState = {
+    exists: true,
+    visible,
+    enabled: !disabled,
+    box: boxOf(el),
+    inViewport: visible && r.bottom > 0 && r.right > 0 && r.top < win.innerHeight && r.left < win.innerWidth,
+    focused: deepActiveElement() === el,
+    role: role || "generic",
+    name: nameOf(el, tag, role),
+    tag,
+    editable,
+    isPassword: tag === "input" && inp.type === "password",
+  };
+  if (tag === "input" && (inp.type === "checkbox" || inp.type === "radio")) st.checked = inp.indeterminate ? "mixed" : inp.checked;
+  else {
+    const ac = el.getAttribute("aria-checked");
+    if (ac === "true" || ac === "false") st.checked = ac === "true";
+    else if (ac === "mixed") st.checked = "mixed";
+  }
+  const ref = engine.refs.peek(el);
+  if (ref) st.ref = ref;
+  if ((tag === "a" || tag === "area") && (el as HTMLAnchorElement).href) st.href = (el as HTMLAnchorElement).href;
+  return st;
+}

@@ -1,0 +1,30 @@
+import type { PageError, PageErrorCode } from "./types";
+
+/** Thrown inside the engine; call() turns it into a typed error reply. */
+export class EngineError extends Error {
+  constructor(
+    readonly code: PageErrorCode,
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+  toJSON(): PageError {
+    return { code: this.code, message: this.message, hint: this.hint };
+  }
+}
+
+const HINTS: Record<PageErrorCode, string> = {
+  stale_ref: "The element is gone or the page changed; take a new snapshot and use its refs.",
+  not_found: "Nothing matched; take a snapshot or use find to see what the page offers.",
+  not_visible: "The element is not visible; scroll to it or wait for it to appear.",
+  covered: "Another element covers it; act on the covering element first (e.g. close the overlay).",
+  not_editable: "The element does not accept text; pick a textbox, textarea or contenteditable.",
+  disabled: "The element is disabled; wait for it to become enabled or change the form first.",
+  invalid_argument: "Check the arguments against the tool's schema.",
+  unknown_method: "The extension and page engine disagree; reload the tab.",
+};
+
+export function fail(code: PageErrorCode, message: string, hint?: string): never {
+  throw new EngineError(code, message, hint ?? HINTS[code]);
+}

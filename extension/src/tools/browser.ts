@@ -1,0 +1,371 @@
+// The worker's side of every page operation: which tab, the page engine (page.js) injected with
+// chrome.scripting into the ISOLATED world, refs resolved to their (frame, document), navigation
+// watching through chrome.webNavigation, and the races that turn a dialog, a navigation or a closed
+// tab into a typed error instead of a hang.
+
+import type { FramePlaceholder, PageError, Reply } from "../page/types.js";
+import { attach, dialogOf, waitDialog, type DialogInfo } from "../cdp/debugger.js";
+import { abortError, left, withDeadline } from "../cdp/deadline.js";
+import { classifyChromeError, isErrorCode, toolError, ToolError } from "./errors.js";
+import { TabLocks } from "./lock.js";
+import { parseRef, RefStore } from "./refstore.js";
+
+export const ENGINE_FILE = "page.js";
+const ENGINE_MS = 15_000;
+
+let refStore: RefStore | undefined;
+const locks = new TabLocks();
+
+function refs(): RefStore {
+  refStore ??= new RefStore({
+    get: async (k) => (await chrome.storage.session.get(k))[k],
+    set: (k, v) => chrome.storage.session.set({ [k]: v }),
+    remove: (k) => chrome.storage.session.remove(k),
+  });
+  return refStore;
+}
+
+type NavListener = (ev: NavEvent) => void;
+export interface NavEvent {
+  tabId: number;
+  frameId: number;
+  kind: "committed" | "completed" | "sameDocument" | "error" | "removed";
+  url?: string;
+  error?: string;
+}
+const navListeners = new Set<NavListener>();
+let installed = false;
+
+/** Registers the chrome.* listeners this module needs; called once at worker start. */
+export function installBrowser(): void {
+  if (installed) return;
+  installed = true;
+  const emit = (ev: NavEvent) => {
+    for (const l of navListeners) l(ev);
+  };
+  chrome.webNavigation.onCommitted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "committed", url: d.url }));
+  chrome.webNavigation.onCompleted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "completed", url: d.url }));
+  chrome.webNavigation.onHistoryStateUpdated.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url }));
+  chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) =>
+    emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url }),
+  );
+  chrome.webNavigation.onErrorOccurred.addListener((d) =>
+    emit({ tabId: d.tabId, frameId: d.frameId, kind: "error", url: d.url, error: d.error }),
+  );
+  chrome.tabs.onRemoved.addListener((tabId) => {
+    emit({ tabId, frameId: 0, kind: "removed" });
+    void refs().drop(tabId);
+    lastSnapshots.delete(tabId);
+  });
+}
+
+export function onNav(l: NavListener): () => void {
+  navListeners.add(l);
+  return () => navListeners.delete(l);
+}
+
+/** The given tab (checked) or the active tab of the last focused window. */
+export async function resolveTab(tabId: number | undefined): Promise<chrome.tabs.Tab> {
+  if (tabId !== undefined) {
+    try {
+      return await withDeadline(chrome.tabs.get(tabId), 5_000, "tabs.get");
+    } catch (e) {
+      if (e instanceof ToolError && e.code === "timeout") throw e;
+      throw toolError("no_tab", `no tab with id ${tabId}`);
+    }
+  }
+  const [t] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  const tab = t ?? (await chrome.tabs.query({ active: true }))[0];
+  if (!tab || tab.id === undefined) throw toolError("no_tab", "no active tab; pass tabId", "Call tabs to list open tabs, or navigate to open one.");
+  return tab;
+}
+
+export async function tabIdOf(tabId: number | undefined): Promise<number> {
+  const t = await resolveTab(tabId);
+  return t.id as number;
+}
+
+// ---------- navigation watching ----------
+
+export interface NavWatch {
+  /** Resolves on the top frame's next load completion (or same-document navigation); rejects on a load error or closed tab. */
+  done: Promise<{ url?: string; sameDocument: boolean }>;
+  committed(): boolean;
+  /** The watched navigation finished (loaded, same-document, or failed). */
+  finished(): boolean;
+  stop(): void;
+}
+
+/** Watches the tab's top frame from now on. Call before starting the navigation. */
+export function watchNav(tabId: number): NavWatch {
+  let committed = false;
+  let finished = false;
+  let off: () => void = () => undefined;
+  const done = new Promise<{ url?: string; sameDocument: boolean }>((resolve, reject) => {
+    off = onNav((ev) => {
+      if (ev.tabId === tabId && ev.frameId === 0 && ev.kind !== "committed") finished = true;
+      if (ev.tabId !== tabId || ev.frameId !== 0) return;
+      if (ev.kind === "committed") committed = true;
+      else if (ev.kind === "completed") {
+        off();
+        resolve({ url: ev.url, sameDocument: false });
+      } else if (ev.kind === "sameDocument") {
+        committed = true;
+        off();
+        resolve({ url: ev.url, sameDocument: true });
+      } else if (ev.kind === "error") {
+        // A navigation superseded by another one reports ERR_ABORTED; keep waiting for the new one.
+        if (ev.error === "net::ERR_ABORTED" && committed) return;
+        off();
+        reject(toolError("navigation_failed", `${ev.url ?? "navigation"}: ${ev.error ?? "failed"}`));
+      } else if (ev.kind === "removed") {
+        off();
+        reject(toolError("no_tab", `tab ${tabId} was closed`));
+      }
+    });
+  });
+  done.catch(() => undefined);
+  return { done, committed: () => committed, finished: () => finished, stop: () => off() };
+}
+
+/**
+ * Waits for a navigation the caller started to finish loading. A load that commits but does not
+ * finish in time is reported (loaded:false), not failed: the page is there, maybe still busy.
+ */
+export async function awaitLoad(
+  w: NavWatch,
+  ms: number,
+  signal: AbortSignal,
+): Promise<{ loaded: boolean; url?: string; sameDocument?: boolean }> {
+  try {
+    const r = await withDeadline(w.done, ms, "page load", signal);
+    return { loaded: true, ...r };
+  } catch (e) {
+    if (e instanceof ToolError && e.code === "timeout" && w.committed()) return { loaded: false };
+    if (e instanceof ToolError && e.code === "timeout") {
+      throw toolError("timeout", `the page did not start loading within ${ms} ms`);
+    }
+    throw e;
+  } finally {
+    w.stop();
+  }
+}
+
+// ---------- the page engine ----------
+
+export interface EngineOpts {
+  signal: AbortSignal;
+  deadline: number;
+  /** Cap for this one call (default 15 s), within the tool's deadline. */
+  ms?: number;
+  frameId?: number;
+  /** The document the ref came from: the engine refuses with stale_ref on another one. */
+  docId?: string;
+}
+
+export interface EngineReply<T> {
+  value: T;
+  docId: string;
+  frameId: number;
+}
+
+/** Thrown when a JavaScript dialog opens while an engine call or CDP input runs. */
+export class DialogRaised extends ToolError {
+  constructor(readonly dialog: DialogInfo) {
+    super("dialog_blocking", `a ${dialog.type} dialog opened: ${JSON.stringify(dialog.message)}`, undefined, { dialog });
+  }
+}
+
+// Runs in the page (ISOLATED world); must be self-contained.
+function runner(method: string, args: unknown): unknown {
+  const t = (globalThis as { __torii?: { call(m: string, a: unknown): unknown } }).__torii;
+  if (!t || typeof t.call !== "function") return { __toriiMissing: true };
+  return t.call(method, args);
+}
+
+/** Fails at once when a dialog is already open on the tab (everything behind it would hang). */
+export function checkNoDialog(tabId: number): void {
+  const d = dialogOf(tabId);
+  if (d) throw toolError("dialog_blocking", `a ${d.type} dialog is open: ${JSON.stringify(d.message)}`, undefined, { dialog: d });
+}
+
+/**
+ * Races an in-page or CDP operation against: the deadline, cancellation, a dialog opening, the
+ * frame navigating (for engine calls) and the tab closing.
+ */
+export async function guarded<T>(
+  tabId: number,
+  what: string,
+  op: Promise<T>,
+  o: { signal: AbortSignal; ms: number; frameId?: number; watchNavigation?: boolean },
+): Promise<T> {
+  op.catch(() => undefined);
+  const dlg = waitDialog(tabId);
+  let offNav: () => void = () => undefined;
+  const nav = new Promise<never>((_, reject) => {
+    offNav = onNav((ev) => {
+      if (ev.tabId !== tabId) return;
+      if (ev.kind === "removed") reject(toolError("no_tab", `tab ${tabId} closed during ${what}`));
+      else if (o.watchNavigation && ev.kind === "committed" && ev.frameId === (o.frameId ?? 0)) {
+        reject(toolError("navigation_failed", `the page navigated during ${what} (to ${ev.url ?? "?"})`));
+      }
+    });
+  });
+  const dialog = dlg.promise.then((d) => {
+    throw new DialogRaised(d);
+  });
+  try {
+    return await withDeadline(Promise.race([op, nav, dialog]), o.ms, what, o.signal);
+  } finally {
+    dlg.cancel();
+    offNav();
+  }
+}
+
+async function execute(tabId: number, frameId: number, method: string, args: unknown): Promise<unknown> {
+  const target = { tabId, frameIds: [frameId] };
+  try {
+    let [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+    if (r && (r.result as { __toriiMissing?: boolean } | undefined)?.__toriiMissing) {
+      await chrome.scripting.executeScript({ target, world: "ISOLATED", files: [ENGINE_FILE] });
+      [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+    }
+    if (!r) throw toolError("navigation_failed", `frame ${frameId} of tab ${tabId} is gone`);
+    return r.result;
+  } catch (e) {
+    if (e instanceof ToolError) throw e;
+    throw classifyChromeError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+function pageError(e: PageError): ToolError {
+  return toolError(isErrorCode(e.code) ? e.code : "internal", e.message, e.hint);
+}
+
+/** Calls __torii.call(method, args) in the tab's frame with the tab's ref counter. */
+export async function engine<T>(tabId: number, method: string, args: Record<string, unknown>, o: EngineOpts): Promise<EngineReply<T>> {
+  if (o.signal.aborted) throw abortError(o.signal, method);
+  checkNoDialog(tabId);
+  const frameId = o.frameId ?? 0;
+  // The debugger gives dialog events; a page we may not debug (conflict, restricted) still works.
+  await attach(tabId, left(o.deadline, 5_000), o.signal).catch((e: unknown) => {
+    if (e instanceof ToolError && (e.code === "no_tab" || e.code === "cancelled")) throw e;
+  });
+  const ms = left(o.deadline, o.ms ?? ENGINE_MS);
+  const release = await locks.acquire(tabId, ms, o.signal);
+  let released = false;
+  const rel = () => {
+    if (!released) {
+      released = true;
+      release();
+    }
+  };
+  try {
+    const store = refs();
+    const base = (await store.get(tabId)).next;
+    const callArgs = { ...args, refBase: base, ...(o.docId ? { docId: o.docId } : {}) };
+    const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
+      const r = raw as Reply<T> | undefined;
+      if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
+        throw toolError("internal", `page engine gave no reply to ${method}`);
+      }
+      if (typeof r.nextRef === "number" && typeof r.docId === "string") await store.record(tabId, frameId, r.docId, base, r.nextRef);
+      return r;
+    });
+    // If a dialog interrupts, the call finishes later; release the tab then.
+    op.finally(rel).catch(() => undefined);
+    const r = await guarded(tabId, method, op, { signal: o.signal, ms, frameId, watchNavigation: true });
+    if (!r.ok) throw pageError(r.error);
+    return { value: r.value, docId: r.docId, frameId };
+  } catch (e) {
+    // On DialogRaised the page-side call is still blocked behind the dialog; the tab is released
+    // so handle_dialog can run (later engine calls refuse with dialog_blocking meanwhile).
+    rel();
+    throw e;
+  }
+}
+
+/** A target named by ref (resolved to its frame and document) or by CSS selector (top frame). */
+export interface Target {
+  ref?: string;
+  selector?: string;
+}
+
+export interface Resolved {
+  frameId: number;
+  docId?: string;
+  args: { ref?: string; selector?: string };
+}
+
+export async function resolveTarget(tabId: number, t: Target, required = true): Promise<Resolved> {
+  if (t.ref !== undefined) {
+    if (parseRef(t.ref) === undefined) throw toolError("invalid_argument", `ref: "${t.ref}" is not a ref (e.g. e12)`);
+    const r = await refs().lookup(tabId, t.ref);
+    if (!r) throw toolError("stale_ref", `ref ${t.ref} was not issued on tab ${tabId} (another tab, or expired)`);
+    return { frameId: r.frameId, docId: r.docId, args: { ref: t.ref } };
+  }
+  if (t.selector !== undefined) return { frameId: 0, args: { selector: t.selector } };
+  if (required) throw toolError("invalid_argument", "give ref or selector");
+  return { frameId: 0, args: {} };
+}
+
+// ---------- frames ----------
+
+// Runs in a parent frame: the content-box origin of the iframe hosting frame `childId`.
+function iframeOrigin(childId: number): { x: number; y: number } | null {
+  const rt = (globalThis as { chrome?: { runtime?: { getFrameId?(e: Element): number } } }).chrome?.runtime;
+  const seen: Element[] = [];
+  const walk = (root: Document | ShadowRoot) => {
+    for (const el of Array.from(root.querySelectorAll("*"))) {
+      if (el.tagName === "IFRAME" || el.tagName === "FRAME") seen.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  for (const f of seen) {
+    if (rt?.getFrameId?.(f) !== childId) continue;
+    const r = f.getBoundingClientRect();
+    const cs = getComputedStyle(f);
+    return {
+      x: r.left + f.clientLeft + parseFloat(cs.paddingLeft || "0"),
+      y: r.top + f.clientTop + parseFloat(cs.paddingTop || "0"),
+    };
+  }
+  return null;
+}
+
+/** Offset of frame `frameId`'s viewport within the tab's viewport (0,0 for the top frame). */
+export async function frameOffset(tabId: number, frameId: number, deadline: number, signal: AbortSignal): Promise<{ x: number; y: number }> {
+  let x = 0;
+  let y = 0;
+  let id = frameId;
+  for (let hops = 0; id !== 0 && hops < 8; hops++) {
+    const info = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId: id }), left(deadline, 5_000), "getFrame", signal);
+    if (!info) throw toolError("navigation_failed", `frame ${id} of tab ${tabId} is gone`);
+    const parent = info.parentFrameId;
+    const [r] = await withDeadline(
+      chrome.scripting.executeScript({ target: { tabId, frameIds: [parent] }, world: "ISOLATED", func: iframeOrigin, args: [id] }),
+      left(deadline, 5_000),
+      "iframe position",
+      signal,
+    );
+    const o = r?.result as { x: number; y: number } | null | undefined;
+    if (!o) throw toolError("not_visible", `cannot locate the iframe of frame ${id}`);
+    x += o.x;
+    y += o.y;
+    id = parent;
+  }
+  return { x, y };
+}
+
+// ---------- snapshots kept for diff and cursors ----------
+
+export interface KeptSnapshot {
+  id: string;
+  key: string;
+  docId: string;
+  lines: string[];
+}
+export const lastSnapshots = new Map<number, KeptSnapshot>();
+
+export type { FramePlaceholder };

@@ -1,0 +1,286 @@
+// Shared schema fragments and the act-and-look machinery every action uses: run the action, wait
+// for a navigation it started, then the optional waitFor and observe, so one call acts and looks.
+
+import { diffOutlines, paginate, stitchFrames } from "../page/outline.js";
+import type { ReadTextResult, SnapshotResult } from "../page/types.js";
+import { left, sleep } from "../cdp/deadline.js";
+import type { ToolContext, ToolOutput } from "./define.js";
+import { asToolError, toolError, ToolError } from "./errors.js";
+import type { JsonSchema } from "./schema.js";
+import {
+  awaitLoad,
+  DialogRaised,
+  engine,
+  lastSnapshots,
+  resolveTab,
+  resolveTarget,
+  watchNav,
+  type NavWatch,
+} from "./browser.js";
+
+// ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
+
+export const S = {
+  tabId: { type: "integer", minimum: 0, description: "Default: active tab" } as JsonSchema,
+  ref: { type: "string", description: "Ref from snapshot, e.g. e12" } as JsonSchema,
+  selector: { type: "string", minLength: 1, description: "CSS selector" } as JsonSchema,
+  timeoutMs: (max: number): JsonSchema => ({ type: "integer", minimum: 0, maximum: max }),
+  waitFor: {
+    type: "object",
+    description: "Then wait for selector/text/ref to appear|disappear",
+    properties: {
+      selector: { type: "string", minLength: 1 },
+      text: { type: "string", minLength: 1 },
+      ref: { type: "string" },
+      state: { type: "string", enum: ["appear", "disappear"] },
+      timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
+    },
+    additionalProperties: false,
+  } as JsonSchema,
+  observe: {
+    type: "string",
+    enum: ["none", "snapshot", "diff", "text"],
+    description: "Append page state after acting (default none)",
+  } as JsonSchema,
+};
+
+/** Properties every action takes. */
+export const ACTION_PROPS = { waitFor: S.waitFor, observe: S.observe };
+
+export interface WaitForArg {
+  selector?: string;
+  text?: string;
+  ref?: string;
+  state?: "appear" | "disappear";
+  timeoutMs?: number;
+}
+export interface ActionArgs {
+  tabId?: number;
+  waitFor?: WaitForArg;
+  observe?: "none" | "snapshot" | "diff" | "text";
+}
+
+export function requireTarget(a: { ref?: string; selector?: string }): void {
+  if (a.ref === undefined && a.selector === undefined) throw toolError("invalid_argument", "give ref or selector");
+  if (a.ref !== undefined && a.selector !== undefined) throw toolError("invalid_argument", "give ref or selector, not both");
+}
+
+// ---------- snapshot (worker side: stitch frames, diff, paginate) ----------
+
+export interface SnapshotOpts {
+  root?: string;
+  interactive?: boolean;
+  maxChars?: number;
+  cursor?: string;
+  diff?: boolean;
+}
+
+export const DEFAULT_SNAPSHOT_CHARS = 40_000;
+const MAX_FRAME_DEPTH = 4;
+const MAX_FRAMES = 24;
+
+async function frameOutline(
+  tabId: number,
+  frameId: number,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  depth: number,
+  budget: { frames: number },
+  docId?: string,
+): Promise<{ text: string; res: SnapshotResult }> {
+  const r = await engine<SnapshotResult>(tabId, "snapshot", args, { signal: ctx.signal, deadline: ctx.deadline, frameId, ...(docId ? { docId } : {}) });
+  const res = r.value;
+  if (!res.frames?.length || depth >= MAX_FRAME_DEPTH) return { text: res.text, res };
+  const children = new Map<number, string>();
+  for (const f of res.frames) {
+    if (f.frameId === undefined || budget.frames <= 0) continue;
+    budget.frames--;
+    try {
+      const c = await frameOutline(tabId, f.frameId, { interactive: args.interactive }, ctx, depth + 1, budget);
+      children.set(f.frame, c.text);
+    } catch (e) {
+      const te = asToolError(e);
+      if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
+      children.set(f.frame, `- note "frame not readable: ${te.code}"`);
+    }
+  }
+  return { text: stitchFrames(res.text, res.frames, children), res };
+}
+
+export async function takeSnapshot(tabId: number, o: SnapshotOpts, ctx: ToolContext): Promise<ToolOutput> {
+  const maxChars = o.maxChars ?? DEFAULT_SNAPSHOT_CHARS;
+  if (o.cursor !== undefined) {
+    const m = /^([a-z0-9]+):([0-9]+)$/.exec(o.cursor);
+    const kept = lastSnapshots.get(tabId);
+    if (!m || !kept || kept.id !== m[1]) {
+      throw toolError("invalid_argument", "cursor: expired or unknown", "Take a new snapshot (the cursor belongs to the latest one).");
+    }
+    const page = paginate(kept.lines, Number(m[2]), maxChars);
+    const nextCursor = page.next !== undefined ? `${kept.id}:${page.next}` : undefined;
+    return {
+      text: page.text + (nextCursor ? `\n[more: cursor=${nextCursor}]` : ""),
+      data: { tabId, docId: kept.docId, ...(nextCursor ? { nextCursor } : {}) },
+    };
+  }
+  const t0 = Date.now();
+  let frameId = 0;
+  let docId: string | undefined;
+  const args: Record<string, unknown> = {};
+  if (o.interactive) args.interactive = true;
+  if (o.root !== undefined) {
+    if (/^e[0-9]+$/.test(o.root)) {
+      const r = await resolveTarget(tabId, { ref: o.root });
+      frameId = r.frameId;
+      docId = r.docId;
+    }
+    args.root = o.root;
+  }
+  const { text, res } = await frameOutline(tabId, frameId, args, ctx, 0, { frames: MAX_FRAMES }, docId);
+  const lines = text.split("\n");
+  const key = `${frameId}|${o.root ?? ""}|${o.interactive ? 1 : 0}`;
+  const prev = lastSnapshots.get(tabId);
+  const id = Math.random().toString(36).slice(2, 8);
+  lastSnapshots.set(tabId, { id, key, docId: res.docId, lines });
+  const header = `tab ${tabId} · ${res.title || "(untitled)"} · ${res.url}`;
+  const data: Record<string, unknown> = { tabId, url: res.url, title: res.title, docId: res.docId };
+  if (o.diff) {
+    if (prev && prev.key === key && prev.docId === res.docId) {
+      const d = diffOutlines(prev.lines, lines);
+      data.diff = { added: d.added, removed: d.removed };
+      const body = d.lines.length ? paginate(d.lines, 0, maxChars).text : "(no changes)";
+      return { text: `${header}\ndiff: +${d.added} -${d.removed}\n${body}`, data };
+    }
+    data.note = "no previous snapshot of this document: full snapshot";
+  }
+  const page = paginate(lines, 0, maxChars);
+  const nextCursor = page.next !== undefined ? `${id}:${page.next}` : undefined;
+  if (nextCursor) data.nextCursor = nextCursor;
+  data.stats = { lines: lines.length, chars: text.length, ms: Date.now() - t0 };
+  return {
+    text: `${header}${data.note ? `\n(${String(data.note)})` : ""}\n${page.text}${nextCursor ? `\n[more: cursor=${nextCursor}]` : ""}`,
+    data,
+  };
+}
+
+export async function readText(tabId: number, a: { root?: string; offset?: number; maxChars?: number }, ctx: ToolContext): Promise<ToolOutput> {
+  let frameId = 0;
+  let docId: string | undefined;
+  if (a.root !== undefined && /^e[0-9]+$/.test(a.root)) {
+    const r = await resolveTarget(tabId, { ref: a.root });
+    frameId = r.frameId;
+    docId = r.docId;
+  }
+  const r = await engine<ReadTextResult>(tabId, "readText", { ...a }, { signal: ctx.signal, deadline: ctx.deadline, frameId, ...(docId ? { docId } : {}) });
+  const v = r.value;
+  const more = v.nextOffset !== undefined ? `\n[more: offset=${v.nextOffset} of ${v.total}]` : "";
+  return { text: v.text + more, data: { tabId, offset: v.offset, total: v.total, ...(v.nextOffset !== undefined ? { nextOffset: v.nextOffset } : {}) } };
+}
+
+// ---------- waitFor ----------
+
+export async function waitForCond(tabId: number, w: WaitForArg, ctx: ToolContext): Promise<Record<string, unknown>> {
+  const conds = [w.selector, w.text, w.ref].filter((x) => x !== undefined).length;
+  if (conds !== 1) throw toolError("invalid_argument", "waitFor: give exactly one of selector, text, ref");
+  const timeoutMs = Math.min(w.timeoutMs ?? 5_000, 30_000, left(ctx.deadline));
+  let frameId = 0;
+  let docId: string | undefined;
+  if (w.ref !== undefined) {
+    const r = await resolveTarget(tabId, { ref: w.ref });
+    frameId = r.frameId;
+    docId = r.docId;
+  }
+  const r = await engine<Record<string, unknown>>(
+    tabId,
+    "waitFor",
+    { ...w, timeoutMs },
+    { signal: ctx.signal, deadline: ctx.deadline, ms: timeoutMs + 3_000, frameId, ...(docId ? { docId } : {}) },
+  );
+  return r.value && typeof r.value === "object" ? r.value : { found: Boolean(r.value) };
+}
+
+// ---------- act and look ----------
+
+/**
+ * Runs one action on a tab: `fn` does it; then a navigation it started is awaited, then the
+ * optional waitFor and observe are appended. A dialog raised by the action ends the call with
+ * `dialog` in the result (the agent calls handle_dialog next).
+ */
+export async function act(
+  tabId: number,
+  a: ActionArgs,
+  ctx: ToolContext,
+  fn: () => Promise<{ text: string; data?: Record<string, unknown> }>,
+): Promise<ToolOutput> {
+  const watch: NavWatch = watchNav(tabId);
+  let out: { text: string; data?: Record<string, unknown> };
+  try {
+    out = await fn();
+  } catch (e) {
+    watch.stop();
+    if (e instanceof DialogRaised) {
+      return {
+        text: `${e.dialog.type} dialog opened: ${JSON.stringify(e.dialog.message)}\nCall handle_dialog to accept or dismiss it.`,
+        data: { tabId, ok: true, dialog: e.dialog },
+      };
+    }
+    throw e;
+  }
+  const data: Record<string, unknown> = { tabId, ok: true, ...(out.data ?? {}) };
+  const parts = [out.text];
+  const looking = a.waitFor !== undefined || (a.observe !== undefined && a.observe !== "none");
+  try {
+    if (looking) {
+      await sleep(40, ctx.signal);
+      const tab = await resolveTab(tabId);
+      if ((watch.committed() && !watch.finished()) || tab.status === "loading") {
+        const l = await awaitLoad(watch, left(ctx.deadline, 15_000), ctx.signal);
+        data.navigated = true;
+        if (!l.loaded) data.loaded = false;
+        parts.push(`navigated${l.url ? ` to ${l.url}` : ""}${l.loaded ? "" : " (still loading)"}`);
+      }
+    }
+  } finally {
+    watch.stop();
+  }
+  try {
+    if (a.waitFor) {
+      const w = await waitForCond(tabId, a.waitFor, ctx);
+      data.waitFor = w;
+      parts.push(`waitFor: ${w.found === false ? "not found (timed out)" : "ok"}`);
+    }
+    if (a.observe && a.observe !== "none") {
+      const obs = await observe(tabId, a.observe, ctx);
+      data.observation = obs.data;
+      parts.push(obs.text);
+    }
+  } catch (e) {
+    if (e instanceof DialogRaised) {
+      data.dialog = e.dialog;
+      parts.push(`${e.dialog.type} dialog opened: ${JSON.stringify(e.dialog.message)} — call handle_dialog`);
+    } else if (e instanceof ToolError && e.code === "dialog_blocking") {
+      data.dialog = e.data?.dialog;
+      parts.push(`${e.message} — call handle_dialog`);
+    } else {
+      // The action itself succeeded; say what failed afterwards rather than hiding the success.
+      const te = asToolError(e);
+      data.observeError = { code: te.code, message: te.message };
+      parts.push(`(action done; observe failed: ${te.code}: ${te.message})`);
+    }
+  }
+  return { text: parts.join("\n"), data };
+}
+
+async function observe(tabId: number, mode: "snapshot" | "diff" | "text", ctx: ToolContext): Promise<ToolOutput> {
+  const run = () =>
+    mode === "text" ? readText(tabId, { maxChars: 4_000 }, ctx) : takeSnapshot(tabId, { diff: mode === "diff", maxChars: 20_000 }, ctx);
+  try {
+    return await run();
+  } catch (e) {
+    // A late navigation interrupted the look: wait for it and look once more.
+    if (e instanceof ToolError && e.code === "navigation_failed") {
+      await sleep(300, ctx.signal);
+      return run();
+    }
+    throw e;
+  }
+}

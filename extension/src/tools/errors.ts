@@ -1,0 +1,97 @@
+// The stable error codes of the browser tools, each with a one-line recovery hint. The daemon keeps
+// the same list in Go (brief decision 6); keep names stable. `busy` means nothing was sent to the
+// page; `timeout` means the action may have run.
+
+export const ERROR_HINTS = {
+  no_tab: "The tab does not exist (closed?); call tabs to list open tabs.",
+  stale_ref: "The ref is from another tab or an earlier document, or its element is gone; take a new snapshot.",
+  not_found: "Nothing matched; take a snapshot or use find to see what the page offers.",
+  not_visible: "The element is not visible; scroll to it, reveal it or wait for it.",
+  covered: "Another element covers it; act on the covering element first (e.g. close the overlay).",
+  not_editable: "The element does not accept text; pick a textbox, textarea or contenteditable.",
+  disabled: "The element is disabled; wait for it to become enabled or complete the form first.",
+  timeout: "No answer in time; the action may have run. Check the page before retrying.",
+  navigation_failed: "The page navigated or failed to load; take a new snapshot or navigate again.",
+  busy: "Another call holds this tab; nothing was sent. Retry shortly.",
+  extension_not_connected: "The Torii extension is not connected; open Chrome and check the Torii popup.",
+  invalid_argument: "Check the arguments against the tool's input schema.",
+  unknown_tool: "Call tools/list for the available tools.",
+  screenshot_too_large: "Capture a region, an element (ref) or set maxWidth, or use JPEG.",
+  dialog_blocking: "A JavaScript dialog is open on this tab; call handle_dialog first.",
+  no_dialog: "No dialog is open on this tab.",
+  unsupported_page: "This page cannot be scripted (browser or store page); navigate to a web page.",
+  debugger_conflict: "Another debugger (DevTools?) is attached to this tab; close it and retry.",
+  paused: "The person paused Torii; ask them to resume it in the Torii popup.",
+  cancelled: "The call was cancelled.",
+  internal: "Unexpected failure in the extension; retry once, then report it.",
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_HINTS;
+
+export const ERROR_CODES = Object.keys(ERROR_HINTS) as ErrorCode[];
+
+export function isErrorCode(s: unknown): s is ErrorCode {
+  return typeof s === "string" && Object.prototype.hasOwnProperty.call(ERROR_HINTS, s);
+}
+
+/** A tool failure the agent can act on; becomes an `isError` MCP result, never a JSON-RPC error. */
+export class ToolError extends Error {
+  override name = "ToolError";
+  readonly hint: string;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    hint?: string,
+    /** Extra structured fields (e.g. the covering element's ref). */
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.hint = hint ?? ERROR_HINTS[code];
+  }
+}
+
+export function toolError(code: ErrorCode, message: string, hint?: string, data?: Record<string, unknown>): ToolError {
+  return new ToolError(code, message, hint, data);
+}
+
+export interface CallToolResult {
+  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** The MCP result of a failure: `<code>: <message>\nhint: <hint>` plus the same in structuredContent. */
+export function errorResult(e: ToolError): CallToolResult {
+  const error: Record<string, unknown> = { code: e.code, message: e.message, hint: e.hint, ...(e.data ?? {}) };
+  return {
+    content: [{ type: "text", text: `${e.code}: ${e.message}\nhint: ${e.hint}` }],
+    structuredContent: { error },
+    isError: true,
+  };
+}
+
+/** Maps anything thrown (Chrome API errors included) onto a ToolError. */
+export function asToolError(e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  const msg = e instanceof Error ? e.message : String(e);
+  return classifyChromeError(msg);
+}
+
+/** Chrome's extension-API and CDP error strings → typed codes. */
+export function classifyChromeError(msg: string): ToolError {
+  const m = msg.toLowerCase();
+  if (/no tab with (given )?id|tab .*(closed|not found)|no target with given id|cannot find tab/.test(m)) {
+    return toolError("no_tab", msg);
+  }
+  if (/another debugger is already attached/.test(m)) return toolError("debugger_conflict", msg);
+  if (/detached while handling command|debugger is not attached|target closed|inspected target navigated or closed/.test(m)) {
+    return toolError("navigation_failed", msg);
+  }
+  if (/cannot access (a |contents of)|cannot be scripted|chrome:\/\/|chrome-extension:\/\/|showing error page|extensions gallery|missing host permission|cannot attach to this target/.test(m)) {
+    return toolError("unsupported_page", msg);
+  }
+  if (/frame with id \d+ (was removed|is not)|no frame with id|frame was removed|the frame was removed|document was unloaded|execution context was destroyed/.test(m)) {
+    return toolError("navigation_failed", msg);
+  }
+  return toolError("internal", msg);
+}

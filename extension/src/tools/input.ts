@@ -1,0 +1,261 @@
+// Input: click (DOM), mouse_click and hover (real CDP mouse events at the element's visible
+// point), fill, type, press_key, select_option.
+
+import type { PointResult } from "../page/types.js";
+import { cdp } from "../cdp/debugger.js";
+import { left } from "../cdp/deadline.js";
+import { defineTool, type ToolContext } from "./define.js";
+import { toolError } from "./errors.js";
+import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
+import { checkNoDialog, engine, frameOffset, guarded, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
+
+const TARGET_PROPS = { tabId: S.tabId, ref: S.ref, selector: S.selector };
+
+function isMac(): boolean {
+  const nav = navigator as Navigator & { userAgentData?: { platform?: string } };
+  return /mac/i.test(nav.userAgentData?.platform ?? nav.platform ?? "");
+}
+
+async function tabFor(a: { tabId?: number }): Promise<number> {
+  const tabId = (await resolveTab(a.tabId)).id as number;
+  checkNoDialog(tabId);
+  return tabId;
+}
+
+/** The element's visible point in tab-viewport CSS pixels; `covered` when another element is on top. */
+async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowCovered = false): Promise<{ x: number; y: number; p: PointResult }> {
+  const r = await resolveTarget(tabId, t);
+  const e = await engine<PointResult>(tabId, "point", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+  const p = e.value;
+  if (p.covered && !allowCovered) {
+    const c = p.covered;
+    throw toolError(
+      "covered",
+      `${t.ref ?? t.selector} is covered by ${c.role || c.tag} "${c.name}"${c.ref ? ` [ref=${c.ref}]` : ""}`,
+      undefined,
+      { coveredBy: c },
+    );
+  }
+  const off = r.frameId === 0 ? { x: 0, y: 0 } : await frameOffset(tabId, r.frameId, ctx.deadline, ctx.signal);
+  return { x: p.x + off.x, y: p.y + off.y, p };
+}
+
+async function input(tabId: number, method: string, params: Record<string, unknown>, ctx: ToolContext): Promise<void> {
+  const ms = left(ctx.deadline, 10_000);
+  await guarded(tabId, method, cdp(tabId, method, params, ms, ctx.signal), { signal: ctx.signal, ms });
+}
+
+type Button = "left" | "right" | "middle";
+const BUTTON_BITS: Record<Button, number> = { left: 1, right: 2, middle: 4 };
+
+async function mouseClick(tabId: number, x: number, y: number, button: Button, count: number, modifiers: number, ctx: ToolContext) {
+  await input(tabId, "Input.dispatchMouseEvent", { type: "mouseMoved", x, y, modifiers }, ctx);
+  for (let i = 1; i <= count; i++) {
+    const base = { x, y, button, clickCount: i, modifiers };
+    await input(tabId, "Input.dispatchMouseEvent", { type: "mousePressed", buttons: BUTTON_BITS[button], ...base }, ctx);
+    await input(tabId, "Input.dispatchMouseEvent", { type: "mouseReleased", buttons: 0, ...base }, ctx);
+  }
+}
+
+function modMask(mods: string[] | undefined): number {
+  let m = 0;
+  for (const k of mods ?? []) {
+    if (k === "Alt") m |= MOD_ALT;
+    else if (k === "Control") m |= MOD_CTRL;
+    else if (k === "Meta") m |= MOD_META;
+    else if (k === "Shift") m |= MOD_SHIFT;
+    else if (k === "Mod") m |= isMac() ? MOD_META : MOD_CTRL;
+  }
+  return m;
+}
+
+export const click = defineTool<ActionArgs & Target>({
+  name: "click",
+  description: "Click an element (DOM click; works when covered or off screen). Use mouse_click for real pointer events.",
+  inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      const r = await resolveTarget(tabId, a);
+      await engine(tabId, "domClick", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      return { text: `clicked ${a.ref ?? a.selector}` };
+    });
+  },
+});
+
+export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; clickCount?: number; modifiers?: string[] }>({
+  name: "mouse_click",
+  description: "Real mouse click at the element's visible point; fails with covered (and the covering ref) when occluded.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      ...TARGET_PROPS,
+      button: { type: "string", enum: ["left", "right", "middle"] },
+      clickCount: { type: "integer", minimum: 1, maximum: 3 },
+      modifiers: { type: "array", items: { type: "string", enum: ["Alt", "Control", "Meta", "Shift", "Mod"] } },
+      ...ACTION_PROPS,
+    },
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      const { x, y } = await pointOf(tabId, a, ctx);
+      await mouseClick(tabId, x, y, a.button ?? "left", a.clickCount ?? 1, modMask(a.modifiers), ctx);
+      return { text: `mouse-clicked ${a.ref ?? a.selector} at ${Math.round(x)},${Math.round(y)}`, data: { x, y } };
+    });
+  },
+});
+
+export const hover = defineTool<ActionArgs & Target>({
+  name: "hover",
+  description: "Move the mouse over an element (opens menus, tooltips).",
+  inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      const { x, y } = await pointOf(tabId, a, ctx, true);
+      await input(tabId, "Input.dispatchMouseEvent", { type: "mouseMoved", x, y }, ctx);
+      return { text: `hovering ${a.ref ?? a.selector}`, data: { x, y } };
+    });
+  },
+});
+
+export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "set" | "insertText" }>({
+  name: "fill",
+  description: "Replace a field's value (input events fire, so React/Vue see it). mode insertText for rich editors/contenteditable.",
+  inputSchema: {
+    type: "object",
+    properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ACTION_PROPS },
+    required: ["value"],
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      const r = await resolveTarget(tabId, a);
+      await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set" }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      return { text: `filled ${a.ref ?? a.selector} (${[...a.value].length} chars)` };
+    });
+  },
+});
+
+async function typeText(tabId: number, text: string, keys: boolean, ctx: ToolContext): Promise<void> {
+  if (!keys) {
+    await input(tabId, "Input.insertText", { text }, ctx);
+    return;
+  }
+  for (const ch of text) {
+    const k = charKey(ch);
+    const base = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, nativeVirtualKeyCode: k.keyCode, modifiers: 0 };
+    if (k.text !== undefined) {
+      await input(tabId, "Input.dispatchKeyEvent", { type: "keyDown", ...base, text: k.text, unmodifiedText: k.text }, ctx);
+    } else {
+      await input(tabId, "Input.dispatchKeyEvent", { type: "rawKeyDown", ...base }, ctx);
+    }
+    await input(tabId, "Input.dispatchKeyEvent", { type: "keyUp", ...base }, ctx);
+  }
+}
+
+async function focusTarget(tabId: number, t: Target, ctx: ToolContext): Promise<void> {
+  if (t.ref === undefined && t.selector === undefined) return;
+  const { x, y } = await pointOf(tabId, t, ctx);
+  await mouseClick(tabId, x, y, "left", 1, 0, ctx);
+}
+
+async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promise<void> {
+  let combo;
+  try {
+    combo = parseCombo(spec, isMac());
+  } catch (e) {
+    if (e instanceof KeyError) throw toolError("invalid_argument", `key: ${e.message}`, "Examples: Enter, Tab, Escape, ArrowDown, Mod+A, Shift+Tab, a.");
+    throw e;
+  }
+  for (const ev of comboEvents(combo, isMac())) await input(tabId, "Input.dispatchKeyEvent", { ...ev }, ctx);
+}
+
+export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean }>({
+  name: "type",
+  description: "Type text via the keyboard into the focused element, or click ref/selector first. keys: one key event per char. submit: press Enter after.",
+  inputSchema: {
+    type: "object",
+    properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ACTION_PROPS },
+    required: ["text"],
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      await focusTarget(tabId, a, ctx);
+      if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
+      if (a.submit) await pressCombo(tabId, "Enter", ctx);
+      return { text: `typed ${[...a.text].length} chars${a.submit ? " + Enter" : ""}` };
+    });
+  },
+});
+
+export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?: number }>({
+  name: "press_key",
+  description: "Press a key or combo: Enter, Tab, Escape, ArrowDown, Backspace, Mod+A (Mod = Cmd on mac, else Ctrl), Shift+Tab. Optional ref/selector is clicked first.",
+  inputSchema: {
+    type: "object",
+    properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ACTION_PROPS },
+    required: ["key"],
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    parseComboChecked(a.key);
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      await focusTarget(tabId, a, ctx);
+      for (let i = 0; i < (a.repeat ?? 1); i++) await pressCombo(tabId, a.key, ctx);
+      return { text: `pressed ${a.key}${(a.repeat ?? 1) > 1 ? ` ×${a.repeat}` : ""}` };
+    });
+  },
+});
+
+function parseComboChecked(spec: string): void {
+  try {
+    parseCombo(spec, false);
+  } catch (e) {
+    if (e instanceof KeyError) throw toolError("invalid_argument", `key: ${e.message}`, "Examples: Enter, Tab, Escape, ArrowDown, Mod+A, Shift+Tab, a.");
+    throw e;
+  }
+}
+
+export const selectOption = defineTool<ActionArgs & Target & { values?: string[]; labels?: string[]; indexes?: number[] }>({
+  name: "select_option",
+  description: "Choose option(s) of a <select> by value, label or index.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      ...TARGET_PROPS,
+      values: { type: "array", items: { type: "string" } },
+      labels: { type: "array", items: { type: "string" } },
+      indexes: { type: "array", items: { type: "integer", minimum: 0 } },
+      ...ACTION_PROPS,
+    },
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    if (!a.values && !a.labels && !a.indexes) throw toolError("invalid_argument", "give values, labels or indexes");
+    const tabId = await tabFor(a);
+    return act(tabId, a, ctx, async () => {
+      const r = await resolveTarget(tabId, a);
+      const sel: Record<string, unknown> = { ...r.args };
+      if (a.values) sel.values = a.values;
+      if (a.labels) sel.labels = a.labels;
+      if (a.indexes) sel.indexes = a.indexes;
+      const e = await engine<unknown>(tabId, "selectOption", sel, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      return { text: `selected in ${a.ref ?? a.selector}: ${JSON.stringify(e.value)}`, data: { selected: e.value } };
+    });
+  },
+});

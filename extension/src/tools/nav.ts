@@ -1,0 +1,151 @@
+// Navigation: navigate (new tab or given tab), history, reload. Each waits for the load through
+// chrome.webNavigation and reports failures as navigation_failed.
+
+import { cdp } from "../cdp/debugger.js";
+import { left } from "../cdp/deadline.js";
+import { defineTool, type ToolContext } from "./define.js";
+import { toolError } from "./errors.js";
+import { awaitLoad, checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
+import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
+
+const LOAD_MS = 30_000;
+
+function checkUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    // "example.com/path" → https://example.com/path
+    if (/^[\w-]+(\.[\w-]+)+(:\d+)?(\/.*)?$/.test(url)) return checkUrl(`https://${url}`);
+    throw toolError("invalid_argument", `url: not a URL: ${url}`);
+  }
+  if (!["http:", "https:", "file:", "about:", "data:"].includes(u.protocol)) {
+    throw toolError("invalid_argument", `url: scheme ${u.protocol} is not allowed`, "Use an http(s) URL.");
+  }
+  return u.href;
+}
+
+async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number) {
+  const w = watchNav(tabId);
+  try {
+    // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
+    const ms = left(ctx.deadline, 15_000);
+    const r = await guarded(tabId, "navigate", cdp<{ errorText?: string; loaderId?: string }>(tabId, "Page.navigate", { url }, ms, ctx.signal), { signal: ctx.signal, ms });
+    if (r.errorText && r.errorText !== "net::ERR_ABORTED") {
+      throw toolError("navigation_failed", `${url}: ${r.errorText}`, "Check the URL; the site may be down or unreachable.");
+    }
+    if (!r.loaderId) return { loaded: true, sameDocument: true };
+    return await awaitLoad(w, left(ctx.deadline, timeoutMs), ctx.signal);
+  } finally {
+    w.stop();
+  }
+}
+
+async function summary(tabId: number, extra: Record<string, unknown>) {
+  const t = await resolveTab(tabId);
+  const loaded = extra.loaded !== false;
+  return {
+    text: `tab ${tabId}: ${t.title || "(untitled)"} — ${t.url ?? ""}${loaded ? "" : " (still loading)"}`,
+    data: { url: t.url, title: t.title, ...extra },
+  };
+}
+
+export const navigate = defineTool<ActionArgs & { url: string; background?: boolean; timeoutMs?: number }>({
+  name: "navigate",
+  description: "Open a URL: in a new tab without tabId, else in that tab. Waits for load.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      url: { type: "string", minLength: 1 },
+      tabId: { type: "integer", minimum: 0, description: "Omit to open a new tab" },
+      background: { type: "boolean", description: "New tab not focused" },
+      timeoutMs: S.timeoutMs(60000),
+      ...ACTION_PROPS,
+    },
+    required: ["url"],
+  },
+  readOnly: false,
+  timeoutMs: 90_000,
+  async handler(a, ctx) {
+    const url = checkUrl(a.url);
+    let tabId: number;
+    let created = false;
+    if (a.tabId === undefined) {
+      const t = await chrome.tabs.create({ url: "about:blank", active: a.background !== true });
+      if (t.id === undefined) throw toolError("internal", "tabs.create gave no tab id");
+      tabId = t.id;
+      created = true;
+    } else {
+      tabId = (await resolveTab(a.tabId)).id as number;
+      checkNoDialog(tabId);
+    }
+    return act(tabId, a, ctx, async () => {
+      const r = await navigateTab(tabId, url, ctx, a.timeoutMs ?? LOAD_MS);
+      return summary(tabId, { ...(created ? { created: true } : {}), ...(r.loaded ? {} : { loaded: false }) });
+    });
+  },
+});
+
+export const history = defineTool<ActionArgs & { direction: "back" | "forward"; steps?: number; timeoutMs?: number }>({
+  name: "history",
+  description: "Go back or forward in the tab's history.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      direction: { type: "string", enum: ["back", "forward"] },
+      steps: { type: "integer", minimum: 1, maximum: 50 },
+      timeoutMs: S.timeoutMs(60000),
+      ...ACTION_PROPS,
+    },
+    required: ["direction"],
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    checkNoDialog(tabId);
+    return act(tabId, a, ctx, async () => {
+      const h = await cdp<{ currentIndex: number; entries: { id: number; url: string }[] }>(tabId, "Page.getNavigationHistory", {}, left(ctx.deadline, 10_000), ctx.signal);
+      const steps = a.steps ?? 1;
+      const target = h.currentIndex + (a.direction === "back" ? -steps : steps);
+      const entry = h.entries[target];
+      if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
+      const w = watchNav(tabId);
+      let r: { loaded: boolean };
+      try {
+        const ms = left(ctx.deadline, 10_000);
+        await guarded(tabId, "history", cdp(tabId, "Page.navigateToHistoryEntry", { entryId: entry.id }, ms, ctx.signal), { signal: ctx.signal, ms });
+        r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+      } finally {
+        w.stop();
+      }
+      return summary(tabId, r.loaded ? {} : { loaded: false });
+    });
+  },
+});
+
+export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs?: number }>({
+  name: "reload",
+  description: "Reload the tab.",
+  inputSchema: {
+    type: "object",
+    properties: { tabId: S.tabId, bypassCache: { type: "boolean" }, timeoutMs: S.timeoutMs(60000), ...ACTION_PROPS },
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    checkNoDialog(tabId);
+    return act(tabId, a, ctx, async () => {
+      const w = watchNav(tabId);
+      let r: { loaded: boolean };
+      try {
+        const ms = left(ctx.deadline, 10_000);
+        await guarded(tabId, "reload", cdp(tabId, "Page.reload", { ignoreCache: a.bypassCache === true }, ms, ctx.signal), { signal: ctx.signal, ms });
+        r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+      } finally {
+        w.stop();
+      }
+      return summary(tabId, r.loaded ? {} : { loaded: false });
+    });
+  },
+});

@@ -1,0 +1,101 @@
+// Perception: snapshot, find, read_text, get_state. All read-only; all through the page engine.
+
+import type { ElementState, FindResult } from "../page/types.js";
+import { defineTool } from "./define.js";
+import { engine, resolveTab, resolveTarget } from "./browser.js";
+import { readText, requireTarget, S, takeSnapshot, type SnapshotOpts } from "./common.js";
+
+export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
+  name: "snapshot",
+  description:
+    "Accessibility outline of the page, one line per node with refs (e12) on interactive elements; includes shadow DOM and iframes. diff: only changes since the last snapshot.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      root: { type: "string", description: "Subtree: ref or CSS selector" },
+      interactive: { type: "boolean", description: "Only elements with refs (+ headings)" },
+      diff: { type: "boolean" },
+      maxChars: { type: "integer", minimum: 500, maximum: 200000 },
+      cursor: { type: "string", description: "From a previous result: next page" },
+    },
+  },
+  readOnly: true,
+  async handler(a, ctx) {
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    return takeSnapshot(tabId, a, ctx);
+  },
+});
+
+export const find = defineTool<{ tabId?: number; role?: string; name?: string; text?: string; limit?: number; root?: string }>({
+  name: "find",
+  description: "Find elements by role, accessible name or text; exact matches first. Returns snapshot lines with refs.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      role: { type: "string", minLength: 1 },
+      name: { type: "string", minLength: 1 },
+      text: { type: "string", minLength: 1 },
+      limit: { type: "integer", minimum: 1, maximum: 200 },
+      root: { type: "string", description: "ref or CSS selector" },
+    },
+  },
+  readOnly: true,
+  async handler(a, ctx) {
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    const { tabId: _t, ...args } = a;
+    void _t;
+    const r = await engine<FindResult>(tabId, "find", { limit: 20, ...args }, { signal: ctx.signal, deadline: ctx.deadline });
+    const v = r.value;
+    const lines = v.matches.map((m) => m.line);
+    const text = lines.length ? `${v.total} match${v.total === 1 ? "" : "es"}${v.total > lines.length ? ` (first ${lines.length})` : ""}\n${lines.join("\n")}` : "no match";
+    return { text, data: { tabId, total: v.total, matches: v.matches } };
+  },
+});
+
+export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?: number; maxChars?: number }>({
+  name: "read_text",
+  description: "Visible text of the page or a subtree, paginated by offset/maxChars.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      root: { type: "string", description: "ref or CSS selector" },
+      offset: { type: "integer", minimum: 0 },
+      maxChars: { type: "integer", minimum: 100, maximum: 200000 },
+    },
+  },
+  readOnly: true,
+  async handler(a, ctx) {
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    const { tabId: _t, ...args } = a;
+    void _t;
+    return readText(tabId, { maxChars: 20_000, ...args }, ctx);
+  },
+});
+
+export const getState = defineTool<{ tabId?: number; ref?: string; selector?: string }>({
+  name: "get_state",
+  description: "One element's state: exists, visible, enabled, checked, focused, box, in viewport (never its value).",
+  inputSchema: { type: "object", properties: { tabId: S.tabId, ref: S.ref, selector: S.selector } },
+  readOnly: true,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    const t = await resolveTarget(tabId, a);
+    const r = await engine<ElementState>(tabId, "getState", t.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: t.frameId, ...(t.docId ? { docId: t.docId } : {}) });
+    const s = r.value;
+    const flags = [
+      s.exists ? "exists" : "missing",
+      s.visible ? "visible" : "hidden",
+      s.enabled ? "enabled" : "disabled",
+      s.checked !== undefined ? `checked=${String(s.checked)}` : "",
+      s.focused ? "focused" : "",
+      s.inViewport ? "in viewport" : "off screen",
+      s.editable ? "editable" : "",
+    ].filter(Boolean);
+    const box = s.box ? ` box=${s.box.x},${s.box.y} ${s.box.w}x${s.box.h}` : "";
+    return { text: `${s.role || s.tag || "element"} "${s.name ?? ""}"${s.ref ? ` [ref=${s.ref}]` : ""}: ${flags.join(", ")}${box}`, data: { tabId, ...s } };
+  },
+});

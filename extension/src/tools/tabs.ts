@@ -1,0 +1,52 @@
+// Tabs: list them, close one.
+
+import { dialogOf } from "../cdp/debugger.js";
+import { withDeadline } from "../cdp/deadline.js";
+import { defineTool } from "./define.js";
+import { toolError } from "./errors.js";
+import { resolveTab } from "./browser.js";
+
+export const tabs = defineTool<Record<string, never>>({
+  name: "tabs",
+  description: "List open tabs: id, title, URL, active, open dialog.",
+  inputSchema: { type: "object", properties: {} },
+  readOnly: true,
+  async handler() {
+    const all = await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query");
+    const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    const list = all.map((t) => {
+      const d = t.id !== undefined ? dialogOf(t.id) : undefined;
+      return {
+        tabId: t.id,
+        windowId: t.windowId,
+        active: t.active,
+        ...(t.id === focused?.id ? { focused: true } : {}),
+        title: t.title ?? "",
+        url: t.url ?? t.pendingUrl ?? "",
+        status: t.status,
+        ...(d ? { dialog: d } : {}),
+      };
+    });
+    const text = list
+      .map((t) => `[${t.tabId}]${t.focused ? " *" : t.active ? " +" : ""} ${t.title || "(untitled)"} — ${t.url}${t.dialog ? ` (${t.dialog.type} dialog open)` : ""}`)
+      .join("\n");
+    return { text: text || "(no tabs)", data: { tabs: list } };
+  },
+});
+
+export const closeTab = defineTool<{ tabId: number }>({
+  name: "close_tab",
+  description: "Close a tab.",
+  inputSchema: { type: "object", properties: { tabId: { type: "integer", minimum: 0 } }, required: ["tabId"] },
+  readOnly: false,
+  destructive: true,
+  async handler(a) {
+    await resolveTab(a.tabId);
+    try {
+      await withDeadline(chrome.tabs.remove(a.tabId), 5_000, "tabs.remove");
+    } catch (e) {
+      throw toolError("no_tab", e instanceof Error ? e.message : String(e));
+    }
+    return { text: `closed tab ${a.tabId}`, data: { tabId: a.tabId, closed: true } };
+  },
+});

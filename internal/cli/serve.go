@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/signal"
+	"syscall"
+
+	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/version"
+)
+
+func runServe(ctx context.Context, s Stdio, args []string) error {
+	fs := newFlags(s, "serve", "serve [--listen ADDR] [--verbose]\n\nRuns the daemon in the foreground until SIGINT or SIGTERM.")
+	listen := fs.String("listen", "", "address to listen on (default: config \"listen\", else "+config.DefaultListen+")")
+	verbose := fs.Bool("verbose", false, "log at debug level, including link frames (never secrets)")
+	if err := parse(fs, s, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: "serve takes no arguments"}
+	}
+	p, err := paths()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(p)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	ready := make(chan string, 1)
+	go func() {
+		select {
+		case addr := <-ready:
+			fmt.Fprintf(s.Err, "torii: serving on %s://%s (state: %s)\n", scheme, addr, p.StateDir)
+		case <-ctx.Done():
+		}
+	}()
+	err = daemon.Run(ctx, daemon.Options{Paths: p, Config: cfg, Logger: logger, Version: version.Version, Ready: ready})
+	var ar *daemon.AlreadyRunningError
+	if errors.As(err, &ar) {
+		return err
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil // a signal asked us to stop
+	}
+	return err
+}

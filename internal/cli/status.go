@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+func runStatus(ctx context.Context, s Stdio, args []string) error {
+	fs := newFlags(s, "status", "status [--json]")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, s, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: "status takes no arguments"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, p, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var raw json.RawMessage
+	if err := c.Call(ctx, "status", nil, &raw); err != nil {
+		return err
+	}
+	var st statusResult
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("decode status: %w", err)
+	}
+	var devs devicesResult
+	if err := c.Call(ctx, "devices.list", nil, &devs); err != nil {
+		return err
+	}
+	if *asJSON {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		m["stateDir"] = p.StateDir
+		m["devices"] = devs.Devices
+		return writeJSON(s.Out, m)
+	}
+	w := s.Out
+	up := "-"
+	if !st.StartedAt.IsZero() {
+		up = time.Since(st.StartedAt.Time).Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "daemon:      running (pid %d, up %s, version %s)\n", st.PID, up, st.Version)
+	fmt.Fprintf(w, "listen:      http://%s  (ws://%s/acp)\n", st.Listen, st.Listen)
+	fmt.Fprintf(w, "daemon id:   %s\n", st.DaemonID)
+	fmt.Fprintf(w, "state:       %s\n", p.StateDir)
+	link := "down — run `torii launch`, or open the Torii extension popup in your Chrome"
+	if st.ExtensionConnected {
+		link = "up"
+	}
+	fmt.Fprintf(w, "extension:   %s\n", link)
+	fmt.Fprintf(w, "devices:     %d paired\n", len(devs.Devices))
+	for _, d := range devs.Devices {
+		state := "offline"
+		if d.Connected {
+			state = "online"
+		}
+		fmt.Fprintf(w, "  %s  %q  %s  %s\n", d.DeviceID, d.Name, d.Origin, state)
+	}
+	fmt.Fprintf(w, "connections: %d\n", len(st.Connections))
+	for _, cn := range st.Connections {
+		who := cn.DeviceName
+		if who == "" {
+			who = cn.DeviceID
+		}
+		fmt.Fprintf(w, "  %s  %s  %q  %s  since %s\n", cn.ID, cn.Kind, who, cn.Origin, cn.Since.short())
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// DefaultListen is the loopback address the daemon binds unless told otherwise.
+const DefaultListen = "127.0.0.1:7317"
+
+// Config is config.json.
+type Config struct {
+	Listen       string   `json:"listen"` // default "127.0.0.1:7317"
+	TLSCert      string   `json:"tlsCert,omitempty"`
+	TLSKey       string   `json:"tlsKey,omitempty"`
+	ExtensionIDs []string `json:"extensionIds,omitempty"` // extra extension IDs allowed as Origin besides the built-in one
+	TokenOrigins []string `json:"tokenOrigins,omitempty"` // browser origins allowed for token clients, e.g. another side panel
+}
+
+// Default returns the configuration used when no config.json exists.
+func Default() Config { return Config{Listen: DefaultListen} }
+
+// ParseError is returned by Load for a config file that is not valid JSON or
+// holds unknown fields. Line and Column are 1-based; 0 when unknown.
+type ParseError struct {
+	File   string
+	Line   int
+	Column int
+	Err    error
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("config: %s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
+	}
+	return fmt.Sprintf("config: %s: %v", e.File, e.Err)
+}
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Load reads p.ConfigFile(). A missing file gives Default(); an empty
+// "listen" is filled with the default. The result is not validated: call
+// Validate.
+func Load(p Paths) (Config, error) {
+	path := p.ConfigFile()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	c := Default()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// Unknown fields are usually typos ("tlscert"); silently ignoring them
+	// could leave a non-loopback bind without the TLS the person meant.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, parseError(path, data, dec, err)
+	}
+	if dec.More() {
+		return Config{}, parseError(path, data, dec, errors.New("trailing data after the JSON object"))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Config{}, parseError(path, data, dec, errors.New("trailing data after the JSON object"))
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	return c, nil
+}
+
+func parseError(path string, data []byte, dec *json.Decoder, err error) error {
+	off := -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = int(se.Offset)
+	case errors.As(err, &te):
+		off = int(te.Offset)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		off = len(data)
+	default:
+		off = int(dec.InputOffset())
+		// encoding/json has no typed unknown-field error; point at the key.
+		if name, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
+			name = strings.TrimSuffix(name, `"`)
+			if i := bytes.Index(data, []byte(`"`+name+`"`)); i >= 0 {
+				off = i
+			}
+		}
+	}
+	pe := &ParseError{File: path, Err: err}
+	if off >= 0 {
+		pe.Line, pe.Column = lineCol(data, off)
+	}
+	return pe
+}
+
+func lineCol(data []byte, off int) (line, col int) {
+	if off > len(data) {
+		off = len(data)
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = off - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// Validation errors.
+var (
+	// ErrBadListen: Listen is not host:port with a numeric port.
+	ErrBadListen = errors.New("config: listen must be host:port")
+	// ErrNonLoopbackNeedsTLS: SECURITY I-1, a non-loopback bind needs TLS.
+	ErrNonLoopbackNeedsTLS = errors.New("config: a non-loopback listen address needs tlsCert and tlsKey")
+	// ErrTLSHalf: only one of tlsCert and tlsKey is set.
+	ErrTLSHalf = errors.New("config: tlsCert and tlsKey must be set together")
+	// ErrBadExtensionID: an extensionIds entry is not a Chrome extension ID.
+	ErrBadExtensionID = errors.New("config: extensionIds entries must be 32 letters a-p")
+	// ErrBadOrigin: a tokenOrigins entry is not scheme://host[:port].
+	ErrBadOrigin = errors.New("config: tokenOrigins entries must be scheme://host[:port] with no path")
+)
+
+// Validate checks the config. The "and a token" half of SECURITY I-1 is the
+// daemon's to check, since only it knows whether tokens exist.
+func (c Config) Validate() error {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrBadListen, c.Listen, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%w: %q: bad port", ErrBadListen, c.Listen)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return ErrTLSHalf
+	}
+	// SECURITY I-1: an empty host binds every interface, so it counts as
+	// non-loopback.
+	if !IsLoopbackHost(host) && (c.TLSCert == "" || c.TLSKey == "") {
+		return fmt.Errorf("%w (listen %q)", ErrNonLoopbackNeedsTLS, c.Listen)
+	}
+	for _, id := range c.ExtensionIDs {
+		if !validExtensionID(id) {
+			return fmt.Errorf("%w: %q", ErrBadExtensionID, id)
+		}
+	}
+	for _, o := range c.TokenOrigins {
+		if !validOrigin(o) {
+			return fmt.Errorf("%w: %q", ErrBadOrigin, o)
+		}
+	}
+	return nil
+}
+
+func validExtensionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 'a' || id[i] > 'p' {
+			return false
+		}
+	}
+	return true
+}
+
+// validOrigin accepts exactly what a browser sends in Origin: scheme "://"
+// host, optional port, nothing else, so the daemon can compare strings.
+func validOrigin(o string) bool {
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || scheme == "" || rest == "" {
+		return false
+	}
+	for _, r := range scheme {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	if strings.ContainsAny(rest, "/?#@ \t\r\n") {
+		return false
+	}
+	return true
+}
+
+// IsLoopbackHost reports whether host names the loopback interface:
+// "localhost", "::1", or any address in 127.0.0.0/8. host may carry a port
+// and brackets ("[::1]:7317", "localhost:7317"), so the same function checks
+// the bind address and the Host header (DNS rebinding, SECURITY I-2).
+func IsLoopbackHost(host string) bool {
+	h := host
+	if sh, _, err := net.SplitHostPort(host); err == nil {
+		h = sh
+	} else if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if h == "" {
+		return false
+	}
+	// A trailing dot is the same DNS name; Chrome may send it.
+	h = strings.TrimSuffix(h, ".")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	// Zones ("::1%lo") are not something a Host header carries; refuse them.
+	if strings.Contains(h, "%") {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,217 @@
+// Package control is the daemon's local control socket: a Unix socket
+// carrying newline-delimited JSON-RPC 2.0, used by the CLI and `torii mcp`.
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/torii-browser/torii/internal/jsonrpc"
+)
+
+// MaxLine bounds one request line, so a client that never sends a newline
+// cannot grow the daemon's memory without limit.
+const MaxLine = 8 << 20
+
+// Handler answers one control method. Returning a *jsonrpc.Error sends it
+// as is; any other error becomes -32603 with its message.
+type Handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
+
+// Listen creates the control socket. SECURITY I-9: the socket lives in a
+// 0700 directory and is itself 0600, so only the daemon's user can connect.
+// A stale socket file is removed; the caller must hold the daemon lock.
+func Listen(path string) (net.Listener, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("control: create socket dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("control: secure socket dir: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("control: remove stale socket: %w", err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control: listen: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control: chmod socket: %w", err)
+	}
+	return ln, nil
+}
+
+// Server serves a Handler on a listener.
+type Server struct {
+	handler Handler
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup // connection goroutines
+	calls  sync.WaitGroup // in-flight handler calls
+}
+
+// NewServer returns a server; a nil logger discards.
+func NewServer(h Handler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{handler: h, log: log, conns: map[net.Conn]struct{}{}}
+}
+
+// Serve accepts until ln is closed (by Close).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	go func() { <-ctx.Done(); ln.Close() }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(ctx, c)
+	}
+}
+
+// Close lets in-flight calls finish and write their replies (so a
+// `shutdown` call is answered), then drops every connection. Handlers
+// should watch the Serve context, which the caller cancels first.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.calls.Wait()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	defer func() {
+		c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := bufio.NewReaderSize(c, 64<<10)
+	var wmu sync.Mutex
+	write := func(m *jsonrpc.Message) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return
+		}
+		wmu.Lock()
+		defer wmu.Unlock()
+		c.Write(append(b, '\n'))
+	}
+	for {
+		line, err := readLine(r, MaxLine)
+		if errors.Is(err, errLineTooLong) {
+			// A stream cannot be resynchronised mid-line: reply, then drop.
+			write(jsonrpc.NewErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request too large")))
+			return
+		}
+		if err != nil {
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		msg, rpcErr := jsonrpc.Decode(line)
+		if rpcErr != nil {
+			var id json.RawMessage
+			if msg != nil {
+				id = msg.ID
+			}
+			write(jsonrpc.NewErrorResponse(id, rpcErr))
+			continue
+		}
+		if msg.Method == "" {
+			continue // clients do not answer; stray responses are ignored
+		}
+		// Each request runs on its own goroutine: `pair.decide` and
+		// future long calls must not block the connection's other calls.
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		s.calls.Add(1)
+		s.mu.Unlock()
+		go func(msg *jsonrpc.Message) {
+			defer s.calls.Done()
+			res, err := s.handler(ctx, msg.Method, msg.Params)
+			if !msg.HasID() {
+				return
+			}
+			if err != nil {
+				write(jsonrpc.NewErrorResponse(msg.ID, toRPCError(err)))
+				return
+			}
+			out, mErr := jsonrpc.NewResult(msg.ID, res)
+			if mErr != nil {
+				write(jsonrpc.NewErrorResponse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode result: %v", mErr)))
+				return
+			}
+			write(out)
+		}(msg)
+	}
+}
+
+func toRPCError(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
+}
+
+var errLineTooLong = errors.New("control: line too long")
+
+// readLine reads one newline-terminated line of at most max bytes.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > max+1 {
+			return nil, errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		if err == nil {
+			return buf[:len(buf)-1], nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}

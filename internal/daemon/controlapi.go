@@ -1,0 +1,174 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/tokens"
+)
+
+// Control method results (docs/protocol.md, "Control socket").
+type (
+	StatusResult struct {
+		Version            string          `json:"version"`
+		PID                int             `json:"pid"`
+		Listen             string          `json:"listen"`
+		URL                string          `json:"url"`
+		DaemonID           string          `json:"daemonId"`
+		StartedAt          time.Time       `json:"startedAt"`
+		Connections        []link.ConnInfo `json:"connections"`
+		ExtensionConnected bool            `json:"extensionConnected"`
+	}
+	PairPendingResult struct {
+		Requests []PendingPair `json:"requests"`
+	}
+	PairDecideParams struct {
+		RequestID string `json:"requestId"`
+		Approve   *bool  `json:"approve"`
+	}
+	PairDecideResult struct {
+		DeviceID string `json:"deviceId,omitempty"`
+	}
+	DeviceInfo struct {
+		DeviceID  string    `json:"deviceId"`
+		Name      string    `json:"name"`
+		Origin    string    `json:"origin"`
+		CreatedAt time.Time `json:"createdAt"`
+		LastSeen  time.Time `json:"lastSeen"`
+		Connected bool      `json:"connected"`
+	}
+	DevicesListResult struct {
+		Devices []DeviceInfo `json:"devices"`
+	}
+	DevicesRevokeParams struct {
+		DeviceID string `json:"deviceId"`
+	}
+	DevicesRevokeResult struct {
+		Closed int `json:"closed"`
+	}
+	TokensCreateParams struct {
+		Label string `json:"label"`
+	}
+	TokensCreateResult struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	TokensListResult struct {
+		Tokens []tokens.Token `json:"tokens"`
+	}
+	TokensRevokeParams struct {
+		ID string `json:"id"`
+	}
+	LaunchOTPResult struct {
+		OTP       string    `json:"otp"`
+		ExpiresAt time.Time `json:"expiresAt"`
+		URL       string    `json:"url"`
+	}
+)
+
+func params[T any](raw json.RawMessage, method string) (T, error) {
+	var v T
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+	}
+	return v, nil
+}
+
+func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+	switch method {
+	case "status":
+		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
+			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
+			ExtensionConnected: d.link.Hub().ExtensionConnected()}, nil
+	case "pair.pending":
+		return PairPendingResult{Requests: d.pairs.list()}, nil
+	case "pair.decide":
+		p, err := params[PairDecideParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.RequestID == "" || p.Approve == nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "pair.decide: requestId and approve are required")
+		}
+		id, err := d.pairs.decide(p.RequestID, *p.Approve)
+		if err != nil {
+			return nil, err
+		}
+		return PairDecideResult{DeviceID: id}, nil
+	case "devices.list":
+		live := d.link.Hub().ConnectedDevices()
+		out := []DeviceInfo{}
+		for _, dev := range d.devices.List() {
+			out = append(out, DeviceInfo{DeviceID: dev.ID, Name: dev.Name, Origin: dev.Origin,
+				CreatedAt: dev.CreatedAt, LastSeen: dev.LastSeen, Connected: live[dev.ID]})
+		}
+		return DevicesListResult{Devices: out}, nil
+	case "devices.revoke":
+		p, err := params[DevicesRevokeParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.devices.Revoke(p.DeviceID); err != nil {
+			if errors.Is(err, pairing.ErrUnknownDevice) {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.revoke: no device %q; see `torii devices`", p.DeviceID)
+			}
+			return nil, err
+		}
+		// SECURITY I-7: removed from the store first, then every live
+		// connection of the device is closed at once.
+		n := d.link.Hub().CloseDevice(p.DeviceID)
+		d.log.Info("device revoked", "device", p.DeviceID, "closed", n)
+		return DevicesRevokeResult{Closed: n}, nil
+	case "tokens.create":
+		p, err := params[TokensCreateParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		id, tok, err := d.tokens.Create(p.Label)
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tokens.create: %v", err)
+		}
+		return TokensCreateResult{ID: id, Token: tok}, nil
+	case "tokens.list":
+		return TokensListResult{Tokens: orEmpty(d.tokens.List())}, nil
+	case "tokens.revoke":
+		p, err := params[TokensRevokeParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.tokens.Revoke(p.ID); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tokens.revoke: %v", err)
+		}
+		d.link.Hub().CloseToken(p.ID)
+		return struct{}{}, nil
+	case "launch.otp":
+		otp, exp := d.otps.Issue()
+		// SECURITY I-10: the secret is returned to the (same-user) caller
+		// only; it is never logged.
+		frag := url.Values{"daemon": {d.wsURL()}, "otp": {otp}}.Encode()
+		return LaunchOTPResult{OTP: otp, ExpiresAt: exp,
+			URL: "chrome-extension://" + link.ExtensionID + "/connect.html#" + frag}, nil
+	case "shutdown":
+		d.log.Info("shutdown requested over the control socket")
+		d.stop()
+		return struct{}{}, nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "control method %q not found", method)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

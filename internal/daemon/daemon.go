@@ -1,0 +1,193 @@
+// Package daemon wires `torii serve`: the state lock, the HTTP server with
+// /acp and /healthz, the control socket, pairing, and graceful shutdown.
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/tokens"
+)
+
+// Options configure Run.
+type Options struct {
+	Paths   config.Paths
+	Config  config.Config
+	Logger  *slog.Logger
+	Version string
+	// Ready, if set, receives the bound listen address once serving.
+	Ready chan<- string
+
+	pairTimeout time.Duration // tests shorten the 120 s pairing decision window
+}
+
+// ErrNonLoopbackNeedsToken: SECURITY I-1, a non-loopback bind needs TLS
+// (checked by config.Validate) and at least one token.
+var ErrNonLoopbackNeedsToken = errors.New("daemon: a non-loopback listen address needs at least one token; create one with `torii token new` first")
+
+// shutdownGrace bounds how long closing connections may take.
+const shutdownGrace = 5 * time.Second
+
+type daemon struct {
+	opts      Options
+	log       *slog.Logger
+	identity  *pairing.Identity
+	devices   *pairing.DeviceStore
+	tokens    *tokens.Store
+	otps      *pairing.OTPs
+	pairs     *pairings
+	agent     *acp.Agent
+	link      *link.Server
+	listen    string // actual bound address
+	scheme    string // ws or wss
+	startedAt time.Time
+	stop      context.CancelFunc
+}
+
+// Run serves until ctx is done (or a control `shutdown`). It returns
+// *AlreadyRunningError if another daemon holds the state directory.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return err
+	}
+	if err := opts.Paths.Ensure(); err != nil {
+		return err
+	}
+	lock, err := acquireLock(opts.Paths.LockFile(), opts.Paths.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	d := &daemon{opts: opts, log: log, startedAt: time.Now(), scheme: "ws",
+		otps: pairing.NewOTPs(pairing.DefaultOTPTTL, time.Now)}
+	if d.identity, err = pairing.LoadOrCreateIdentity(opts.Paths.DaemonKey()); err != nil {
+		return err
+	}
+	if d.devices, err = pairing.OpenDeviceStore(opts.Paths.Devices()); err != nil {
+		return err
+	}
+	if d.tokens, err = tokens.Open(opts.Paths.Tokens()); err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(opts.Config.Listen)
+	loopback := config.IsLoopbackHost(host)
+	// SECURITY I-1: off loopback only with TLS (Validate) and a token.
+	if !loopback && d.tokens.Len() == 0 {
+		return ErrNonLoopbackNeedsToken
+	}
+
+	d.pairs = newPairings(d.devices, d.otps, time.Now)
+	if opts.pairTimeout > 0 {
+		d.pairs.timeout = opts.pairTimeout
+	}
+	d.agent = acp.New(opts.Version)
+	d.link = link.NewServer(link.Options{
+		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: d.agent,
+		LoopbackBind: loopback, ExtensionIDs: opts.Config.ExtensionIDs, TokenOrigins: opts.Config.TokenOrigins,
+		Logger: log, Verbose: log.Enabled(ctx, slog.LevelDebug),
+	})
+
+	ln, err := net.Listen("tcp", opts.Config.Listen)
+	if err != nil {
+		return fmt.Errorf("daemon: listen on %s: %w (is another program using the port? try --listen 127.0.0.1:0)", opts.Config.Listen, err)
+	}
+	if opts.Config.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.Config.TLSCert, opts.Config.TLSKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("daemon: load TLS key pair: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		d.scheme = "wss"
+	}
+	d.listen = ln.Addr().String()
+
+	ctlLn, err := control.Listen(opts.Paths.Socket())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d.stop = cancel
+
+	httpSrv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	ctl := control.NewServer(d.handleControl, log)
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("daemon: http: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := ctl.Serve(ctx, ctlLn); err != nil {
+			errc <- fmt.Errorf("daemon: control: %w", err)
+		}
+	}()
+	log.Info("torii daemon serving", "listen", d.listen, "daemonId", d.identity.ID(), "version", opts.Version)
+	if opts.Ready != nil {
+		select {
+		case opts.Ready <- d.listen:
+		case <-ctx.Done():
+		}
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+		cancel()
+	}
+
+	// Graceful shutdown: tell every peer we are going away (1001), stop
+	// accepting, then let the control socket answer in-flight calls.
+	d.link.Hub().CloseAll(websocket.StatusGoingAway, "daemon shutting down")
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer scancel()
+	_ = httpSrv.Shutdown(sctx)
+	waitTimeout(d.link.Hub().Wait, shutdownGrace)
+	ctl.Close()
+	wg.Wait()
+	_ = os.Remove(opts.Paths.Socket())
+	log.Info("torii daemon stopped")
+	return runErr
+}
+
+func waitTimeout(f func(), d time.Duration) {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// wsURL is the link URL peers dial.
+func (d *daemon) wsURL() string { return d.scheme + "://" + d.listen + "/acp" }

@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// AlreadyRunningError: another daemon holds the state directory's lock.
+type AlreadyRunningError struct {
+	PID      int // 0 if it could not be read
+	StateDir string
+}
+
+func (e *AlreadyRunningError) Error() string {
+	return fmt.Sprintf("another torii daemon (pid %d) is using %s; stop it with `torii status`/kill, or set TORII_STATE_DIR", e.PID, e.StateDir)
+}
+
+// lockFile is an flock held for the daemon's life. flock (not a PID file
+// check) is released by the kernel when the process dies, so a crash never
+// leaves a stale lock.
+type lockFile struct{ f *os.File }
+
+func acquireLock(path, stateDir string) (*lockFile, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			b, _ := os.ReadFile(path)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return nil, &AlreadyRunningError{PID: pid, StateDir: stateDir}
+		}
+		return nil, fmt.Errorf("daemon: lock %s: %w", path, err)
+	}
+	// The PID is advisory (for the error above and for `torii status`).
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &lockFile{f: f}, nil
+}
+
+func (l *lockFile) release() {
+	_ = l.f.Truncate(0)
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = l.f.Close()
+}

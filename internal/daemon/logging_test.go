@@ -1,0 +1,69 @@
+package daemon
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/torii-browser/torii/internal/link/linktest"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// SECURITY I-10: even at debug level (--verbose) no secret reaches the log.
+func TestVerboseLogsCarryNoSecrets(t *testing.T) {
+	var buf syncBuf
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	td := startDaemon(t, func(o *Options) { o.Logger = logger })
+	ctx := tctx(t)
+	var otp LaunchOTPResult
+	td.call("launch.otp", nil, &otp)
+	dev, _ := linktest.NewDevice("logged")
+	c, err := linktest.PairAndConnect(ctx, td.url, dev, linktest.PairOptions{OTP: otp.OTP}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acpHandshake(t, ctx, c)
+	var tok TokensCreateResult
+	td.call("tokens.create", map[string]string{"label": "log"}, &tok)
+	tc, err := linktest.Dial(ctx, td.url, &linktest.Options{NoOrigin: true, Header: bearer(tok.Token)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Close()
+	c.Close()
+	td.stop()
+
+	logs := buf.String()
+	if !strings.Contains(logs, "session/new") {
+		t.Fatalf("verbose log has no frames:\n%s", logs)
+	}
+	for name, secret := range map[string]string{
+		"otp": otp.OTP, "token": tok.Token, "server nonce": c.Hello.ServerNonce,
+		"device key": b64(dev.PublicKey()), "client nonce": "clientNonce",
+	} {
+		if secret != "" && strings.Contains(logs, secret) {
+			t.Errorf("log contains the %s", name)
+		}
+	}
+	if !strings.Contains(logs, "[redacted]") {
+		t.Error("torii/* frames were not marked redacted")
+	}
+}

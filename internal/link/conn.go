@@ -1,0 +1,293 @@
+package link
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/torii-browser/torii/internal/jsonrpc"
+)
+
+// ErrConnClosed is returned by Call on a connection that has ended.
+var ErrConnClosed = errors.New("link: connection closed")
+
+type authState int
+
+const (
+	stateNew     authState = iota // upgraded, nothing said
+	stateHello                    // torii/hello answered, nonces fixed
+	statePairing                  // torii/pair waiting for a decision
+	stateAuthed                   // torii/auth passed, or a token client
+)
+
+// Conn is one live /acp connection.
+type Conn struct {
+	id     string
+	srv    *Server
+	ws     *websocket.Conn
+	origin string
+	since  time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	state      authState
+	kind       Kind
+	deviceID   string
+	deviceName string
+	tokenID    string
+	// Handshake material from torii/hello; fixed for the connection.
+	clientNonce, serverNonce []byte
+	helloDevice              string // paired device named in hello
+	pairedDevice             string // device approved by torii/pair on this connection
+	authTimer                *time.Timer
+	closing                  bool
+
+	next    atomic.Int64
+	pmu     sync.Mutex
+	pending map[string]chan *jsonrpc.Message
+}
+
+// ID is the connection ID (also the connectionId bound into signatures).
+func (c *Conn) ID() string { return c.id }
+
+// Origin is the Origin header the daemon saw ("" for non-browser clients).
+func (c *Conn) Origin() string { return c.origin }
+
+// Context ends when the connection closes.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Info is a snapshot for status listings.
+func (c *Conn) Info() ConnInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ConnInfo{ID: c.id, Kind: c.kind, DeviceID: c.deviceID, DeviceName: c.deviceName,
+		TokenID: c.tokenID, Origin: c.origin, Since: c.since}
+}
+
+func (c *Conn) authed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == stateAuthed
+}
+
+// Close closes the connection with a WebSocket status. It returns at once;
+// the close handshake finishes in the background.
+func (c *Conn) Close(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.closing = true
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
+	c.mu.Unlock()
+	c.srv.log.Debug("link: closing", "conn", c.id, "code", int(code), "reason", reason)
+	go func() {
+		_ = c.ws.Close(code, reason)
+		c.cancel()
+	}()
+}
+
+// Call sends a request to the peer and waits for its response. A JSON-RPC
+// error answer is returned as *jsonrpc.Error.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	id := jsonrpc.RawID(fmt.Sprintf("d%d", c.next.Add(1)))
+	req, err := jsonrpc.NewRequest(id, method, params)
+	if err != nil {
+		return fmt.Errorf("link: encode %s params: %w", method, err)
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	c.pmu.Lock()
+	if c.pending == nil {
+		c.pmu.Unlock()
+		return ErrConnClosed
+	}
+	c.pending[string(id)] = ch
+	c.pmu.Unlock()
+	defer func() {
+		c.pmu.Lock()
+		if c.pending != nil {
+			delete(c.pending, string(id))
+		}
+		c.pmu.Unlock()
+	}()
+	if err := c.send(ctx, req); err != nil {
+		return err
+	}
+	var m *jsonrpc.Message
+	select {
+	case m = <-ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		// A reply that arrived just before the close still counts.
+		select {
+		case m = <-ch:
+		default:
+		}
+	}
+	if m == nil {
+		return ErrConnClosed
+	}
+	if m.Error != nil {
+		return m.Error
+	}
+	if result != nil {
+		return json.Unmarshal(m.Result, result)
+	}
+	return nil
+}
+
+// Notify sends a notification to the peer.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	n, err := jsonrpc.NewRequest(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, n)
+}
+
+func (c *Conn) send(ctx context.Context, m *jsonrpc.Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	c.srv.logFrame("out", c, b)
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("%w: %v", ErrConnClosed, err)
+	}
+	return nil
+}
+
+func (c *Conn) reply(id json.RawMessage, result any) {
+	m, err := jsonrpc.NewResult(id, result)
+	if err != nil {
+		c.replyErr(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode result: %v", err))
+		return
+	}
+	_ = c.send(c.ctx, m)
+}
+
+func (c *Conn) replyErr(id json.RawMessage, e *jsonrpc.Error) {
+	_ = c.send(c.ctx, jsonrpc.NewErrorResponse(id, e))
+}
+
+// readLoop owns the socket's reads until it closes.
+func (c *Conn) readLoop() {
+	sem := make(chan struct{}, maxInFlight)
+	var handlers sync.WaitGroup
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			// Over MaxFrame the library has already closed with 1009 (SECURITY I-11).
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				c.srv.log.Info("link: frame over limit, closed 1009", "conn", c.id)
+			}
+			break
+		}
+		c.srv.logFrame("in", c, data)
+		if typ != websocket.MessageText {
+			c.replyErr(nil, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: binary frames are not accepted; send JSON text frames"))
+			continue
+		}
+		c.handleFrame(data, sem, &handlers)
+	}
+	c.cancel()
+	handlers.Wait()
+	c.pmu.Lock()
+	for _, ch := range c.pending {
+		close(ch)
+	}
+	c.pending = nil
+	c.pmu.Unlock()
+}
+
+func (c *Conn) handleFrame(data []byte, sem chan struct{}, handlers *sync.WaitGroup) {
+	if len(data) > MaxRequest {
+		// SECURITY I-11: only responses may be this large; a request or
+		// notification is refused with its id and the connection stays.
+		id, method, ok := jsonrpc.Peek(data)
+		if !ok {
+			c.replyErr(nil, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: frame is not valid JSON"))
+			return
+		}
+		if method != "" {
+			c.replyErr(id, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request too large: %d bytes, limit %d", len(data), MaxRequest))
+			return
+		}
+	}
+	msg, rpcErr := jsonrpc.Decode(data)
+	if rpcErr != nil {
+		var id json.RawMessage
+		if msg != nil {
+			id = msg.ID
+		}
+		c.replyErr(id, rpcErr)
+		return
+	}
+	if msg.Method == "" {
+		c.deliverResponse(msg)
+		return
+	}
+	if strings.HasPrefix(msg.Method, "torii/") {
+		c.handleTorii(msg)
+		return
+	}
+	// SECURITY I-4: nothing but torii/hello, pair, auth, ping before auth.
+	if !c.authed() {
+		if msg.HasID() {
+			c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeNotAuthenticated, "%s needs torii/auth first", msg.Method))
+		}
+		return
+	}
+	if c.srv.opts.Handler == nil {
+		if msg.HasID() {
+			c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method))
+		}
+		return
+	}
+	if msg.IsNotification() {
+		// Inline, so notifications (session/cancel) keep their order.
+		_, _ = c.srv.opts.Handler.Handle(c.ctx, c, msg.Method, msg.Params)
+		return
+	}
+	sem <- struct{}{}
+	handlers.Add(1)
+	go func() {
+		defer func() { <-sem; handlers.Done() }()
+		res, err := c.srv.opts.Handler.Handle(c.ctx, c, msg.Method, msg.Params)
+		if err != nil {
+			var e *jsonrpc.Error
+			if !errors.As(err, &e) {
+				e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
+			}
+			c.replyErr(msg.ID, e)
+			return
+		}
+		c.reply(msg.ID, res)
+	}()
+}
+
+func (c *Conn) deliverResponse(m *jsonrpc.Message) {
+	c.pmu.Lock()
+	ch := c.pending[string(m.ID)]
+	delete(c.pending, string(m.ID))
+	c.pmu.Unlock()
+	if ch == nil {
+		c.srv.log.Debug("link: response to no pending call", "conn", c.id)
+		return
+	}
+	ch <- m
+}

@@ -1,0 +1,159 @@
+package link
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Kind tells how a connection authenticated.
+type Kind string
+
+const (
+	KindPending Kind = "unauthenticated" // extension before torii/auth
+	KindDevice  Kind = "device"          // paired extension, signed challenge passed
+	KindToken   Kind = "token"           // bearer token client
+)
+
+// ConnInfo describes a live connection (control method `status`).
+type ConnInfo struct {
+	ID         string    `json:"id"`
+	Kind       Kind      `json:"kind"`
+	DeviceID   string    `json:"deviceId,omitempty"`
+	DeviceName string    `json:"deviceName,omitempty"`
+	TokenID    string    `json:"tokenId,omitempty"`
+	Origin     string    `json:"origin"`
+	Since      time.Time `json:"since"`
+}
+
+// Hub tracks live connections so revocation and shutdown can close them.
+type Hub struct {
+	mu     sync.Mutex
+	conns  map[string]*Conn
+	unauth int
+	wg     sync.WaitGroup
+}
+
+func newHub() *Hub { return &Hub{conns: map[string]*Conn{}} }
+
+// reserve takes an unauthenticated slot; false when all are taken (SECURITY I-4).
+func (h *Hub) reserve() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.unauth >= MaxUnauthenticated {
+		return false
+	}
+	h.unauth++
+	return true
+}
+
+func (h *Hub) release() {
+	h.mu.Lock()
+	h.unauth--
+	h.mu.Unlock()
+}
+
+func (h *Hub) add(c *Conn) {
+	h.mu.Lock()
+	h.conns[c.id] = c
+	h.wg.Add(1)
+	h.mu.Unlock()
+}
+
+func (h *Hub) remove(c *Conn) {
+	h.mu.Lock()
+	delete(h.conns, c.id)
+	h.mu.Unlock()
+	h.wg.Done()
+}
+
+// Connections lists live connections, oldest first.
+func (h *Hub) Connections() []ConnInfo {
+	h.mu.Lock()
+	out := make([]ConnInfo, 0, len(h.conns))
+	for _, c := range h.conns {
+		out = append(out, c.Info())
+	}
+	h.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
+	return out
+}
+
+// Get returns a live connection by ID.
+func (h *Hub) Get(id string) *Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[id]
+}
+
+// Unauthenticated is the number of connections still before torii/auth.
+func (h *Hub) Unauthenticated() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.unauth
+}
+
+// ExtensionConnected reports whether a paired device is authenticated now.
+func (h *Hub) ExtensionConnected() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.conns {
+		if c.Info().Kind == KindDevice {
+			return true
+		}
+	}
+	return false
+}
+
+// ConnectedDevices is the set of device IDs with a live authenticated connection.
+func (h *Hub) ConnectedDevices() map[string]bool {
+	out := map[string]bool{}
+	for _, ci := range h.Connections() {
+		if ci.Kind == KindDevice {
+			out[ci.DeviceID] = true
+		}
+	}
+	return out
+}
+
+// CloseDevice closes every connection of a device with 1008 "device
+// revoked" and returns how many it closed. SECURITY I-7: call it after the
+// device is removed from the store; authentication re-checks the store
+// under the hub lock, so no connection can slip between the two.
+func (h *Hub) CloseDevice(deviceID string) int {
+	return h.closeWhere(func(ci ConnInfo) bool {
+		return ci.Kind == KindDevice && ci.DeviceID == deviceID
+	}, websocket.StatusPolicyViolation, "device revoked")
+}
+
+// CloseToken closes every connection that authenticated with a token.
+func (h *Hub) CloseToken(tokenID string) int {
+	return h.closeWhere(func(ci ConnInfo) bool {
+		return ci.Kind == KindToken && ci.TokenID == tokenID
+	}, websocket.StatusPolicyViolation, "token revoked")
+}
+
+// CloseAll closes every connection (shutdown uses 1001 going away).
+func (h *Hub) CloseAll(code websocket.StatusCode, reason string) int {
+	return h.closeWhere(func(ConnInfo) bool { return true }, code, reason)
+}
+
+func (h *Hub) closeWhere(match func(ConnInfo) bool, code websocket.StatusCode, reason string) int {
+	h.mu.Lock()
+	var hit []*Conn
+	for _, c := range h.conns {
+		if match(c.Info()) {
+			hit = append(hit, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range hit {
+		c.Close(code, reason)
+	}
+	return len(hit)
+}
+
+// Wait blocks until every connection's goroutines have ended.
+func (h *Hub) Wait() { h.wg.Wait() }

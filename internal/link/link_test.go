@@ -1,0 +1,200 @@
+package link_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/tokens"
+)
+
+// slowApprover approves every request after a delay, as a person would.
+type slowApprover struct {
+	devices *pairing.DeviceStore
+	delay   time.Duration
+}
+
+func (s slowApprover) Pair(ctx context.Context, req link.PairRequest) (string, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	d, err := s.devices.Add(req.DeviceName, req.Origin, req.DeviceKey)
+	return d.ID, err
+}
+
+func newServer(t *testing.T, authTimeout, pairDelay time.Duration) (*link.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	id, err := pairing.LoadOrCreateIdentity(filepath.Join(dir, "daemon.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := pairing.OpenDeviceStore(filepath.Join(dir, "devices.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := link.Options{Identity: id, Devices: devs, Pairer: slowApprover{devs, pairDelay}, LoopbackBind: true}
+	link.SetAuthTimeout(&opts, authTimeout)
+	srv := link.NewServer(opts)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Hub().CloseAll(websocket.StatusGoingAway, "test over")
+		srv.Hub().Wait()
+		hs.Close()
+	})
+	return srv, "ws" + strings.TrimPrefix(hs.URL, "http") + "/acp"
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestNoAuthWithinDeadlineCloses1008(t *testing.T) {
+	srv, url := newServer(t, 200*time.Millisecond, 0)
+	c, err := linktest.Dial(ctx(t), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := srv.Hub().Unauthenticated(); n != 1 {
+		t.Fatalf("unauthenticated count %d", n)
+	}
+	start := time.Now()
+	// Pings do not extend the deadline.
+	for i := 0; i < 3; i++ {
+		c.Call(ctx(t), "torii/ping", struct{}{}, nil)
+	}
+	code, err := c.WaitClosed(ctx(t))
+	if err != nil || code != websocket.StatusPolicyViolation {
+		t.Fatalf("close %v (%v), want 1008", code, err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("closed after %v", el)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for srv.Hub().Unauthenticated() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("unauthenticated slot not released")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPairingSuspendsAuthDeadline(t *testing.T) {
+	srv, url := newServer(t, 200*time.Millisecond, 600*time.Millisecond)
+	d, _ := linktest.NewDevice("slow human")
+	// The person takes 3x the auth deadline to approve; the link must survive,
+	// then authenticate within a fresh deadline.
+	c, err := linktest.PairAndConnect(ctx(t), url, d, linktest.PairOptions{}, nil)
+	if err != nil {
+		t.Fatalf("pair+auth: %v", err)
+	}
+	defer c.Close()
+	if srv.Hub().Unauthenticated() != 0 || !srv.Hub().ExtensionConnected() {
+		t.Fatal("hub does not show the authenticated device")
+	}
+	time.Sleep(400 * time.Millisecond) // past the deadline: authenticated links stay
+	var p link.PingResult
+	if err := c.Call(ctx(t), "torii/ping", struct{}{}, &p); err != nil {
+		t.Fatalf("authenticated link closed: %v", err)
+	}
+	// With no Handler every other method is unknown after auth.
+	if err := c.Call(ctx(t), "initialize", struct{}{}, nil); err == nil || !strings.Contains(err.Error(), "method_not_found") {
+		t.Fatalf("no handler: %v", err)
+	}
+	// Handshake methods after auth are refused but keep the link.
+	if err := c.Call(ctx(t), "torii/auth", map[string]string{"deviceId": d.ID, "sig": "x"}, nil); err == nil {
+		t.Fatal("second torii/auth accepted")
+	} else if e, ok := err.(*jsonrpc.Error); !ok || e.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("second auth: %v", err)
+	}
+	if n := srv.Hub().CloseDevice(d.ID); n != 1 {
+		t.Fatalf("CloseDevice closed %d", n)
+	}
+	if code, _ := c.WaitClosed(ctx(t)); code != websocket.StatusPolicyViolation {
+		t.Fatalf("close %v", code)
+	}
+}
+
+func TestBinaryFrameIsParseError(t *testing.T) {
+	_, url := newServer(t, time.Second, 0)
+	c, err := linktest.Dial(ctx(t), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WS.Write(ctx(t), websocket.MessageBinary, []byte(`{"jsonrpc":"2.0","id":1,"method":"torii/ping"}`))
+	m, err := c.Next(ctx(t))
+	if err != nil || m.Error == nil || m.Error.Code != jsonrpc.CodeParseError {
+		t.Fatalf("binary frame: %+v %v", m, err)
+	}
+	if err := c.Call(ctx(t), "torii/ping", struct{}{}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// callback calls back into the client on every request, as the daemon
+// will for mcp/connect: it exercises Conn.Call and the linktest Handler.
+type callback struct{ closed chan string }
+
+func (cb callback) Handle(ctx context.Context, c *link.Conn, method string, params json.RawMessage) (any, error) {
+	var out map[string]any
+	if err := c.Call(ctx, "client/echo", map[string]string{"asked": method}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (cb callback) Closed(c *link.Conn) { cb.closed <- c.ID() }
+
+func TestDaemonToClientCalls(t *testing.T) {
+	dir := t.TempDir()
+	ts, _ := tokens.Open(filepath.Join(dir, "tokens.json"))
+	_, tok, err := ts.Create("cb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := callback{closed: make(chan string, 1)}
+	srv := link.NewServer(link.Options{Tokens: ts, Handler: cb, LoopbackBind: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c, err := linktest.Dial(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http")+"/acp", &linktest.Options{
+		NoOrigin: true, Subprotocols: []string{link.BearerSubprotocolPrefix + tok, link.Subprotocol},
+		Handler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if method != "client/echo" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no")
+			}
+			return params, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]string
+	if err := c.Call(ctx(t), "anything/here", struct{}{}, &out); err != nil || out["asked"] != "anything/here" {
+		t.Fatalf("round trip: %v %v", out, err)
+	}
+	id := srv.Hub().Connections()[0].ID
+	c.Close()
+	select {
+	case got := <-cb.closed:
+		if got != id {
+			t.Fatalf("Closed for %s, want %s", got, id)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("Handler.Closed not called")
+	}
+}
