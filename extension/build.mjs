@@ -38,6 +38,7 @@ const options = {
     background: "src/background/index.ts",
     popup: "src/popup/popup.ts",
     connect: "src/connect/connect.ts",
+    page: "src/page/index.ts",
   },
   outdir: dist,
   bundle: true,

@@ -1,5 +1,6 @@
 // Issue 2 (b): `torii launch` starts a managed browser that pairs itself via a
 // one-time secret, with no clicks, and returns once the link is up.
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { EXTENSION_ORIGIN, browserPath } from "../src/env.ts";
@@ -30,7 +31,11 @@ describeBrowser("managed launch", () => {
     const r = await torii.cli(["launch", "--browser", browserPath ?? "", "--headless", "--profile", profile], {
       timeoutMs: 90_000,
     });
-    expect(r.code, `torii launch exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
+    if (r.code !== 0) {
+      const browserLog = await readFile(join(torii.stateDir, "browser.log"), "utf8").catch(() => "");
+      const useful = browserLog.split("\n").filter((l) => l.trim() && !/dbus/i.test(l)).slice(-40).join("\n");
+      expect.fail(`torii launch exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\nbrowser.log (tail, no dbus noise):\n${useful}`);
+    }
 
     // The browser it started is ours to find by its profile dir, and still runs.
     expect((await pidsWithArg(profile)).length, "a browser runs with the launch profile").toBeGreaterThan(0);

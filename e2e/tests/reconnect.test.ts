@@ -30,6 +30,7 @@ describeBrowser("reconnect", () => {
     expect(after.daemonId, "same state dir, same daemon identity").toBe(before.daemonId);
     await torii.waitForLink(true, 10_000);
     const elapsed = Date.now() - restartedAt;
+    console.log(`e2e: link back ${elapsed} ms after the daemon restart`);
     expect(elapsed, `reconnected ${elapsed} ms after the restart`).toBeLessThan(5_000);
 
     await waitForPopupConnected(popup);

@@ -41,7 +41,8 @@ func New(o Options) *mcp.Server {
 // Serve runs the server over in/out until the client closes its end (EOF on
 // in) or ctx ends. A clean client hang-up is not an error.
 func Serve(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	d := newDrain()
+	err := s.Run(ctx, &mcp.IOTransport{Reader: d.reader(in), Writer: d.writer(out)})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -1,8 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -39,3 +44,37 @@ func TestInitializeAndEmptyToolsList(t *testing.T) {
 		t.Errorf("tools = %#v, want empty non-nil list", res.Tools)
 	}
 }
+
+// A client that writes its requests and closes stdin at once still gets
+// every answer before the server exits.
+func TestAnswersBeforeEOF(t *testing.T) {
+	in := io.NopCloser(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+`))
+	var out syncBuffer
+	start := time.Now()
+	if err := Serve(context.Background(), New(Options{Version: "v"}), in, &out); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > drainTimeout {
+		t.Errorf("took %s to exit after EOF", time.Since(start))
+	}
+	got := out.String()
+	if !strings.Contains(got, `"id":1,"result"`) || !strings.Contains(got, `"id":2,"result"`) || !strings.Contains(got, `"tools":[]`) {
+		t.Fatalf("replies missing:\n%s", got)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) Close() error   { return nil }
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

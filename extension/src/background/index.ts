@@ -7,6 +7,7 @@ import { IndexedDbIdentityStore } from "./identity.js";
 import { Link } from "./link.js";
 import { browserSocket } from "./socket.js";
 import { SettingsStore, type KV } from "./state.js";
+import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
 
 const KEEPALIVE_ALARM = "torii.keepalive";
 
@@ -84,3 +85,11 @@ void chrome.alarms.get(KEEPALIVE_ALARM).then((a) => {
 });
 
 chrome.runtime.onStartup.addListener(() => void started.then(() => link.kick()));
+
+// Managed launch opens connect.html from the browser's command line, which Chrome blocks
+// (ERR_BLOCKED_BY_CLIENT) because it navigates before a --load-extension extension is enabled.
+// Reloading our own connect tabs once the worker runs loads the page with its #daemon=…&otp=…
+// fragment intact; connect.ts clears the fragment after reading it, so a second reload is inert.
+void chrome.tabs.query({ url: chrome.runtime.getURL("connect.html") }).then((tabs) => {
+  for (const t of tabs) if (t.id !== undefined) void chrome.tabs.reload(t.id);
+});

@@ -68,8 +68,8 @@ export function isFocusableAttr(el: Element): boolean {
 }
 
 /** The element's role, GENERIC for plain containers, SKIP for things never shown. */
-export function roleOf(el: Element, tag: string): string {
-  const ex = explicitRole(el);
+export function roleOf(el: Element, tag: string, hasAttrs = true): string {
+  const ex = hasAttrs ? explicitRole(el) : null;
   if (ex) {
     if (ex === "none" || ex === "presentation") return isFocusableAttr(el) ? GENERIC : GENERIC;
     if (ex === "generic") return GENERIC;
@@ -113,7 +113,7 @@ export function roleOf(el: Element, tag: string): string {
   }
   const r = TAG_ROLES[tag];
   if (r !== undefined) return r;
-  if (el.hasAttribute("contenteditable") && isEditingHost(el)) return "textbox";
+  if (hasAttrs && el.hasAttribute("contenteditable") && isEditingHost(el)) return "textbox";
   return GENERIC;
 }
 
@@ -130,7 +130,7 @@ export function isEditingHost(el: Element): boolean {
 }
 
 /** Gets a ref: native controls, interactive roles, editing hosts, tabindex>=0, onclick. */
-export function isInteractive(el: Element, tag: string, role: string): boolean {
+export function isInteractive(el: Element, tag: string, role: string, hasAttrs = true): boolean {
   switch (tag) {
     case "a":
     case "area":
@@ -145,6 +145,7 @@ export function isInteractive(el: Element, tag: string, role: string): boolean {
       return (el as HTMLInputElement).type !== "hidden";
   }
   if (INTERACTIVE_ROLES.has(role) && role !== "gridcell") return true;
+  if (!hasAttrs) return false;
   if (el.hasAttribute("contenteditable") && isEditingHost(el)) return true;
   if (isFocusableAttr(el)) return true;
   // Only the attribute: a handler set from page script is invisible from the isolated world.

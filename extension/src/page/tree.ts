@@ -60,18 +60,22 @@ export class TreeBuilder {
 
   /** Walks the children of `parent` (its shadow root when it has one; a slot's assigned nodes). */
   children(parent: Element, out: Item[], textHidden: boolean): void {
-    let list: ArrayLike<Node>;
-    if (parent.shadowRoot) list = parent.shadowRoot.childNodes;
-    else if (parent.localName === "slot") {
+    const sr = parent.shadowRoot;
+    const first: Node | null = sr ? sr.firstChild : parent.firstChild;
+    if (!sr && parent.localName === "slot") {
       const a = (parent as HTMLSlotElement).assignedNodes();
-      list = a.length ? a : parent.childNodes;
-    } else list = parent.childNodes;
-    for (let i = 0; i < list.length; i++) {
-      const c = list[i] as Node;
-      const t = c.nodeType;
-      if (t === 1) this.element(c as Element, out);
-      else if (t === 3 && !textHidden) pushText(out, (c as Text).data, parent);
+      if (a.length) {
+        for (const c of a) this.child(c, parent, out, textHidden);
+        return;
+      }
     }
+    for (let c = first; c; c = c.nextSibling) this.child(c, parent, out, textHidden);
+  }
+
+  private child(c: Node, parent: Element, out: Item[], textHidden: boolean): void {
+    const t = c.nodeType;
+    if (t === 1) this.element(c as Element, out);
+    else if (t === 3 && !textHidden) pushText(out, (c as Text).data, parent);
   }
 
   element(el: Element, out: Item[]): void {
@@ -81,9 +85,10 @@ export class TreeBuilder {
       this.children(el, out, false);
       return;
     }
-    const role = roleOf(el, tag);
+    const hasAttrs = el.hasAttributes();
+    const role = roleOf(el, tag, hasAttrs);
     if (role === SKIP) return;
-    if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
+    if (hasAttrs && (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert"))) return;
     if (!el.checkVisibility(VIS)) {
       if (el.checkVisibility()) {
         // visibility:hidden — its own text and line go, visible descendants stay.
@@ -92,7 +97,7 @@ export class TreeBuilder {
       }
       if (getComputedStyle(el).display !== "contents") return;
     }
-    const interactive = isInteractive(el, tag, role);
+    const interactive = isInteractive(el, tag, role, hasAttrs);
     if (role === GENERIC && !interactive) {
       if (tag === "label" && (el as HTMLLabelElement).control) {
         // The label's text already names its control; keep only the structure inside.
@@ -123,7 +128,7 @@ export class TreeBuilder {
   private node(el: Element, tag: string, role: string, interactive: boolean): TNode {
     if (!interactive && PLAIN.has(role)) {
       const plain: TNode = { role, name: "", attrs: "", kids: [], el };
-      if (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")) plain.name = nameOf(el, tag, role);
+      if (el.hasAttributes() && (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby"))) plain.name = nameOf(el, tag, role);
       return plain;
     }
     const n: TNode = { role, name: nameOf(el, tag, role), attrs: "", kids: [], el };

@@ -49,7 +49,7 @@ async function input(tabId: number, method: string, params: Record<string, unkno
 type Button = "left" | "right" | "middle";
 const BUTTON_BITS: Record<Button, number> = { left: 1, right: 2, middle: 4 };
 
-async function mouseClick(tabId: number, x: number, y: number, button: Button, count: number, modifiers: number, ctx: ToolContext) {
+async function clickAt(tabId: number, x: number, y: number, button: Button, count: number, modifiers: number, ctx: ToolContext) {
   await input(tabId, "Input.dispatchMouseEvent", { type: "mouseMoved", x, y, modifiers }, ctx);
   for (let i = 1; i <= count; i++) {
     const base = { x, y, button, clickCount: i, modifiers };
@@ -105,7 +105,7 @@ export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; cl
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
       const { x, y } = await pointOf(tabId, a, ctx);
-      await mouseClick(tabId, x, y, a.button ?? "left", a.clickCount ?? 1, modMask(a.modifiers), ctx);
+      await clickAt(tabId, x, y, a.button ?? "left", a.clickCount ?? 1, modMask(a.modifiers), ctx);
       return { text: `mouse-clicked ${a.ref ?? a.selector} at ${Math.round(x)},${Math.round(y)}`, data: { x, y } };
     });
   },
@@ -167,7 +167,7 @@ async function typeText(tabId: number, text: string, keys: boolean, ctx: ToolCon
 async function focusTarget(tabId: number, t: Target, ctx: ToolContext): Promise<void> {
   if (t.ref === undefined && t.selector === undefined) return;
   const { x, y } = await pointOf(tabId, t, ctx);
-  await mouseClick(tabId, x, y, "left", 1, 0, ctx);
+  await clickAt(tabId, x, y, "left", 1, 0, ctx);
 }
 
 async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promise<void> {

@@ -4,7 +4,7 @@
 
 import type { AnyTool, ToolContext } from "./define.js";
 import { toCallResult } from "./define.js";
-import { asToolError, errorResult, toolError, type CallToolResult } from "./errors.js";
+import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate } from "./gate.js";
 import { SchemaError, validate } from "./schema.js";
 import { closeTab, tabs } from "./tabs.js";
@@ -63,7 +63,7 @@ export function listTools(): McpTool[] {
   return TOOLS.map((t) => ({
     name: t.name,
     description: t.description,
-    inputSchema: t.inputSchema as Record<string, unknown>,
+    inputSchema: t.inputSchema as unknown as Record<string, unknown>,
     annotations: t.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: t.destructive === true },
   }));
 }
@@ -93,7 +93,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
       const out = await Promise.race([
         tool.handler(a, ctx),
         new Promise<never>((_, reject) => {
-          const fail = () => reject(ctl.signal.reason instanceof Error ? ctl.signal.reason : toolError("cancelled", `${name}: cancelled`));
+          const fail = () => reject(ctl.signal.reason instanceof ToolError ? ctl.signal.reason : toolError("cancelled", `${name}: cancelled`));
           if (ctl.signal.aborted) fail();
           ctl.signal.addEventListener("abort", fail, { once: true });
         }),

@@ -1,0 +1,36 @@
+// Loads the browser-tool server into the service worker: registers the mcp/* handlers on the link's
+// JSON-RPC registry and wires the tools' chrome.* listeners and gate. Imported once by
+// background/index.ts; every listener is registered synchronously at import (MV3 wake-up rule).
+
+import { registerHandler } from "../background/rpc.js";
+import { installDebugger } from "../cdp/debugger.js";
+import { installBrowser } from "../tools/browser.js";
+import { setGateState } from "../tools/gate.js";
+import { callTool, listTools } from "../tools/registry.js";
+import { McpProvider } from "./provider.js";
+
+installDebugger();
+installBrowser();
+
+// Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
+let paused: boolean | undefined;
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && changes.paused) paused = changes.paused.newValue === true;
+});
+setGateState({
+  paused: async () => {
+    if (paused === undefined) paused = (await chrome.storage.local.get("paused")).paused === true;
+    return paused;
+  },
+});
+
+export const provider = new McpProvider({
+  serverId: async () => {
+    const v = (await chrome.storage.local.get("serverId")).serverId;
+    return typeof v === "string" ? v : "";
+  },
+  version: chrome.runtime.getManifest().version,
+  listTools,
+  callTool,
+});
+provider.install(registerHandler);
