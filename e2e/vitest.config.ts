@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SummaryReporter from "./src/summary-reporter.ts";
 
 // One real Chromium per test file, one file at a time: the machine has two
 // cores and each file also runs its own `torii serve`.
@@ -12,7 +13,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
-    reporters: ["verbose"],
+    reporters: ["verbose", new SummaryReporter()],
     // A failed e2e test is not retried: flakiness is a bug to fix, not to hide.
     retry: 0,
   },

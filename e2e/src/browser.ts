@@ -86,29 +86,38 @@ export class Browser {
   }
 
   async close(): Promise<void> {
+    await this.swSession?.detach().catch(() => {});
     await this.browserSession?.detach().catch(() => {});
     await this.context.close().catch(() => {});
     await removeDir(this.userDataDir);
   }
 
+  private swSession: CDPSession | undefined;
+  private swStopped = false; // Chrome reported our worker's runningStatus "stopped"
+
   /**
    * Stops the extension's service worker for real, as Chrome does to an idle
    * worker (DevTools' ServiceWorker.stopAllWorkers), and waits until Chrome
-   * reports it gone.
+   * reports it stopped. The DevTools session lives on the tab the browser
+   * started with, so no tab is opened or closed here: a tab event would wake
+   * a worker that listens to chrome.tabs.
    */
   async stopServiceWorker(): Promise<void> {
-    const page = await this.context.newPage();
-    try {
+    if (!this.swSession) {
+      const page = this.context.pages().find((p) => !p.url().startsWith(EXTENSION_ORIGIN));
+      if (!page) throw new Error("no non-extension tab to hold a DevTools session");
       const cdp = await this.context.newCDPSession(page);
+      cdp.on("ServiceWorker.workerVersionUpdated", (e) => {
+        for (const v of e.versions)
+          if (v.scriptURL.startsWith(`${EXTENSION_ORIGIN}/`) && v.runningStatus === "stopped") this.swStopped = true;
+      });
       await cdp.send("ServiceWorker.enable");
-      await cdp.send("ServiceWorker.stopAllWorkers");
-      await cdp.detach();
-    } finally {
-      await page.close();
+      this.swSession = cdp;
     }
-    await pollUntil("the service worker target to disappear", async () => !(await this.workerTarget()), {
-      timeoutMs: 10_000,
-    });
+    const sawStopped = () => this.swStopped;
+    this.swStopped = false;
+    await this.swSession.send("ServiceWorker.stopAllWorkers");
+    await pollUntil("Chrome to report the extension's service worker stopped", sawStopped, { timeoutMs: 10_000 });
     this.log.push("--- service worker stopped by the test ---\n");
   }
 }

@@ -44,11 +44,12 @@ describeBrowser("reconnect", () => {
     // Close extension pages so nothing but the test wakes the worker.
     for (const p of browser.context.pages()) if (p.url().startsWith(EXTENSION_ORIGIN)) await p.close();
     await browser.worker();
+    const connBefore = await linkConnectionId(torii, deviceId);
+    expect(connBefore, "status lists the device's live connection").toBeDefined();
 
     await browser.stopServiceWorker();
 
-    // It really died: Chrome lists no worker target, and the daemon saw the socket drop.
-    expect(await browser.workerTarget()).toBeUndefined();
+    // It really died: Chrome reported it stopped (above) and the daemon saw its socket drop.
     await torii.waitForLink(false, 10_000);
 
     // A person opens the popup; that wakes the worker, which reconnects by itself.
@@ -58,9 +59,21 @@ describeBrowser("reconnect", () => {
     await waitForPopupConnected(popup);
 
     expect((await extState(popup)).deviceId, "no re-pairing: same device").toBe(deviceId);
+    const connAfter = await linkConnectionId(torii, deviceId);
+    expect(connAfter, "a new, authenticated connection for the same device").toBeDefined();
+    expect(connAfter).not.toBe(connBefore);
     const devices = await torii.devices();
     expect(devices.map((d) => d.deviceId)).toEqual([deviceId]);
-    expect(devices[0]?.connected ?? true).toBe(true);
     expect(await torii.pendingPairs()).toEqual([]);
   });
 });
+
+interface Status {
+  connections?: { id?: string; deviceId?: string }[] | null;
+}
+
+/** The daemon's id for the device's live, authenticated connection (`torii status --json`). */
+async function linkConnectionId(torii: Torii, deviceId: string): Promise<string | undefined> {
+  const s = await torii.cliJSON<Status>(["status", "--json"]);
+  return s.connections?.find((c) => c.deviceId === deviceId)?.id;
+}

@@ -70,7 +70,17 @@ export interface Env {
   close(): Promise<void>;
 }
 
-export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+/** The installed Chromium: $CHROMIUM_PATH, else the first chromium/chrome found on $PATH. */
+function findChromium(): string {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    for (const name of ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  throw new Error("no Chromium found: install one (never downloaded by the tests) or set CHROMIUM_PATH");
+}
+export const CHROMIUM = findChromium();
 
 export async function setup(): Promise<Env> {
   const code = bundle();
@@ -84,7 +94,7 @@ export async function setup(): Promise<Env> {
   return {
     browser,
     origin: `http://127.0.0.1:${a.port}`,
-    originB: `http://localhost:${b.port}`,
+    originB: `http://127.0.0.1:${b.port}`,
     portB: b.port,
     code,
     async close() {

@@ -158,6 +158,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		frag := url.Values{"daemon": {d.wsURL()}, "otp": {otp}}.Encode()
 		return LaunchOTPResult{OTP: otp, ExpiresAt: exp,
 			URL: "chrome-extension://" + link.ExtensionID + "/connect.html#" + frag}, nil
+	case "tools.list", "tools.call", "tools.cancel":
+		return d.handleToolsControl(ctx, method, raw)
 	case "shutdown":
 		d.log.Info("shutdown requested over the control socket")
 		d.stop()

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/link"
@@ -33,7 +34,8 @@ type Options struct {
 	// Ready, if set, receives the bound listen address once serving.
 	Ready chan<- string
 
-	pairTimeout time.Duration // tests shorten the 120 s pairing decision window
+	pairTimeout   time.Duration // tests shorten the 120 s pairing decision window
+	bridgeTimeout time.Duration // tests shorten the 30 s tool-server connect window
 }
 
 // ErrNonLoopbackNeedsToken: SECURITY I-1, a non-loopback bind needs TLS
@@ -53,8 +55,12 @@ type daemon struct {
 	pairs     *pairings
 	agent     *acp.Agent
 	link      *link.Server
-	listen    string // actual bound address
-	scheme    string // ws or wss
+	broker    *broker.Broker
+	calls     calls           // tools.call by callId, for tools.cancel
+	mcpHTTP   http.Handler    // /mcp
+	mcpCtx    context.Context // ends at shutdown; closes /mcp streams
+	listen    string          // actual bound address
+	scheme    string          // ws or wss
 	startedAt time.Time
 	stop      context.CancelFunc
 }
@@ -101,6 +107,11 @@ func Run(ctx context.Context, opts Options) error {
 		d.pairs.timeout = opts.pairTimeout
 	}
 	d.agent = acp.New(opts.Version)
+	d.broker = broker.New(log)
+	d.agent.OnSession = d.onSession
+	mcpCtx, mcpStop := context.WithCancel(context.Background())
+	defer mcpStop()
+	d.mcpCtx = mcpCtx
 	d.link = link.NewServer(link.Options{
 		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: d.agent,
 		LoopbackBind: loopback, ExtensionIDs: opts.Config.ExtensionIDs, TokenOrigins: opts.Config.TokenOrigins,
@@ -121,6 +132,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.scheme = "wss"
 	}
 	d.listen = ln.Addr().String()
+	d.mcpHTTP, _ = d.newMCPHTTP(loopback)
 
 	ctlLn, err := control.Listen(opts.Paths.Socket())
 	if err != nil {
@@ -134,6 +146,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	httpSrv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	httpSrv.RegisterOnShutdown(mcpStop)
 	ctl := control.NewServer(d.handleControl, log)
 
 	var wg sync.WaitGroup

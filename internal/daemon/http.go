@@ -19,6 +19,7 @@ type HealthResult struct {
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/acp", d.link)
+	mux.Handle("/mcp", d.mcpHTTP)
 	mux.HandleFunc("GET /healthz", d.healthz)
 	return mux
 }

@@ -101,7 +101,18 @@ func (c *Conn) Close(code websocket.StatusCode, reason string) {
 // Call sends a request to the peer and waits for its response. A JSON-RPC
 // error answer is returned as *jsonrpc.Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	id := jsonrpc.RawID(fmt.Sprintf("d%d", c.next.Add(1)))
+	return c.CallID(ctx, c.NewRequestID(), method, params, result)
+}
+
+// NewRequestID returns a fresh outgoing request id for CallID.
+func (c *Conn) NewRequestID() json.RawMessage {
+	return jsonrpc.RawID(fmt.Sprintf("d%d", c.next.Add(1)))
+}
+
+// CallID is Call with an id taken from NewRequestID beforehand, for callers
+// that must name the request later: MCP-over-ACP's `mcp/cancel {requestId}`
+// cancels a call by its outer JSON-RPC id.
+func (c *Conn) CallID(ctx context.Context, id json.RawMessage, method string, params, result any) error {
 	req, err := jsonrpc.NewRequest(id, method, params)
 	if err != nil {
 		return fmt.Errorf("link: encode %s params: %w", method, err)

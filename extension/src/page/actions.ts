@@ -188,41 +188,58 @@ function mainScroller(): Element {
   return best ?? page;
 }
 
-/** Scrolls the virtual list until find(predicate) matches, wrapping to the top once. */
+/**
+ * Scrolls the virtual list until find(predicate) has an exact match: the current view, then the
+ * list from the top down.
+ * Substring matches seen on the way are remembered; with no exact match anywhere, reveal goes
+ * back to the first of them.
+ */
 export async function reveal(engine: Engine, a: RevealArgs): Promise<FindResult & { found: boolean; scrolls: number; scrollY: number }> {
   const max = Math.max(1, Math.min(Number(a.maxScrolls ?? 200) || 200, 2000));
   const c = a.container ? engine.refs.resolve(a.container) : mainScroller();
-  const startTop = c.scrollTop;
-  let wrapped = startTop <= 0;
+  let fromTop = c.scrollTop <= 0;
   let scrolls = 0;
-  for (;;) {
-    const r = engine.find(a);
-    if (r.matches.length) {
-      const m = r.matches[0];
-      if (m?.ref) engine.refs.resolve(m.ref).scrollIntoView({ block: "center", behavior: "instant" });
-      return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
-    }
-    if (scrolls >= max) break;
-    const atBottom = c.scrollTop + c.clientHeight >= c.scrollHeight - 2;
-    if (atBottom) {
-      if (wrapped) break;
-      wrapped = true;
-      c.scrollTop = 0;
-    } else {
-      if (wrapped && startTop > 0 && c.scrollTop < startTop && c.scrollTop + c.clientHeight * 0.9 >= startTop) {
-        // Came back around to where we started: searched everything.
-        c.scrollTop = c.scrollTop + c.clientHeight * 0.9;
-        scrolls++;
+  let partialAt: number | undefined;
+  const done = async (r: FindResult) => {
+    const m = r.matches[0];
+    if (m?.ref) {
+      // Bring it fully into view; a virtual list may re-render (new nodes), so find again after.
+      const el = engine.refs.resolve(m.ref);
+      const cr = c.getBoundingClientRect();
+      const er = el.getBoundingClientRect();
+      const inside = c === c.ownerDocument.scrollingElement
+        ? er.top >= 0 && er.bottom <= innerHeight
+        : er.top >= cr.top && er.bottom <= cr.bottom;
+      if (!inside) {
+        el.scrollIntoView({ block: "center", behavior: "instant" });
         await nextFrames();
         const again = engine.find(a);
-        if (again.matches.length) return { ...again, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
-        break;
+        if (again.matches.length) r = again;
       }
+    }
+    return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
+  };
+  // The current view first, then the whole list from the top down, at most maxScrolls steps.
+  for (;;) {
+    const r = engine.find(a);
+    if (r.matches[0]?.exact) return done(r);
+    if (r.matches.length && partialAt === undefined) partialAt = c.scrollTop;
+    if (scrolls >= max) break;
+    if (!fromTop) {
+      fromTop = true;
+      c.scrollTop = 0;
+    } else {
+      if (c.scrollTop + c.clientHeight >= c.scrollHeight - 2) break;
       c.scrollTop = c.scrollTop + Math.max(40, c.clientHeight * 0.9);
     }
-    c.dispatchEvent(new Event("scroll"));
     scrolls++;
     await nextFrames();
+  }
+  if (partialAt !== undefined) {
+    c.scrollTop = partialAt;
+    await nextFrames();
+    const r = engine.find(a);
+    if (r.matches.length) return done(r);
   }
   return { docId: engine.docId, matches: [], total: 0, found: false, scrolls, scrollY: Math.round(c.scrollTop) };
 }

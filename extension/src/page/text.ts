@@ -62,10 +62,11 @@ function walk(el: Element, out: string[], textHidden: boolean, pre: boolean): vo
         if (e.checkVisibility()) hid = true;
         else if (getComputedStyle(e).display !== "contents") continue;
       }
-      const block = !INLINE_TAGS.has(tag);
+      const cell = CELL.has(tag);
+      const block = !cell && !INLINE_TAGS.has(tag);
       if (block) out.push("\n");
       walk(e, out, hid, pre || tag === "pre");
-      if (CELL.has(tag)) out.push("\t");
+      if (cell) out.push("\t");
       else if (block) out.push("\n");
     }
   }

@@ -154,8 +154,17 @@ func (c *Client) readLoop() {
 	}
 }
 
+type requestIDKey struct{}
+
+// RequestID is the outer JSON-RPC id of the request a Handler is answering
+// (nil for a notification); MCP-over-ACP's mcp/cancel names calls by it.
+func RequestID(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
+	return id
+}
+
 func (c *Client) serve(msg *jsonrpc.Message) {
-	res, err := c.handler(c.ctx, msg.Method, msg.Params)
+	res, err := c.handler(context.WithValue(c.ctx, requestIDKey{}, msg.ID), msg.Method, msg.Params)
 	if !msg.HasID() {
 		return
 	}

@@ -1,0 +1,173 @@
+// Package daemontest runs a real daemon for tests and benchmarks outside
+// package daemon: on 127.0.0.1:0 with a private state directory, a control
+// client, a fake extension that pairs through a one-time secret and serves
+// MCP-over-ACP (mcpbridgetest), and go-sdk MCP clients over /mcp.
+package daemontest
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+)
+
+// Daemon is a running daemon.
+type Daemon struct {
+	Addr    string // host:port
+	URL     string // ws://…/acp
+	MCPURL  string // http://…/mcp
+	Paths   config.Paths
+	Control *control.Client
+}
+
+// Start runs a daemon until the test ends; mutate may change the options.
+func Start(tb testing.TB, mutate func(*daemon.Options)) *Daemon {
+	tb.Helper()
+	// Unix socket paths must stay under 108 bytes; tb.TempDir can be longer.
+	dir, err := os.MkdirTemp("", "torii")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	ready := make(chan string, 1)
+	opts := daemon.Options{Paths: config.Paths{ConfigDir: filepath.Join(dir, "c"), StateDir: filepath.Join(dir, "s")},
+		Config: cfg, Version: "test", Ready: ready}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemon.Run(ctx, opts) }()
+	d := &Daemon{Paths: opts.Paths}
+	select {
+	case d.Addr = <-ready:
+	case err := <-done:
+		cancel()
+		tb.Fatalf("daemon did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		tb.Fatal("daemon did not start in 10 s")
+	}
+	d.URL = "ws://" + d.Addr + "/acp"
+	d.MCPURL = "http://" + d.Addr + "/mcp"
+	if d.Control, err = control.Dial(ctx, opts.Paths.Socket()); err != nil {
+		cancel()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		d.Control.Close()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("daemon Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			tb.Error("daemon did not stop within 10 s")
+		}
+	})
+	return d
+}
+
+// Call is a control call that must succeed.
+func (d *Daemon) Call(tb testing.TB, method string, params, result any) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := d.Control.Call(ctx, method, params, result); err != nil {
+		tb.Fatalf("control %s: %v", method, err)
+	}
+}
+
+// Token creates a bearer token.
+func (d *Daemon) Token(tb testing.TB, label string) string {
+	var r daemon.TokensCreateResult
+	d.Call(tb, "tokens.create", map[string]string{"label": label}, &r)
+	return r.Token
+}
+
+// Extension pairs a fake extension (one-time secret, no human), speaks ACP
+// initialize, and declares its tool server in session/new: decl is the
+// mcpServers entry, e.g. {"type":"acp","name":"torii","id":p.ServerID}.
+func (d *Daemon) Extension(tb testing.TB, ctx context.Context, p *mcpbridgetest.Provider, decl map[string]any) *linktest.Client {
+	tb.Helper()
+	var otp daemon.LaunchOTPResult
+	d.Call(tb, "launch.otp", nil, &otp)
+	dev, err := linktest.NewDevice("bench browser")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := linktest.PairAndConnect(ctx, d.URL, dev, linktest.PairOptions{OTP: otp.OTP}, &linktest.Options{Handler: p.Handle})
+	if err != nil {
+		tb.Fatalf("pair: %v", err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "fake-extension", "version": "0"}}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{decl}}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// WaitTools polls tools.list until the extension's n tools are served.
+func (d *Daemon) WaitTools(tb testing.TB, n int) daemon.ToolsListResult {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var r daemon.ToolsListResult
+		d.Call(tb, "tools.list", nil, &r)
+		if r.ExtensionConnected && len(r.Tools) == n {
+			return r
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("tools.list never reached %d tools: %+v", n, r)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type headerRT struct {
+	h  http.Header
+	rt http.RoundTripper
+}
+
+func (x headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range x.h {
+		r.Header[k] = v
+	}
+	return x.rt.RoundTrip(r)
+}
+
+// MCP connects a go-sdk client to /mcp with the token (and extra headers).
+func (d *Daemon) MCP(tb testing.TB, ctx context.Context, token string, extra http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	h := http.Header{}
+	for k, v := range extra {
+		h[k] = v
+	}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	hc := &http.Client{Transport: headerRT{h, http.DefaultTransport}}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, opts)
+	s, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.MCPURL, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err == nil {
+		tb.Cleanup(func() { s.Close() })
+	}
+	return s, err
+}

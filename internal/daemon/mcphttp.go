@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/config"
+)
+
+// newMCPHTTP serves the extension's tools over MCP Streamable HTTP at /mcp
+// (official go-sdk). One server, its tools mirrored from the broker's
+// catalogue; every call goes through the broker's gate.
+//
+// Checks, in order (as /acp): Host loopback on a loopback bind (403,
+// DNS rebinding, SECURITY I-2); Origin absent or a configured token origin
+// (403); `Authorization: Bearer <token>` from the token store (401,
+// SECURITY I-8). An MCP session is bound to the token that opened it.
+func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
+		Logger:       d.log,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Instructions: "Torii drives the person's own Chrome through the Torii extension. " +
+			"Run `torii status` or `torii doctor` if the browser is not connected.",
+	})
+	mirror := broker.NewMirror(srv, d.proxyTool)
+	srv.AddReceivingMiddleware(mirror.UnknownTools(d.proxyTool))
+	d.broker.OnToolsChanged(mirror.Set)
+	mirror.Set(d.broker.Tools())
+
+	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: d.log})
+	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	origins := map[string]bool{}
+	for _, o := range d.opts.Config.TokenOrigins {
+		origins[strings.TrimSuffix(o, "/")] = true
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopback && !config.IsLoopbackHost(r.Host) {
+			d.log.Info("mcp: refused", "status", 403, "why", "host not allowed", "remote", r.RemoteAddr)
+			http.Error(w, "host not allowed", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !origins[o] {
+			d.log.Info("mcp: refused", "status", 403, "why", "origin not allowed", "remote", r.RemoteAddr)
+			http.Error(w, "origin not allowed", http.StatusForbidden)
+			return
+		}
+		// Long-lived streams end when the daemon shuts down.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(d.mcpCtx, cancel)
+		defer stop()
+		protected.ServeHTTP(w, r.WithContext(ctx))
+	})
+	return h, srv
+}
+
+// verifyToken checks a /mcp bearer token against the token store.
+func (d *daemon) verifyToken(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	id, ok := d.tokens.Check(tok)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: id}, nil
+}
+
+// proxyTool runs one /mcp tools/call through the broker.
+func (d *daemon) proxyTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params == nil {
+		return nil, errors.New("tools/call without params")
+	}
+	label := "http"
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		label = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
+	}
+	return d.broker.CallTool(ctx, broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments, Session: label}), nil
+}
+
+func (d *daemon) tokenLabel(id string) string {
+	for _, t := range d.tokens.List() {
+		if t.ID == id {
+			return t.Label
+		}
+	}
+	return id
+}

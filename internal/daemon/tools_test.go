@@ -1,0 +1,440 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+const serverID = "0b6f5c6e-2d0b-4f36-9a43-2f3f2d6f7f11"
+
+func tctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// fakeTools: echo (fast), slow (until cancelled), fail (a tool error), boom
+// (an inner protocol error).
+func fakeProvider() *mcpbridgetest.Provider {
+	ro := map[string]any{"readOnlyHint": true}
+	tools := []map[string]any{
+		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
+		{"name": "slow", "description": "Wait until cancelled.", "inputSchema": mcpbridgetest.Schema(nil)},
+		{"name": "fail", "description": "Always not_found.", "inputSchema": mcpbridgetest.Schema(nil)},
+		{"name": "boom", "description": "Inner protocol error.", "inputSchema": mcpbridgetest.Schema(nil)},
+	}
+	return mcpbridgetest.New(serverID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
+		switch name {
+		case "echo":
+			return mcpbridgetest.TextResult(string(args)), nil
+		case "slow":
+			select {
+			case <-ctx.Done():
+				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
+			case <-time.After(60 * time.Second):
+				return mcpbridgetest.TextResult("late"), nil
+			}
+		case "fail":
+			return mcpbridgetest.ErrorResult("not_found", "no element matches #x", toolerr.NotFound.Hint()), nil
+		case "boom":
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
+	})
+}
+
+func genA() map[string]any { return map[string]any{"type": "acp", "name": "torii", "id": serverID} }
+
+func errCode(t *testing.T, r *mcp.CallToolResult) toolerr.Code {
+	t.Helper()
+	if r == nil || !r.IsError {
+		t.Fatalf("want an isError result, got %+v", r)
+	}
+	e := toolerr.FromResult(r)
+	if e == nil {
+		t.Fatalf("isError result without structuredContent.error: %+v", r)
+	}
+	if e.Hint == "" || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, string(e.Code)) {
+		t.Fatalf("error result lacks a hint or a text code: %+v", r)
+	}
+	return e.Code
+}
+
+func text(r *mcp.CallToolResult) string {
+	if r == nil || len(r.Content) == 0 {
+		return ""
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+func controlCall(t *testing.T, d *daemontest.Daemon, p daemon.ToolsCallParams) *mcp.CallToolResult {
+	t.Helper()
+	var r mcp.CallToolResult
+	d.Call(t, "tools.call", p, &r)
+	return &r
+}
+
+func TestToolsServedAndRouted(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := fakeProvider()
+	// Before any extension: a typed error, never a hang.
+	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "echo"})); c != toolerr.ExtensionNotConnected {
+		t.Fatalf("no extension: %s", c)
+	}
+	d.Extension(t, ctx, p, genA())
+	lst := d.WaitTools(t, 4)
+	if lst.Tools[0].Name != "echo" || lst.Tools[0].Annotations == nil || !lst.Tools[0].Annotations.ReadOnlyHint {
+		t.Fatalf("catalogue: %+v", lst.Tools[0])
+	}
+	// The connector's wire: Gen A acpId, initialize, initialized (no outer id), tools/list.
+	ev, err := p.WaitFor("mcp/connect", "", time.Second)
+	if err != nil || !strings.Contains(string(ev.Params), `"acpId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "serverId") {
+		t.Fatalf("mcp/connect: %s %v", ev.Params, err)
+	}
+	if ev, err = p.WaitFor("mcp/message", "initialize", time.Second); err != nil || ev.ID == nil {
+		t.Fatalf("initialize: %+v %v", ev, err)
+	}
+	if ev, err = p.WaitFor("mcp/message", "notifications/initialized", time.Second); err != nil || ev.ID != nil {
+		t.Fatalf("initialized must be a notification: %+v %v", ev, err)
+	}
+
+	// A real MCP client over Streamable HTTP with a token.
+	tok := d.Token(t, "agent one")
+	s, err := d.MCP(t, ctx, tok, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := s.ListTools(ctx, nil)
+	if err != nil || len(tl.Tools) != 4 {
+		t.Fatalf("tools/list over /mcp: %v %+v", err, tl)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tool := range tl.Tools {
+		byName[tool.Name] = tool
+	}
+	if e := byName["echo"]; e == nil || e.Description != "Echo the arguments." || e.Annotations == nil || !e.Annotations.ReadOnlyHint {
+		t.Fatalf("echo over /mcp: %+v", e)
+	}
+	// Routed, arguments untouched.
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hé", "n": 1}})
+	if err != nil || r.IsError || text(r) != `{"n":1,"text":"hé"}` {
+		t.Fatalf("echo: %v %+v", err, r)
+	}
+	// A tool failure passes through with its code.
+	r, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "fail"})
+	if err != nil || errCode(t, r) != toolerr.NotFound {
+		t.Fatalf("fail: %v %+v", err, r)
+	}
+	// An inner MCP protocol error becomes a typed isError result.
+	r, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "boom"})
+	if err != nil || errCode(t, r) != toolerr.InvalidArgument || !strings.Contains(text(r), "tabId") {
+		t.Fatalf("boom: %v %+v", err, r)
+	}
+	// Unknown tool: typed, over /mcp and over control; never sent to the extension.
+	r, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
+	if err != nil || errCode(t, r) != toolerr.UnknownTool {
+		t.Fatalf("unknown over /mcp: %v %+v", err, r)
+	}
+	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "nosuch"})); c != toolerr.UnknownTool {
+		t.Fatalf("unknown over control: %s", c)
+	}
+	// Control tools.call.
+	r = controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{"a":[1,2]}`), SessionLabel: "cli"})
+	if r.IsError || text(r) != `{"a":[1,2]}` {
+		t.Fatalf("control echo: %+v", r)
+	}
+	if err := d.Control.Call(ctx, "tools.call", map[string]any{"arguments": map[string]any{}}, nil); err == nil {
+		t.Fatal("tools.call without a name succeeded")
+	}
+}
+
+func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := fakeProvider()
+	ext := d.Extension(t, ctx, p, genA())
+	d.WaitTools(t, 4)
+	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type out struct {
+		r   *mcp.CallToolResult
+		err error
+	}
+	viaMCP, viaCtl := make(chan out, 1), make(chan out, 1)
+	go func() {
+		r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		viaMCP <- out{r, err}
+	}()
+	go func() {
+		var r mcp.CallToolResult
+		err := d.Control.Call(ctx, "tools.call", daemon.ToolsCallParams{Name: "slow"}, &r)
+		viaCtl <- out{&r, err}
+	}()
+	for p.Inflight() < 2 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	start := time.Now()
+	ext.Close()
+	for _, ch := range []chan out{viaMCP, viaCtl} {
+		select {
+		case o := <-ch:
+			if o.err != nil || errCode(t, o.r) != toolerr.ExtensionNotConnected {
+				t.Fatalf("pending call after link drop: %v %+v", o.err, o.r)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("pending call hangs after the link dropped")
+		}
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("link drop took %s to fail the calls", el)
+	}
+	// The catalogue stays listed; calls now fail fast with the same code.
+	var lst daemon.ToolsListResult
+	d.Call(t, "tools.list", nil, &lst)
+	if lst.ExtensionConnected || len(lst.Tools) != 4 {
+		t.Fatalf("after drop: %+v", lst)
+	}
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+	if err != nil || errCode(t, r) != toolerr.ExtensionNotConnected {
+		t.Fatalf("call after drop: %v %+v", err, r)
+	}
+}
+
+func TestCancellationReachesTheExtension(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := fakeProvider()
+	d.Extension(t, ctx, p, genA())
+	d.WaitTools(t, 4)
+	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := func() {
+		for {
+			select {
+			case <-p.Events():
+			default:
+				return
+			}
+		}
+	}
+	checkCancel := func(what string) {
+		t.Helper()
+		call, err := p.WaitFor("mcp/message", "tools/call", 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		cancel, err := p.WaitFor("mcp/cancel", "", 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		var cp struct {
+			RequestID    json.RawMessage `json:"requestId"`
+			ConnectionID string          `json:"connectionId"`
+		}
+		json.Unmarshal(cancel.Params, &cp)
+		if string(cp.RequestID) != string(call.ID) || cp.ConnectionID == "" || cancel.ID != nil {
+			t.Fatalf("%s: mcp/cancel %s does not name the call's outer id %s", what, cancel.Params, call.ID)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for p.Inflight() > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the extension's call was not aborted", what)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+
+	// 1. The MCP client cancels its context: notifications/cancelled reaches
+	// the daemon, which sends mcp/cancel naming the call's outer id.
+	drain()
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "slow"})
+		done <- err
+	}()
+	for p.Inflight() == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client CallTool after cancel: %v", err)
+	}
+	checkCancel("mcp client")
+
+	// 2. Control: tools.cancel by callId; the caller gets `cancelled`.
+	drain()
+	res := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		var r mcp.CallToolResult
+		if err := d.Control.Call(ctx, "tools.call", daemon.ToolsCallParams{Name: "slow", CallID: "k1"}, &r); err != nil {
+			t.Error(err)
+		}
+		res <- &r
+	}()
+	for p.Inflight() == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	var cr daemon.ToolsCancelResult
+	d.Call(t, "tools.cancel", daemon.ToolsCancelParams{CallID: "k1"}, &cr)
+	if !cr.Cancelled {
+		t.Fatal("tools.cancel did not find the call")
+	}
+	if c := errCode(t, <-res); c != toolerr.Cancelled {
+		t.Fatalf("cancelled control call: %s", c)
+	}
+	checkCancel("tools.cancel")
+
+	// 3. A deadline: `timeout` (it may have run) and mcp/cancel.
+	drain()
+	start := time.Now()
+	r := controlCall(t, d, daemon.ToolsCallParams{Name: "slow", TimeoutMs: 150})
+	if c := errCode(t, r); c != toolerr.Timeout || time.Since(start) > 2*time.Second {
+		t.Fatalf("deadline: %s after %s", c, time.Since(start))
+	}
+	checkCancel("deadline")
+}
+
+func TestMCPHTTPChecks(t *testing.T) {
+	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
+	ctx := tctx(t)
+	tok := d.Token(t, "a")
+	post := func(hdr http.Header, host string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", d.MCPURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	auth := http.Header{"Authorization": {"Bearer " + tok}}
+	with := func(k, v string) http.Header {
+		h := http.Header{"Authorization": {"Bearer " + tok}}
+		h.Set(k, v)
+		return h
+	}
+	for name, tc := range map[string]struct {
+		hdr  http.Header
+		host string
+		want int
+	}{
+		"no token":         {nil, "", 401},
+		"wrong token":      {http.Header{"Authorization": {"Bearer torii_nope"}}, "", 401},
+		"basic auth":       {http.Header{"Authorization": {"Basic eDp5"}}, "", 401},
+		"foreign origin":   {with("Origin", "https://evil.example"), "", 403},
+		"extension origin": {with("Origin", "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "", 403},
+		"rebinding host":   {auth, "evil.example:7317", 403},
+		"token origin":     {with("Origin", "https://panel.example"), "", 200},
+		"no origin":        {auth, "", 200},
+		"localhost host":   {auth, "localhost:1", 200},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := post(tc.hdr, tc.host); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	// The go-sdk client is refused without a token, too.
+	if _, err := d.MCP(t, ctx, "", nil, nil); err == nil {
+		t.Fatal("MCP client connected without a token")
+	}
+	// A revoked token stops working at once.
+	var lst daemon.TokensListResult
+	d.Call(t, "tokens.list", nil, &lst)
+	d.Call(t, "tokens.revoke", map[string]string{"id": lst.Tokens[0].ID}, nil)
+	if got := post(auth, ""); got != 401 {
+		t.Fatalf("revoked token: %d", got)
+	}
+}
+
+func TestGenBAndFailedInitialize(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+
+	// A server whose initialize fails is never registered, and the
+	// connector disconnects it.
+	bad := fakeProvider()
+	bad.FailInitialize = true
+	d.Extension(t, ctx, bad, genA())
+	if _, err := bad.WaitFor("mcp/message", "initialize", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.WaitFor("mcp/disconnect", "", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var lst daemon.ToolsListResult
+	d.Call(t, "tools.list", nil, &lst)
+	if lst.ExtensionConnected || len(lst.Tools) != 0 {
+		t.Fatalf("a server that failed initialize was registered: %+v", lst)
+	}
+	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "echo"})); c != toolerr.ExtensionNotConnected {
+		t.Fatalf("call with no registered server: %s", c)
+	}
+
+	// Gen B: the declaration's serverId is what mcp/connect carries.
+	p := fakeProvider()
+	ext := d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "serverId": serverID})
+	d.WaitTools(t, 4)
+	ev, err := p.WaitFor("mcp/connect", "", time.Second)
+	if err != nil || !strings.Contains(string(ev.Params), `"serverId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "acpId") {
+		t.Fatalf("Gen B mcp/connect: %s %v", ev.Params, err)
+	}
+	if r := controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); r.IsError {
+		t.Fatalf("Gen B call: %+v", r)
+	}
+
+	// A second session on the same link re-declares: last attach wins and
+	// the replaced MCP connection gets mcp/disconnect.
+	var first struct{ ConnectionID string }
+	json.Unmarshal(must(p.WaitFor("mcp/message", "tools/list", time.Second)).Params, &first)
+	if err := ext.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{genA()}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	disc, err := p.WaitFor("mcp/disconnect", "", 5*time.Second)
+	if err != nil || !strings.Contains(string(disc.Params), `"`+first.ConnectionID+`"`) {
+		t.Fatalf("replaced connection %s not disconnected: %s %v", first.ConnectionID, disc.Params, err)
+	}
+	if r := controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{"x":1}`)}); r.IsError || text(r) != `{"x":1}` {
+		t.Fatalf("call after re-attach: %+v", r)
+	}
+}
+
+func must(e mcpbridgetest.Event, err error) mcpbridgetest.Event {
+	if err != nil {
+		panic(err)
+	}
+	return e
+}

@@ -1,0 +1,141 @@
+// Package toolerr is the one Go list of browser-tool error codes, each with
+// its one-line recovery hint (brief decision 6). The extension keeps the same
+// list in extension/src/tools/errors.ts; a test parses that file and fails
+// when the two drift. Tool failures travel as MCP results with isError:true,
+// never as protocol errors, so the agent can read the code and act on it.
+package toolerr
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Code is a stable snake_case error code.
+type Code string
+
+// The codes, in the order of ERROR_HINTS in errors.ts. `busy` means nothing
+// was sent to the page; `timeout` means the action may have run.
+const (
+	NoTab                 Code = "no_tab"
+	StaleRef              Code = "stale_ref"
+	NotFound              Code = "not_found"
+	NotVisible            Code = "not_visible"
+	Covered               Code = "covered"
+	NotEditable           Code = "not_editable"
+	Disabled              Code = "disabled"
+	Timeout               Code = "timeout"
+	NavigationFailed      Code = "navigation_failed"
+	Busy                  Code = "busy"
+	ExtensionNotConnected Code = "extension_not_connected"
+	InvalidArgument       Code = "invalid_argument"
+	UnknownTool           Code = "unknown_tool"
+	ScreenshotTooLarge    Code = "screenshot_too_large"
+	DialogBlocking        Code = "dialog_blocking"
+	NoDialog              Code = "no_dialog"
+	UnsupportedPage       Code = "unsupported_page"
+	DebuggerConflict      Code = "debugger_conflict"
+	Paused                Code = "paused"
+	Cancelled             Code = "cancelled"
+	Internal              Code = "internal"
+)
+
+type entry struct {
+	code Code
+	hint string
+}
+
+// list is the single source on the Go side; keep it in errors.ts order.
+var list = []entry{
+	{NoTab, "The tab does not exist (closed?); call tabs to list open tabs."},
+	{StaleRef, "The ref is from another tab or an earlier document, or its element is gone; take a new snapshot."},
+	{NotFound, "Nothing matched; take a snapshot or use find to see what the page offers."},
+	{NotVisible, "The element is not visible; scroll to it, reveal it or wait for it."},
+	{Covered, "Another element covers it; act on the covering element first (e.g. close the overlay)."},
+	{NotEditable, "The element does not accept text; pick a textbox, textarea or contenteditable."},
+	{Disabled, "The element is disabled; wait for it to become enabled or complete the form first."},
+	{Timeout, "No answer in time; the action may have run. Check the page before retrying."},
+	{NavigationFailed, "The page navigated or failed to load; take a new snapshot or navigate again."},
+	{Busy, "Another call holds this tab; nothing was sent. Retry shortly."},
+	{ExtensionNotConnected, "The Torii extension is not connected; open Chrome and check the Torii popup."},
+	{InvalidArgument, "Check the arguments against the tool's input schema."},
+	{UnknownTool, "Call tools/list for the available tools."},
+	{ScreenshotTooLarge, "Capture a region, an element (ref) or set maxWidth, or use JPEG."},
+	{DialogBlocking, "A JavaScript dialog is open on this tab; call handle_dialog first."},
+	{NoDialog, "No dialog is open on this tab."},
+	{UnsupportedPage, "This page cannot be scripted (browser or store page); navigate to a web page."},
+	{DebuggerConflict, "Another debugger (DevTools?) is attached to this tab; close it and retry."},
+	{Paused, "The person paused Torii; ask them to resume it in the Torii popup."},
+	{Cancelled, "The call was cancelled."},
+	{Internal, "Unexpected failure in the extension; retry once, then report it."},
+}
+
+var hints = func() map[Code]string {
+	m := make(map[Code]string, len(list))
+	for _, e := range list {
+		m[e.code] = e.hint
+	}
+	return m
+}()
+
+// Codes lists every code in order.
+func Codes() []Code {
+	out := make([]Code, len(list))
+	for i, e := range list {
+		out[i] = e.code
+	}
+	return out
+}
+
+// Valid reports whether s is a known code.
+func Valid(s string) bool { _, ok := hints[Code(s)]; return ok }
+
+// Hint is the code's one-line recovery hint ("" for an unknown code).
+func (c Code) Hint() string { return hints[c] }
+
+// Error is a tool failure: a code, what happened, and what to do next.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// New builds an Error with the code's standard hint.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Hint: code.Hint()}
+}
+
+// Result is the MCP result of a failure, the same shape the extension's
+// errorResult produces: text `<code>: <message>\nhint: <hint>` plus
+// structuredContent {error:{code, message, hint}}, isError true.
+func (e *Error) Result() *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(e.Code) + ": " + e.Message + "\nhint: " + e.Hint}},
+		StructuredContent: map[string]any{"error": map[string]any{"code": string(e.Code), "message": e.Message, "hint": e.Hint}},
+		IsError:           true,
+	}
+}
+
+// Result is shorthand for New(code, …).Result().
+func Result(code Code, format string, args ...any) *mcp.CallToolResult {
+	return New(code, format, args...).Result()
+}
+
+// FromResult extracts the typed error of an isError result (nil when the
+// result is not an error or carries no structured code).
+func FromResult(r *mcp.CallToolResult) *Error {
+	if r == nil || !r.IsError || r.StructuredContent == nil {
+		return nil
+	}
+	var w struct {
+		Error *Error `json:"error"`
+	}
+	b, err := json.Marshal(r.StructuredContent)
+	if err != nil || json.Unmarshal(b, &w) != nil || w.Error == nil || w.Error.Code == "" {
+		return nil
+	}
+	return w.Error
+}
