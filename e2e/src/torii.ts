@@ -178,6 +178,8 @@ export class Torii {
         clearTimeout(timer);
         resolve({ code, signal, stdout, stderr });
       });
+      // A command that does not read stdin may exit first: ignore EPIPE on it.
+      p.stdin?.on("error", () => {});
       p.stdin?.end(input ?? "");
     });
   }
@@ -229,6 +231,7 @@ export class PairSession {
   private out = "";
   private readonly waiters = new Set<() => void>();
   constructor(readonly proc: ChildProcess) {
+    proc.stdin?.on("error", () => {}); // EPIPE if it exits before the answer is read
     const onData = (d: string) => {
       this.out += d;
       for (const w of this.waiters) w();

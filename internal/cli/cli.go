@@ -59,6 +59,8 @@ func commands() []command {
 		{"serve", "run the daemon in the foreground", runServe},
 		{"launch", "start the daemon and a managed browser with the extension, paired", runLaunch},
 		{"mcp", "stdio MCP server for an agent (starts the daemon if needed)", runMCP},
+		{"exec", "call one browser tool from the shell: torii exec TOOL key=value…", runExec},
+		{"tools", "list the browser tools the extension serves", runTools},
 		{"status", "show the daemon, the extension link and live connections", runStatus},
 		{"doctor", "check the set-up and print the fix for each problem", runDoctor},
 		{"pair", "approve or deny a browser's pairing request", runPair},

@@ -23,6 +23,69 @@ type Config struct {
 	TLSKey       string   `json:"tlsKey,omitempty"`
 	ExtensionIDs []string `json:"extensionIds,omitempty"` // extra extension IDs allowed as Origin besides the built-in one
 	TokenOrigins []string `json:"tokenOrigins,omitempty"` // browser origins allowed for token clients, e.g. another side panel
+
+	// The gateway (docs/gateway.md): ACP agents the daemon spawns for chat.
+	Agents       []Agent `json:"agents,omitempty"`
+	DefaultAgent string  `json:"defaultAgent,omitempty"` // default: the first agent
+	RelayLimit   int     `json:"relayLimit,omitempty"`   // the panel's agent-to-agent loop guard; 0 = 4
+	// AgentIdleTimeoutSec: a prompt with no update from the agent for this
+	// long is reported not_responding; 0 = 120.
+	AgentIdleTimeoutSec int `json:"agentIdleTimeoutSec,omitempty"`
+	// MCPServers is the operator policy for type:"acp" MCP servers that
+	// foreign ACP clients declare: only allowed names are connected, and
+	// only pinned tools are exposed (deny-all when a server has no pins).
+	MCPServers MCPServerPolicy `json:"mcpServers,omitzero"`
+}
+
+// Agent is one ACP agent the daemon may spawn: a preset, or a command line.
+// Fields set beside a preset override it.
+type Agent struct {
+	Name    string            `json:"name"`
+	Preset  string            `json:"preset,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// MCPServerPolicy is the allowlist and per-server tool pins.
+type MCPServerPolicy struct {
+	Allow []string            `json:"allow,omitempty"`
+	Pins  map[string][]string `json:"pins,omitempty"`
+}
+
+// Presets are the common ACP agents' command lines.
+var Presets = map[string][]string{
+	"claude-agent-acp": {"claude-agent-acp"},
+	"gemini":           {"gemini", "--acp"},
+	"codex-acp":        {"codex-acp"},
+	"opencode":         {"opencode", "acp"},
+}
+
+// ResolvedAgents returns the agents with presets expanded (Command and Args
+// filled in), in config order.
+func (c Config) ResolvedAgents() []Agent {
+	out := make([]Agent, 0, len(c.Agents))
+	for _, a := range c.Agents {
+		r := a
+		if p, ok := Presets[a.Preset]; ok {
+			if r.Command == "" {
+				r.Command = p[0]
+				if r.Args == nil {
+					r.Args = append([]string(nil), p[1:]...)
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// DefaultAgentName is defaultAgent, or the first agent's name.
+func (c Config) DefaultAgentName() string {
+	if c.DefaultAgent != "" || len(c.Agents) == 0 {
+		return c.DefaultAgent
+	}
+	return c.Agents[0].Name
 }
 
 // Default returns the configuration used when no config.json exists.
@@ -127,6 +190,8 @@ var (
 	ErrBadExtensionID = errors.New("config: extensionIds entries must be 32 letters a-p")
 	// ErrBadOrigin: a tokenOrigins entry is not scheme://host[:port].
 	ErrBadOrigin = errors.New("config: tokenOrigins entries must be scheme://host[:port] with no path")
+	// ErrBadAgent: an agents entry is incomplete, duplicated or names an unknown preset.
+	ErrBadAgent = errors.New("config: bad agents entry")
 )
 
 // Validate checks the config. The "and a token" half of SECURITY I-1 is the
@@ -156,6 +221,30 @@ func (c Config) Validate() error {
 		if !validOrigin(o) {
 			return fmt.Errorf("%w: %q", ErrBadOrigin, o)
 		}
+	}
+	return c.validateAgents()
+}
+
+func (c Config) validateAgents() error {
+	seen := map[string]bool{}
+	for i, a := range c.Agents {
+		switch {
+		case a.Name == "" || strings.ContainsAny(a.Name, " \t\r\n@<>\"/"):
+			return fmt.Errorf("%w: agents[%d]: name must be non-empty, without spaces, @, <, >, \" or /", ErrBadAgent, i)
+		case seen[a.Name]:
+			return fmt.Errorf("%w: agents[%d]: duplicate name %q", ErrBadAgent, i, a.Name)
+		case a.Preset != "" && Presets[a.Preset] == nil:
+			return fmt.Errorf("%w: agents[%d]: unknown preset %q", ErrBadAgent, i, a.Preset)
+		case a.Preset == "" && a.Command == "":
+			return fmt.Errorf("%w: agents[%d]: give a preset or a command", ErrBadAgent, i)
+		}
+		seen[a.Name] = true
+	}
+	if c.DefaultAgent != "" && !seen[c.DefaultAgent] {
+		return fmt.Errorf("%w: defaultAgent %q is not in agents", ErrBadAgent, c.DefaultAgent)
+	}
+	if c.RelayLimit < 0 || c.AgentIdleTimeoutSec < 0 {
+		return fmt.Errorf("%w: relayLimit and agentIdleTimeoutSec must not be negative", ErrBadAgent)
 	}
 	return nil
 }

@@ -252,7 +252,10 @@ func (c *Conn) handleFrame(data []byte, sem chan struct{}, handlers *sync.WaitGr
 		c.deliverResponse(msg)
 		return
 	}
-	if strings.HasPrefix(msg.Method, "torii/") {
+	// torii/* handshake methods (and every torii/* before authentication)
+	// belong to the link; other torii/* methods of an authenticated
+	// connection (the gateway's torii/agents, torii/session/…) go to the Handler.
+	if strings.HasPrefix(msg.Method, "torii/") && (linkMethod(msg.Method) || !c.authed()) {
 		c.handleTorii(msg)
 		return
 	}
@@ -301,4 +304,13 @@ func (c *Conn) deliverResponse(m *jsonrpc.Message) {
 		return
 	}
 	ch <- m
+}
+
+// linkMethod reports whether a torii/* method is the link's own.
+func linkMethod(m string) bool {
+	switch m {
+	case "torii/ping", "torii/hello", "torii/pair", "torii/auth":
+		return true
+	}
+	return false
 }

@@ -18,7 +18,7 @@ func TestInitializeAndEmptyToolsList(t *testing.T) {
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	s := New(Options{Version: "1.2.3", SessionLabel: "test"})
-	ss, err := s.Connect(ctx, st, nil)
+	ss, err := s.MCP().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAnswersBeforeEOF(t *testing.T) {
 `))
 	var out syncBuffer
 	start := time.Now()
-	if err := Serve(context.Background(), New(Options{Version: "v"}), in, &out); err != nil {
+	if err := New(Options{Version: "v"}).Serve(context.Background(), in, &out); err != nil {
 		t.Fatal(err)
 	}
 	if time.Since(start) > drainTimeout {

@@ -16,6 +16,13 @@ export const SERVER_NAME = "torii-extension";
 /** Connections per provider; the oldest is dropped beyond this (a daemon reconnecting many times). */
 export const MAX_CONNECTIONS = 32;
 
+/** Conventions shared by every tool, said once here instead of in each schema. */
+export const INSTRUCTIONS =
+  "Tools for the person's real Chrome. tabId defaults to the active tab. Perceive with snapshot: interactive elements carry refs (e12); " +
+  "act by ref (or CSS selector). Refs are per tab and document: stale_ref means take a new snapshot. Actions accept " +
+  "waitFor {selector|text|ref, state: appear|disappear, timeoutMs} and observe none|snapshot|diff|text to act and look in one call. " +
+  "Errors carry a code and a hint; busy means nothing was sent, timeout means it may have run.";
+
 export interface ProviderDeps {
   /** The serverId declared in session/new. */
   serverId(): Promise<string> | string;
@@ -150,8 +157,7 @@ export class McpProvider {
           protocolVersion: version,
           capabilities: { tools: { listChanged: false } },
           serverInfo: { name: SERVER_NAME, version: this.deps.version },
-          instructions:
-            "Browser tools for the person's real Chrome. Perceive with snapshot (refs like e12), act by ref; actions take observe:'diff' to see what changed.",
+          instructions: INSTRUCTIONS,
         };
       }
       case "ping":

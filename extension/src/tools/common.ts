@@ -20,28 +20,29 @@ import {
 
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
+// Conventions the descriptions do not repeat (they are in the server's `instructions` and in
+// docs/tools.md): tabId defaults to the active tab; ref is from snapshot (e12); selector is CSS.
 export const S = {
-  tabId: { type: "integer", minimum: 0, description: "Default: active tab" } as JsonSchema,
-  ref: { type: "string", description: "Ref from snapshot, e.g. e12" } as JsonSchema,
-  selector: { type: "string", minLength: 1, description: "CSS selector" } as JsonSchema,
+  tabId: { type: "integer", minimum: 0 } as JsonSchema,
+  ref: { type: "string" } as JsonSchema,
+  selector: { type: "string", minLength: 1 } as JsonSchema,
   timeoutMs: (max: number): JsonSchema => ({ type: "integer", minimum: 0, maximum: max }),
-  waitFor: {
-    type: "object",
-    description: "Then wait for selector/text/ref to appear|disappear",
-    properties: {
-      selector: { type: "string", minLength: 1 },
-      text: { type: "string", minLength: 1 },
-      ref: { type: "string" },
-      state: { type: "string", enum: ["appear", "disappear"] },
-      timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
-    },
-    additionalProperties: false,
-  } as JsonSchema,
-  observe: {
-    type: "string",
-    enum: ["none", "snapshot", "diff", "text"],
-    description: "Append page state after acting (default none)",
-  } as JsonSchema,
+  /** Published compactly; its fields are checked against WAIT_FOR_SCHEMA by the registry. */
+  waitFor: { type: "object", description: "{selector|text|ref, state, timeoutMs}" } as JsonSchema,
+  observe: { enum: ["none", "snapshot", "diff", "text"] } as JsonSchema,
+};
+
+/** The full schema of the waitFor argument (validated in callTool with the rest of the arguments). */
+export const WAIT_FOR_SCHEMA: JsonSchema = {
+  type: "object",
+  properties: {
+    selector: { type: "string", minLength: 1 },
+    text: { type: "string", minLength: 1 },
+    ref: { type: "string" },
+    state: { type: "string", enum: ["appear", "disappear"] },
+    timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
+  },
+  additionalProperties: false,
 };
 
 /** Properties every action takes. */

@@ -72,7 +72,7 @@ function modMask(mods: string[] | undefined): number {
 
 export const click = defineTool<ActionArgs & Target>({
   name: "click",
-  description: "Click an element (DOM click; works when covered or off screen). Use mouse_click for real pointer events.",
+  description: "DOM click on an element (works even if covered). mouse_click for real pointer events.",
   inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
   readOnly: false,
   async handler(a, ctx) {
@@ -88,7 +88,7 @@ export const click = defineTool<ActionArgs & Target>({
 
 export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; clickCount?: number; modifiers?: string[] }>({
   name: "mouse_click",
-  description: "Real mouse click at the element's visible point; fails with covered (and the covering ref) when occluded.",
+  description: "Real mouse click at the element's visible point; error covered (with the covering ref) if occluded.",
   inputSchema: {
     type: "object",
     properties: {
@@ -129,7 +129,7 @@ export const hover = defineTool<ActionArgs & Target>({
 
 export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "set" | "insertText" }>({
   name: "fill",
-  description: "Replace a field's value (input events fire, so React/Vue see it). mode insertText for rich editors/contenteditable.",
+  description: "Replace a field's value (React/Vue see it). mode insertText for rich editors, contenteditable.",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ACTION_PROPS },
@@ -183,7 +183,7 @@ async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promis
 
 export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean }>({
   name: "type",
-  description: "Type text via the keyboard into the focused element, or click ref/selector first. keys: one key event per char. submit: press Enter after.",
+  description: "Type text into the focused element (or click ref/selector first). keys: per-char key events. submit: Enter after.",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ACTION_PROPS },
@@ -203,7 +203,7 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
 
 export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?: number }>({
   name: "press_key",
-  description: "Press a key or combo: Enter, Tab, Escape, ArrowDown, Backspace, Mod+A (Mod = Cmd on mac, else Ctrl), Shift+Tab. Optional ref/selector is clicked first.",
+  description: "Press a key or combo: Enter, Tab, Escape, ArrowDown, Mod+A (Cmd on mac, else Ctrl), Shift+Tab. ref/selector is clicked first.",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ACTION_PROPS },

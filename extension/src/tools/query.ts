@@ -77,7 +77,7 @@ export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?:
 
 export const getState = defineTool<{ tabId?: number; ref?: string; selector?: string }>({
   name: "get_state",
-  description: "One element's state: exists, visible, enabled, checked, focused, box, in viewport (never its value).",
+  description: "An element's state: exists, visible, enabled, checked, focused, box, inViewport (never its value).",
   inputSchema: { type: "object", properties: { tabId: S.tabId, ref: S.ref, selector: S.selector } },
   readOnly: true,
   async handler(a, ctx) {

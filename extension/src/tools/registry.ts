@@ -15,6 +15,7 @@ import { reveal, scroll } from "./scroll.js";
 import { settle, waitFor } from "./wait.js";
 import { screenshot } from "./screenshot.js";
 import { handleDialog } from "./dialog.js";
+import { WAIT_FOR_SCHEMA } from "./common.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -77,6 +78,8 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     const a = args === undefined || args === null ? {} : args;
     try {
       validate(tool.inputSchema, a);
+      const w = (a as { waitFor?: unknown }).waitFor;
+      if (w !== undefined && tool.inputSchema.properties?.waitFor) validate(WAIT_FOR_SCHEMA, w, "waitFor");
     } catch (e) {
       if (e instanceof SchemaError) throw toolError("invalid_argument", e.message, undefined, { field: e.field });
       throw e;

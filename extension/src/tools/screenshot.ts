@@ -32,7 +32,7 @@ interface Args {
 
 export const screenshot = defineTool<Args>({
   name: "screenshot",
-  description: "Capture the viewport (default), fullPage, a region (viewport CSS px) or one element (ref/selector). JPEG by default.",
+  description: "Capture the viewport, fullPage, a region (CSS px) or an element (ref/selector). JPEG unless png.",
   inputSchema: {
     type: "object",
     properties: {

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { asToolError, ERROR_CODES, ERROR_HINTS, errorResult, toolError } from "../../src/tools/errors.js";
+
+describe("errors", () => {
+  it("every code has a one-line hint", () => {
+    for (const c of ERROR_CODES) {
+      expect(c).toMatch(/^[a-z_]+$/);
+      expect(ERROR_HINTS[c].length).toBeGreaterThan(10);
+      expect(ERROR_HINTS[c]).not.toContain("\n");
+    }
+    for (const c of ["no_tab", "stale_ref", "not_found", "not_visible", "covered", "not_editable", "timeout", "navigation_failed", "busy",
+      "extension_not_connected", "invalid_argument", "screenshot_too_large", "dialog_blocking", "cancelled", "internal", "paused"]) {
+      expect(ERROR_CODES).toContain(c);
+    }
+  });
+  it("formats an MCP error result", () => {
+    const r = errorResult(toolError("covered", "Buy is covered", undefined, { coveredBy: { ref: "e9" } }));
+    expect(r).toEqual({
+      content: [{ type: "text", text: `covered: Buy is covered\nhint: ${ERROR_HINTS.covered}` }],
+      structuredContent: { error: { code: "covered", message: "Buy is covered", hint: ERROR_HINTS.covered, coveredBy: { ref: "e9" } } },
+      isError: true,
+    });
+  });
+  it("classifies Chrome error strings", () => {
+    expect(asToolError(new Error("No tab with id: 12.")).code).toBe("no_tab");
+    expect(asToolError(new Error("Cannot access a chrome:// URL")).code).toBe("unsupported_page");
+    expect(asToolError(new Error("Another debugger is already attached to the tab with id: 3.")).code).toBe("debugger_conflict");
+    expect(asToolError(new Error("Frame with ID 4 was removed.")).code).toBe("navigation_failed");
+    expect(asToolError(new Error("weird")).code).toBe("internal");
+  });
+});

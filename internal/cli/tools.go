@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type toolsListResult struct {
+	Tools              []*mcp.Tool `json:"tools"`
+	ExtensionConnected bool        `json:"extensionConnected"`
+}
+
+func runTools(ctx context.Context, s Stdio, args []string) error {
+	fs := newFlags(s, "tools", "tools [--json]\n\nLists the browser tools the connected extension serves: name, R (reads only) or W\n(acts on the page or the browser), and description. --json prints the raw MCP tool list.")
+	asJSON := fs.Bool("json", false, "print the tools as MCP Tool objects (JSON)")
+	pos, err := parseInterspersed(fs, s, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &UsageError{Msg: "tools takes no arguments"}
+	}
+	c, _, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var raw struct {
+		Tools              json.RawMessage `json:"tools"`
+		ExtensionConnected bool            `json:"extensionConnected"`
+	}
+	if err := c.Call(ctx, "tools.list", nil, &raw); err != nil {
+		return err
+	}
+	var r toolsListResult
+	if err := json.Unmarshal(raw.Tools, &r.Tools); err != nil {
+		return fmt.Errorf("tools.list: %w", err)
+	}
+	switch {
+	case len(r.Tools) == 0:
+		fmt.Fprintln(s.Err, "torii tools: no tools yet: the Torii extension is not connected (see `torii status`, `torii doctor`)")
+	case !raw.ExtensionConnected:
+		fmt.Fprintln(s.Err, "torii tools: the extension is not connected; this is the last catalogue it served")
+	}
+	if *asJSON {
+		if len(r.Tools) == 0 {
+			raw.Tools = json.RawMessage("[]")
+		}
+		return writeIndented(s, raw.Tools)
+	}
+	width := 0
+	for _, t := range r.Tools {
+		width = max(width, len(t.Name))
+	}
+	for _, t := range r.Tools {
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(s.Out, "%-*s  %s  %s\n", width, t.Name, toolClass(t), desc)
+	}
+	return nil
+}
+
+// toolClass is R for a tool annotated read-only, else W (MCP's default for
+// a tool without annotations is "may write").
+func toolClass(t *mcp.Tool) string {
+	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+		return "R"
+	}
+	return "W"
+}

@@ -1,0 +1,366 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+)
+
+const fakeServerID = "6a0c7f8e-3c57-4a0b-9d0e-5f7f00c0ffee"
+
+// pngBytes is a 1×1 PNG.
+var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+// fakeExtension serves echo (R), slow (until cancelled), fail (not_found)
+// and shot (a PNG).
+func fakeExtension() *mcpbridgetest.Provider {
+	ro := map[string]any{"readOnlyHint": true}
+	tools := []map[string]any{
+		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
+		{"name": "slow", "description": "Wait until cancelled.\nSecond line.", "inputSchema": mcpbridgetest.Schema(nil)},
+		{"name": "fail", "description": "Always not_found.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"destructiveHint": true}},
+		{"name": "shot", "description": "A screenshot.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": ro},
+	}
+	return mcpbridgetest.New(fakeServerID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
+		switch name {
+		case "echo":
+			return mcpbridgetest.TextResult(string(args)), nil
+		case "slow":
+			select {
+			case <-ctx.Done():
+				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
+			case <-time.After(60 * time.Second):
+				return mcpbridgetest.TextResult("late"), nil
+			}
+		case "fail":
+			return mcpbridgetest.ErrorResult("not_found", "no element matches #x", "Nothing matched; take a snapshot."), nil
+		case "shot":
+			return map[string]any{"content": []any{
+				map[string]any{"type": "text", "text": "captured 1x1"},
+				map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(pngBytes)},
+			}}, nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
+	})
+}
+
+// toolsEnv is a real in-process daemon (daemontest) that the torii binary
+// reaches through its control socket; connect attaches the fake extension.
+type toolsEnv struct {
+	*env
+	d *daemontest.Daemon
+	p *mcpbridgetest.Provider
+}
+
+func newToolsEnv(t *testing.T) *toolsEnv {
+	d := daemontest.Start(t, nil)
+	return &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
+}
+
+func (e *toolsEnv) connect(ctx context.Context) {
+	e.d.Extension(e.t, ctx, e.p, map[string]any{"type": "acp", "name": "torii", "id": fakeServerID})
+	e.d.WaitTools(e.t, 4)
+}
+
+func tctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func mcpSession(t *testing.T, e *env, ctx context.Context, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "torii-test", Version: "0"}, opts)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: e.command("mcp", "--session-label", "test")}, sopts)
+	if err != nil {
+		t.Fatalf("connect to torii mcp: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// The stdio server lists the extension's catalogue and routes a call with
+// its arguments byte for byte; an unknown name gets a typed result.
+func TestMCPServesExtensionTools(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.connect(ctx)
+	cs := mcpSession(t, e.env, ctx, nil, nil)
+	tl, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := e.d.WaitTools(t, 4)
+	got, _ := json.Marshal(tl.Tools)
+	exp, _ := json.Marshal(want.Tools)
+	if !jsonEqualSet(t, got, exp) {
+		t.Fatalf("catalogue differs:\n got %s\nwant %s", got, exp)
+	}
+	args := json.RawMessage(`{"z":1.50,"a":{"k":[true,null,"é"]}}`)
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
+	if err != nil || r.IsError || textOf(r) != string(args) {
+		t.Fatalf("echo: %v %+v (text %q)", err, r, textOf(r))
+	}
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail"})
+	if err != nil || !r.IsError || !strings.Contains(textOf(r), "not_found") {
+		t.Fatalf("fail: %v %+v", err, r)
+	}
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
+	if err != nil || !r.IsError || !strings.Contains(textOf(r), "unknown_tool") {
+		t.Fatalf("unknown: %v %+v", err, r)
+	}
+}
+
+// jsonEqualSet compares two JSON arrays of tools regardless of order.
+func jsonEqualSet(t *testing.T, a, b []byte) bool {
+	var x, y []map[string]any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil || len(x) != len(y) {
+		return false
+	}
+	idx := map[string]string{}
+	for _, m := range y {
+		j, _ := json.Marshal(m)
+		idx[m["name"].(string)] = string(j)
+	}
+	for _, m := range x {
+		j, _ := json.Marshal(m)
+		if idx[m["name"].(string)] != string(j) {
+			return false
+		}
+	}
+	return true
+}
+
+// Before the extension connects the list is empty; when it connects the
+// client is told (notifications/tools/list_changed) and sees the tools —
+// for a legacy (initialize) client and for a current go-sdk client.
+func TestMCPToolsAppearLate(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	type sess struct {
+		cs      *mcp.ClientSession
+		changed chan struct{}
+	}
+	var ss []sess
+	for _, version := range []string{"2025-06-18", ""} {
+		changed := make(chan struct{}, 8)
+		opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			changed <- struct{}{}
+		}}
+		var so *mcp.ClientSessionOptions
+		if version != "" {
+			so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+		}
+		cs := mcpSession(t, e.env, ctx, opts, so)
+		tl, err := cs.ListTools(ctx, nil)
+		if err != nil || len(tl.Tools) != 0 {
+			t.Fatalf("tools before the extension: %v %+v", err, tl)
+		}
+		ss = append(ss, sess{cs, changed})
+	}
+	e.connect(ctx)
+	for i, s := range ss {
+		select {
+		case <-s.changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("session %d: no tools/list_changed after the extension connected", i)
+		}
+		tl, err := s.cs.ListTools(ctx, nil)
+		if err != nil || len(tl.Tools) != 4 {
+			t.Fatalf("session %d: tools after connect: %v %+v", i, err, tl)
+		}
+	}
+}
+
+// A call the client cancels is cancelled in the daemon (tools.cancel) and
+// in the extension (mcp/cancel).
+func TestMCPCancelReachesExtension(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.connect(ctx)
+	cs := mcpSession(t, e.env, ctx, nil, nil)
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+		done <- err
+	}()
+	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+		t.Fatalf("the extension never saw mcp/cancel: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.p.Inflight() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the extension's call still runs after cancel")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The session still works.
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
+	if err != nil || textOf(r) != `{"text":"after"}` {
+		t.Fatalf("echo after cancel: %v %+v", err, r)
+	}
+}
+
+func TestExec(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.connect(ctx)
+
+	r := e.run("", "exec", "echo", "text=hi there", "n=42", "ok=true", `q="7"`, `o={"a":[1]}`, "zip=007")
+	if r.code != 0 || r.stdout != `{"text":"hi there","n":42,"ok":true,"q":"7","o":{"a":[1]},"zip":"007"}`+"\n" {
+		t.Fatalf("exec echo: %+v", r)
+	}
+	r = e.run("", "exec", "--json", "echo", "text=x")
+	var res mcp.CallToolResult
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || textOf(&res) != `{"text":"x"}` {
+		t.Fatalf("exec --json: %+v", r)
+	}
+
+	// An image goes to a file, its path is printed; text is printed too.
+	dir := t.TempDir()
+	r = e.run("", "exec", "shot", "--out", dir)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 2 || lines[0] != "captured 1x1" {
+		t.Fatalf("exec shot: %+v", r)
+	}
+	p := lines[1]
+	if filepath.Dir(p) != dir || !strings.HasPrefix(filepath.Base(p), "torii-shot-") || !strings.HasSuffix(p, ".png") {
+		t.Fatalf("image path %q", p)
+	}
+	if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, pngBytes) {
+		t.Fatalf("saved image: %v (%d bytes)", err, len(b))
+	}
+	// In the current directory by default.
+	cmd := e.command("exec", "shot")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), filepath.Join(dir, "torii-shot-")) {
+		t.Fatalf("exec shot in cwd: %v %s", err, out)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Fatalf("%d files in out dir, want 2", len(ents))
+	}
+
+	// A tool error: code, message and hint on stderr, exit 1.
+	r = e.run("", "exec", "fail")
+	if r.code != 1 || !strings.Contains(r.stderr, "error not_found: no element matches #x\n") || !strings.Contains(r.stderr, "hint: Nothing matched") {
+		t.Fatalf("exec fail: %+v", r)
+	}
+	// Unknown tool: exit 1 with the close names.
+	r = e.run("", "exec", "ecoh")
+	if r.code != 1 || !strings.Contains(r.stderr, `no tool named "ecoh"`) || !strings.Contains(r.stderr, "did you mean: echo") {
+		t.Fatalf("exec unknown: %+v", r)
+	}
+	// Bad key=value: usage, exit 2.
+	for _, bad := range [][]string{{"echo", "text"}, {"echo", "=x"}, {"echo", "a=1", "a=2"}, {}} {
+		if r := e.run("", append([]string{"exec"}, bad...)...); r.code != 2 {
+			t.Errorf("exec %q: exit %d, want 2 (%s)", bad, r.code, r.stderr)
+		}
+	}
+}
+
+func TestToolsCommand(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	r := e.run("", "tools")
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "not connected") {
+		t.Fatalf("tools before the extension: %+v", r)
+	}
+	e.connect(ctx)
+	r = e.run("", "tools")
+	want := "echo  R  Echo the arguments.\n" +
+		"slow  W  Wait until cancelled.\n" +
+		"fail  W  Always not_found.\n" +
+		"shot  R  A screenshot.\n"
+	if r.code != 0 || r.stdout != want {
+		t.Fatalf("tools:\n%s\nwant:\n%s(%s)", r.stdout, want, r.stderr)
+	}
+	r = e.run("", "tools", "--json")
+	var tools []*mcp.Tool
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != 4 || tools[0].Name != "echo" ||
+		tools[0].Annotations == nil || !tools[0].Annotations.ReadOnlyHint {
+		t.Fatalf("tools --json: %+v", r)
+	}
+}
+
+func TestParseToolArgs(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+		bad  bool
+	}{
+		{nil, `{}`, false},
+		{[]string{"n=1"}, `{"n":1}`, false},
+		{[]string{"n=-2.5e3"}, `{"n":-2.5e3}`, false},
+		{[]string{"b=true", "c=false", "z=null"}, `{"b":true,"c":false,"z":null}`, false},
+		{[]string{`s="42"`}, `{"s":"42"}`, false},
+		{[]string{"s=hello world"}, `{"s":"hello world"}`, false},
+		{[]string{"s="}, `{"s":""}`, false},
+		{[]string{"s=a=b"}, `{"s":"a=b"}`, false},
+		{[]string{"s=007"}, `{"s":"007"}`, false},
+		{[]string{"s=True"}, `{"s":"True"}`, false},
+		{[]string{"u=https://x.test/?a=1&b=2"}, `{"u":"https://x.test/?a=1&b=2"}`, false},
+		{[]string{`o={"a": [1, 2]}`}, `{"o":{"a":[1,2]}}`, false},
+		{[]string{"a=[1,2"}, `{"a":"[1,2"}`, false},
+		{[]string{"k=v", "a=1"}, `{"k":"v","a":1}`, false},
+		{[]string{"noequals"}, "", true},
+		{[]string{"=v"}, "", true},
+		{[]string{"a=1", "a=2"}, "", true},
+	} {
+		got, err := parseToolArgs(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q: no error, got %s", c.in, got)
+			}
+			continue
+		}
+		if err != nil || string(got) != c.want {
+			t.Errorf("%q: got %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestCloseNames(t *testing.T) {
+	names := []string{"click", "mouse_click", "navigate", "snapshot", "screenshot", "type"}
+	for in, want := range map[string]string{
+		"clik":     "click",
+		"mouse":    "mouse_click",
+		"snapshto": "snapshot",
+		"navigat":  "navigate",
+		"zzz":      "",
+	} {
+		if got := strings.Join(closeNames(in, names), ","); got != want {
+			t.Errorf("closeNames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
