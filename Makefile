@@ -50,6 +50,7 @@ gotest: extension
 ext-test: $(EXT_DEPS)
 	$(NPM) --prefix extension run typecheck
 	$(NPM) --prefix extension test
+	$(NPM) --prefix extension run test:page
 
 e2e: build $(E2E_DEPS)
 	$(NPM) --prefix e2e run typecheck

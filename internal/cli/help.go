@@ -19,6 +19,7 @@ commands:
 	fmt.Fprint(w, `
 Run `+"`torii COMMAND -h`"+` for a command's flags.
 Quick start:  torii launch    then    claude mcp add torii -- torii mcp
+From a shell: torii tools    and    torii exec navigate url=https://example.com
 `)
 }
 

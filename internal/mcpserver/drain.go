@@ -17,9 +17,11 @@ const drainTimeout = 2 * time.Second
 // passes). Without it, `printf '…requests…' | torii mcp` would close the
 // session before the SDK wrote the replies, and the client would get nothing.
 type drain struct {
-	mu       sync.Mutex
-	owed     map[string]bool // ids of requests read but not yet answered
-	answered chan struct{}   // signalled on every reply
+	mu sync.Mutex
+	// ids of requests read but not yet answered (a subscriptions/listen
+	// stream is answered only when it ends, so it is not owed)
+	owed     map[string]bool
+	answered chan struct{} // signalled on every reply
 }
 
 func newDrain() *drain { return &drain{owed: map[string]bool{}, answered: make(chan struct{}, 1)} }
@@ -49,7 +51,7 @@ func (r *drainReader) Read(p []byte) (int, error) {
 		line, err := r.br.ReadBytes('\n')
 		if len(line) > 0 {
 			var e envelope
-			if json.Unmarshal(bytes.TrimSpace(line), &e) == nil && e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null" {
+			if json.Unmarshal(bytes.TrimSpace(line), &e) == nil && e.Method != "" && e.Method != "subscriptions/listen" && len(e.ID) > 0 && string(e.ID) != "null" {
 				r.d.mu.Lock()
 				r.d.owed[string(e.ID)] = true
 				r.d.mu.Unlock()

@@ -193,7 +193,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		}
 		return o.res, nil
 	case <-ctx.Done():
-		// MUT go s.cancelRemote(p["callId"].(string), done)
+		go s.cancelRemote(p["callId"].(string), done)
 		return nil, ctx.Err()
 	}
 }

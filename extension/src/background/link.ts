@@ -142,6 +142,24 @@ export class Link {
     return this.sessionId;
   }
 
+  /**
+   * Sends a request on the authenticated link (the side panel's ACP calls, background/panel.ts).
+   * Fails at once with RpcClosedError while the link is not connected.
+   */
+  request(method: string, params: unknown, timeoutMs?: number): Promise<unknown> {
+    const c = this.conn;
+    if (!c || this.status !== "connected") return Promise.reject(new RpcClosedError(method));
+    return c.peer.request(method, params, timeoutMs);
+  }
+
+  /** Sends a notification on the authenticated link; false when the link is down. */
+  notify(method: string, params: unknown): boolean {
+    const c = this.conn;
+    if (!c || this.status !== "connected") return false;
+    c.peer.notify(method, params);
+    return true;
+  }
+
   private set(status: LinkStatus, reason = ""): void {
     this.status = status;
     this.reason = reason;

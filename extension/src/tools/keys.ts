@@ -120,6 +120,8 @@ export function parseCombo(spec: string, mac: boolean): Combo {
   let key: KeyDef | undefined;
   const named = NAMED[keyPart] ?? NAMED[ALIASES[keyPart.toLowerCase()] ?? ""] ?? findNamedCaseless(keyPart);
   if (named) key = { ...named };
+  // A letter names the key: "Mod+A" is Ctrl/Cmd with the a key (event.key "a"); Shift gives "A".
+  else if (/^[a-zA-Z]$/.test(keyPart)) key = charKey(keyPart.toLowerCase());
   else if ([...keyPart].length === 1) key = charKey(keyPart);
   else throw new KeyError(`unknown key "${keyPart}"`);
   // Shift+letter produces the capital; a combo with Control/Meta/Alt produces no text.
