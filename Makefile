@@ -15,8 +15,9 @@ LDFLAGS ?= -s -w -X $(VERPKG).Version=$(VERSION) -X $(VERPKG).Commit=$(COMMIT)
 
 EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
+BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean
+.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke
 
 all: build
 
@@ -30,6 +31,10 @@ $(EXT_DEPS): extension/package-lock.json extension/package.json
 
 $(E2E_DEPS): e2e/package-lock.json e2e/package.json
 	$(NPM) --prefix e2e ci --no-audit --no-fund
+	@touch $@
+
+$(BENCH_DEPS): bench/package-lock.json bench/package.json
+	$(NPM) --prefix bench ci --no-audit --no-fund
 	@touch $@
 
 # The Go binary embeds extension/dist, so the extension is built first.
@@ -67,3 +72,13 @@ run: setup build
 clean:
 	rm -rf bin e2e/node_modules/.vite
 	find extension/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true
+
+# Side by side with Playwright MCP and Chrome DevTools MCP (bench/): writes BENCHMARKS.md.
+# Not part of `make test`; `make bench BENCH_ARGS="--reps 5"` for a shorter run.
+bench: build $(BENCH_DEPS)
+	$(NPM) --prefix bench run typecheck
+	$(NPM) --prefix bench run bench -- $(BENCH_ARGS)
+
+# One repetition on the smallest page, all three servers; fails if any cannot be driven (CI).
+bench-smoke: build $(BENCH_DEPS)
+	$(NPM) --prefix bench run smoke

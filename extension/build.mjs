@@ -39,6 +39,7 @@ const options = {
     popup: "src/popup/popup.ts",
     connect: "src/connect/connect.ts",
     page: "src/page/index.ts",
+    sidepanel: "src/sidepanel/main.ts",
   },
   outdir: dist,
   bundle: true,

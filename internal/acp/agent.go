@@ -36,6 +36,9 @@ type Agent struct {
 
 	// OnSession, if set, is called after each session/new (outside locks).
 	OnSession func(Session)
+	// LoadSession is advertised in initialize (true when the daemon's
+	// gateway serves session/load; docs/gateway.md).
+	LoadSession bool
 }
 
 // New returns an Agent reporting the given version in agentInfo.
@@ -61,6 +64,13 @@ func (a *Agent) Handle(ctx context.Context, c *link.Conn, method string, params 
 		return struct{}{}, nil
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+}
+
+// Initialized reports whether the connection has called initialize.
+func (a *Agent) Initialized(connID string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.initialized[connID]
 }
 
 // Closed forgets the connection's sessions.
@@ -140,7 +150,7 @@ func (a *Agent) initialize(c *link.Conn, params json.RawMessage) (any, error) {
 	// ACP: the agent answers with the version it will speak; the client
 	// disconnects if it cannot speak it.
 	return InitializeResult{ProtocolVersion: ProtocolVersion,
-		AgentCapabilities: AgentCapabilities{MCPCapabilities: MCPCapabilities{ACP: true}},
+		AgentCapabilities: AgentCapabilities{LoadSession: a.LoadSession, MCPCapabilities: MCPCapabilities{ACP: true}},
 		AuthMethods:       []any{}, AgentInfo: Implementation{Name: a.name, Version: a.version}}, nil
 }
 

@@ -100,6 +100,11 @@ func (a *Agent) newSession(c *link.Conn, params json.RawMessage) (any, error) {
 	return NewSessionResult{SessionID: s.ID}, nil
 }
 
+// ParseServers validates an mcpServers array as session/new does and
+// returns its type:"acp" declarations (the gateway's session/new,
+// session/resume and session/load use it too).
+func ParseServers(raw []json.RawMessage) ([]MCPServer, *jsonrpc.Error) { return parseServers(raw) }
+
 // parseServers keeps the type:"acp" declarations (Gen A id or Gen B
 // serverId); stdio/http/sse servers are not ours to start and are skipped.
 func parseServers(raw []json.RawMessage) ([]MCPServer, *jsonrpc.Error) {

@@ -90,6 +90,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected()}, nil
+	case "gateway.sessions":
+		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "pair.pending":
 		return PairPendingResult{Requests: d.pairs.list()}, nil
 	case "pair.decide":

@@ -20,6 +20,7 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
 	"github.com/torii-browser/torii/internal/tokens"
@@ -54,6 +55,7 @@ type daemon struct {
 	otps      *pairing.OTPs
 	pairs     *pairings
 	agent     *acp.Agent
+	gateway   *gateway.Gateway
 	link      *link.Server
 	broker    *broker.Broker
 	calls     calls           // tools.call by callId, for tools.cancel
@@ -109,11 +111,13 @@ func Run(ctx context.Context, opts Options) error {
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
 	d.agent.OnSession = d.onSession
+	d.agent.LoadSession = true
+	d.gateway = d.newGateway()
 	mcpCtx, mcpStop := context.WithCancel(context.Background())
 	defer mcpStop()
 	d.mcpCtx = mcpCtx
 	d.link = link.NewServer(link.Options{
-		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: d.agent,
+		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: linkHandler{d.agent, d.gateway},
 		LoopbackBind: loopback, ExtensionIDs: opts.Config.ExtensionIDs, TokenOrigins: opts.Config.TokenOrigins,
 		Logger: log, Verbose: log.Enabled(ctx, slog.LevelDebug),
 	})
@@ -182,6 +186,7 @@ func Run(ctx context.Context, opts Options) error {
 	// Graceful shutdown: tell every peer we are going away (1001), stop
 	// accepting, then let the control socket answer in-flight calls.
 	d.link.Hub().CloseAll(websocket.StatusGoingAway, "daemon shutting down")
+	d.gateway.Close() // kills the agents; their prompts end at once
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer scancel()
 	_ = httpSrv.Shutdown(sctx)

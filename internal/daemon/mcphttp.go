@@ -33,7 +33,17 @@ func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
 	d.broker.OnToolsChanged(mirror.Set)
 	mirror.Set(d.broker.Tools())
 
-	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+	// A spawned agent's per-session token gets its own chat session's
+	// server (browser tools within its access, plus the client's pinned
+	// <server>.<tool> tools); store tokens get the shared one.
+	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			if sid, ok := strings.CutPrefix(ti.UserID, sessionUserPrefix); ok {
+				return d.gateway.Server(sid)
+			}
+		}
+		return srv
+	},
 		&mcp.StreamableHTTPOptions{Logger: d.log})
 	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
 	origins := map[string]bool{}
@@ -61,8 +71,15 @@ func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
 	return h, srv
 }
 
+// sessionUserPrefix marks a gateway session's token in TokenInfo.UserID.
+const sessionUserPrefix = "gateway-session:"
+
 // verifyToken checks a /mcp bearer token against the token store.
 func (d *daemon) verifyToken(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	// Per-session agent tokens (memory only, revoked with the session).
+	if sid, ok := d.gateway.CheckToken(tok); ok {
+		return &auth.TokenInfo{UserID: sessionUserPrefix + sid}, nil
+	}
 	id, ok := d.tokens.Check(tok)
 	if !ok {
 		return nil, auth.ErrInvalidToken

@@ -8,6 +8,7 @@ import { Link } from "./link.js";
 import { browserSocket } from "./socket.js";
 import { SettingsStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
+import "./panel.js"; // the side panel's port (torii.panel) bridged to the link
 
 const KEEPALIVE_ALARM = "torii.keepalive";
 

@@ -45,6 +45,7 @@ export type Entry =
   | (Base & { kind: "notice"; text: string; level: "info" | "warn" | "error" });
 
 export type EntryKind = Entry["kind"];
+export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
 
 /** Entries kept in storage and memory; the view renders fewer (see the panel's "show earlier"). */
 export const MAX_ENTRIES = 1000;
@@ -166,8 +167,8 @@ export class Transcript {
     // turnText is kept: a turn in flight still relays its whole reply.
   }
 
-  private add<E extends Entry>(e: Omit<E, "id" | "ts">): E {
-    const full = { ...e, id: `e${++this.seq}`, ts: this.now() } as E;
+  private add<K extends EntryKind>(e: Omit<EntryOf<K>, "id" | "ts">): EntryOf<K> {
+    const full = { ...e, id: `e${++this.seq}`, ts: this.now() } as EntryOf<K>;
     this.entries.push(full);
     this.byId.set(full.id, full);
     while (this.entries.length > MAX_ENTRIES) {
@@ -181,11 +182,11 @@ export class Transcript {
   }
 
   user(text: string, to: string[]): Entry {
-    return this.add({ kind: "user", text, to });
+    return this.add<"user">({ kind: "user", text, to });
   }
 
   notice(text: string, level: "info" | "warn" | "error" = "info"): Entry {
-    return this.add({ kind: "notice", text, level });
+    return this.add<"notice">({ kind: "notice", text, level });
   }
 
   /** A turn starts for a session: its reply text is collected afresh. */
@@ -207,11 +208,11 @@ export class Transcript {
     return undefined;
   }
 
-  private openBubble(sessionId: string, agent: string): Entry & { kind: "agent" } {
+  private openBubble(sessionId: string, agent: string): EntryOf<"agent"> {
     const id = this.open.get(sessionId);
     const e = id ? this.byId.get(id) : undefined;
     if (e?.kind === "agent") return e;
-    const n = this.add<Entry & { kind: "agent" }>({ kind: "agent", agent, sessionId, text: "", thought: "", streaming: true });
+    const n = this.add<"agent">({ kind: "agent", agent, sessionId, text: "", thought: "", streaming: true });
     this.open.set(sessionId, n.id);
     return n;
   }
@@ -243,7 +244,7 @@ export class Transcript {
         const toolCallId = str(u.toolCallId);
         let t = this.findTool(sessionId, toolCallId);
         if (!t) {
-          t = this.add<Entry & { kind: "tool" }>({
+          t = this.add<"tool">({
             kind: "tool",
             agent,
             sessionId,
@@ -283,7 +284,7 @@ export class Transcript {
           p.items = items;
           return [p.id];
         }
-        const n = this.add<Entry & { kind: "plan" }>({ kind: "plan", agent, sessionId, items });
+        const n = this.add<"plan">({ kind: "plan", agent, sessionId, items });
         this.plans.set(sessionId, n.id);
         return [n.id];
       }
@@ -292,7 +293,7 @@ export class Transcript {
     }
   }
 
-  private findTool(sessionId: string, toolCallId: string): (Entry & { kind: "tool" }) | undefined {
+  private findTool(sessionId: string, toolCallId: string): (EntryOf<"tool">) | undefined {
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const e = this.entries[i];
       if (e?.kind === "tool" && e.sessionId === sessionId && e.toolCallId === toolCallId) return e;
@@ -323,7 +324,7 @@ export class Transcript {
     agent: string,
     requestId: string,
     params: unknown,
-  ): Entry & { kind: "permission" } {
+  ): EntryOf<"permission"> {
     const p = obj(params);
     const tc = obj(p?.toolCall);
     const options: PermissionOption[] = Array.isArray(p?.options)
@@ -332,7 +333,7 @@ export class Transcript {
           .filter((o): o is Obj => !!o && typeof o.optionId === "string")
           .map((o) => ({ optionId: str(o.optionId), name: str(o.name) || str(o.optionId), kind: str(o.kind) }))
       : [];
-    return this.add<Entry & { kind: "permission" }>({
+    return this.add<"permission">({
       kind: "permission",
       agent,
       sessionId,
@@ -344,7 +345,7 @@ export class Transcript {
     });
   }
 
-  findPermission(requestId: string): (Entry & { kind: "permission" }) | undefined {
+  findPermission(requestId: string): (EntryOf<"permission">) | undefined {
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const e = this.entries[i];
       if (e?.kind === "permission" && e.requestId === requestId) return e;

@@ -16,7 +16,7 @@ import python from "highlight.js/lib/languages/python";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import MarkdownIt from "markdown-it";
+import MarkdownIt, { type RendererRule } from "markdown-it";
 
 hljs.registerLanguage("bash", bash);
 hljs.registerLanguage("css", css);
@@ -49,7 +49,7 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const md: MarkdownIt = new MarkdownIt({
+const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: true,
@@ -71,9 +71,9 @@ md.disable(["image"]);
 md.validateLink = (url: string): boolean => SAFE_URL.test(url.trim()) || !/^[a-z][a-z0-9+.-]*:/i.test(url.trim());
 // Table alignment comes as style=""; the sink drops style, so carry it as a class instead.
 for (const rule of ["th_open", "td_open"] as const) {
-  md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
+  const align: RendererRule = (tokens, idx, options, _env, self) => {
     const t = tokens[idx];
-    const style = t?.attrGet("style") ?? "";
+    const style = String(t?.attrGet("style") ?? "");
     const m = /text-align:(left|right|center)/.exec(style);
     if (t) {
       t.attrs = null;
@@ -81,6 +81,7 @@ for (const rule of ["th_open", "td_open"] as const) {
     }
     return self.renderToken(tokens, idx, options);
   };
+  md.renderer.rules[rule] = align;
 }
 
 let purify: ReturnType<typeof DOMPurify> | undefined;

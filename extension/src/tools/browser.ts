@@ -96,36 +96,62 @@ export interface NavWatch {
   stop(): void;
 }
 
-/** Watches the tab's top frame from now on. Call before starting the navigation. */
-export function watchNav(tabId: number): NavWatch {
+/**
+ * Watches the tab's top frame from now on. Call before starting the navigation. With tabId
+ * undefined the watch buffers every tab's events until bind(tabId) (a tab being created).
+ * A load completion counts only after a commit was seen, so the end of an earlier load (e.g. a
+ * new tab's about:blank) is not mistaken for the navigation's.
+ */
+export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: number): void } {
   let committed = false;
   let finished = false;
   let off: () => void = () => undefined;
+  let buffer: NavEvent[] | null = tabId === undefined ? [] : null;
+  let handle: (ev: NavEvent) => void = () => undefined;
   const done = new Promise<{ url?: string; sameDocument: boolean }>((resolve, reject) => {
     off = onNav((ev) => {
-      if (ev.tabId === tabId && ev.frameId === 0 && ev.kind !== "committed") finished = true;
+      if (buffer) buffer.push(ev);
+      else handle(ev);
+    });
+    handle = (ev) => {
       if (ev.tabId !== tabId || ev.frameId !== 0) return;
       if (ev.kind === "committed") committed = true;
       else if (ev.kind === "completed") {
+        if (!committed) return;
+        finished = true;
         off();
         resolve({ url: ev.url, sameDocument: false });
       } else if (ev.kind === "sameDocument") {
         committed = true;
+        finished = true;
         off();
         resolve({ url: ev.url, sameDocument: true });
       } else if (ev.kind === "error") {
         // A navigation superseded by another one reports ERR_ABORTED; keep waiting for the new one.
         if (ev.error === "net::ERR_ABORTED" && committed) return;
+        finished = true;
         off();
         reject(toolError("navigation_failed", `${ev.url ?? "navigation"}: ${ev.error ?? "failed"}`));
       } else if (ev.kind === "removed") {
+        finished = true;
         off();
         reject(toolError("no_tab", `tab ${tabId} was closed`));
       }
-    });
+    };
   });
   done.catch(() => undefined);
-  return { done, committed: () => committed, finished: () => finished, stop: () => off() };
+  return {
+    done,
+    committed: () => committed,
+    finished: () => finished,
+    stop: () => off(),
+    bind(id: number) {
+      tabId = id;
+      const b = buffer ?? [];
+      buffer = null;
+      for (const ev of b) handle(ev);
+    },
+  };
 }
 
 /**
@@ -233,8 +259,19 @@ async function execute(tabId: number, frameId: number, method: string, args: unk
     if (!r) throw toolError("navigation_failed", `frame ${frameId} of tab ${tabId} is gone`);
     return r.result;
   } catch (e) {
-    if (e instanceof ToolError) throw e;
-    throw classifyChromeError(e instanceof Error ? e.message : String(e));
+    const te = e instanceof ToolError ? e : classifyChromeError(e instanceof Error ? e.message : String(e));
+    // "Frame with ID 0 was removed" also means the whole tab went away: say no_tab then.
+    if (te.code === "navigation_failed" && !(await tabExists(tabId))) throw toolError("no_tab", `tab ${tabId} was closed`);
+    throw te;
+  }
+}
+
+async function tabExists(tabId: number): Promise<boolean> {
+  try {
+    await withDeadline(chrome.tabs.get(tabId), 2_000, "tabs.get");
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -311,8 +348,9 @@ export async function resolveTarget(tabId: number, t: Target, required = true): 
 
 // ---------- frames ----------
 
-// Runs in a parent frame: the content-box origin of the iframe hosting frame `childId`.
-function iframeOrigin(childId: number): { x: number; y: number } | null {
+// Runs in a parent frame: the content-box origin of the iframe hosting frame `childId`, found by
+// chrome.runtime.getFrameId, else as the nth iframe whose src is `url`.
+function iframeOrigin(childId: number, url: string, nth: number): { x: number; y: number } | null {
   const rt = (globalThis as { chrome?: { runtime?: { getFrameId?(e: Element): number } } }).chrome?.runtime;
   const seen: Element[] = [];
   const walk = (root: Document | ShadowRoot) => {
@@ -322,8 +360,19 @@ function iframeOrigin(childId: number): { x: number; y: number } | null {
     }
   };
   walk(document);
-  for (const f of seen) {
-    if (rt?.getFrameId?.(f) !== childId) continue;
+  const idOf = (f: Element): number => {
+    try {
+      return rt?.getFrameId?.(f) ?? -1;
+    } catch {
+      return -1;
+    }
+  };
+  let pick = seen.find((f) => idOf(f) === childId);
+  if (!pick) {
+    const same = seen.filter((f) => (f as HTMLIFrameElement).src === url);
+    pick = same[nth] ?? (same.length === 1 ? same[0] : undefined);
+  }
+  for (const f of pick ? [pick] : []) {
     const r = f.getBoundingClientRect();
     const cs = getComputedStyle(f);
     return {
@@ -343,8 +392,14 @@ export async function frameOffset(tabId: number, frameId: number, deadline: numb
     const info = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId: id }), left(deadline, 5_000), "getFrame", signal);
     if (!info) throw toolError("navigation_failed", `frame ${id} of tab ${tabId} is gone`);
     const parent = info.parentFrameId;
+    const all = (await withDeadline(chrome.webNavigation.getAllFrames({ tabId }), left(deadline, 5_000), "getAllFrames", signal)) ?? [];
+    const nth = all
+      .filter((f) => f.parentFrameId === parent && f.url === info.url)
+      .map((f) => f.frameId)
+      .sort((a, b) => a - b)
+      .indexOf(id);
     const [r] = await withDeadline(
-      chrome.scripting.executeScript({ target: { tabId, frameIds: [parent] }, world: "ISOLATED", func: iframeOrigin, args: [id] }),
+      chrome.scripting.executeScript({ target: { tabId, frameIds: [parent] }, world: "ISOLATED", func: iframeOrigin, args: [id, info.url, nth] }),
       left(deadline, 5_000),
       "iframe position",
       signal,

@@ -2,8 +2,8 @@
 // for a navigation it started, then the optional waitFor and observe, so one call acts and looks.
 
 import { diffOutlines, paginate, stitchFrames } from "../page/outline.js";
-import type { ReadTextResult, SnapshotResult } from "../page/types.js";
-import { left, sleep } from "../cdp/deadline.js";
+import type { FramePlaceholder, ReadTextResult, SnapshotResult } from "../page/types.js";
+import { left, sleep, withDeadline } from "../cdp/deadline.js";
 import type { ToolContext, ToolOutput } from "./define.js";
 import { asToolError, toolError, ToolError } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
@@ -93,11 +93,13 @@ async function frameOutline(
   const res = r.value;
   if (!res.frames?.length || depth >= MAX_FRAME_DEPTH) return { text: res.text, res };
   const children = new Map<number, string>();
+  const ids = await childFrameIds(tabId, frameId, res.frames);
   for (const f of res.frames) {
-    if (f.frameId === undefined || budget.frames <= 0) continue;
+    const childId = ids.get(f.frame);
+    if (childId === undefined || budget.frames <= 0) continue;
     budget.frames--;
     try {
-      const c = await frameOutline(tabId, f.frameId, { interactive: args.interactive }, ctx, depth + 1, budget);
+      const c = await frameOutline(tabId, childId, { interactive: args.interactive }, ctx, depth + 1, budget);
       children.set(f.frame, c.text);
     } catch (e) {
       const te = asToolError(e);
@@ -106,6 +108,30 @@ async function frameOutline(
     }
   }
   return { text: stitchFrames(res.text, res.frames, children), res };
+}
+
+/**
+ * The extension frameId of each cross-origin placeholder: the engine's own answer
+ * (chrome.runtime.getFrameId) when it has one, else the parent's child frame with that URL
+ * (or origin) from chrome.webNavigation, each child used once.
+ */
+async function childFrameIds(tabId: number, parentId: number, frames: readonly FramePlaceholder[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  const missing = frames.filter((f) => f.frameId === undefined);
+  for (const f of frames) if (f.frameId !== undefined) out.set(f.frame, f.frameId);
+  if (missing.length === 0) return out;
+  const all = (await withDeadline(chrome.webNavigation.getAllFrames({ tabId }), 5_000, "getAllFrames").catch(() => null)) ?? [];
+  const used = new Set(out.values());
+  const kids = all.filter((k) => k.parentFrameId === parentId && !used.has(k.frameId));
+  for (const f of missing) {
+    const pick =
+      kids.find((k) => !used.has(k.frameId) && k.url === f.src) ??
+      kids.find((k) => !used.has(k.frameId) && f.origin !== "" && k.url.startsWith(f.origin + "/"));
+    if (!pick) continue;
+    used.add(pick.frameId);
+    out.set(f.frame, pick.frameId);
+  }
+  return out;
 }
 
 export async function takeSnapshot(tabId: number, o: SnapshotOpts, ctx: ToolContext): Promise<ToolOutput> {

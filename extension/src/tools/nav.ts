@@ -2,7 +2,7 @@
 // chrome.webNavigation and reports failures as navigation_failed.
 
 import { cdp } from "../cdp/debugger.js";
-import { left } from "../cdp/deadline.js";
+import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { awaitLoad, checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
@@ -69,19 +69,30 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
   async handler(a, ctx) {
     const url = checkUrl(a.url);
     let tabId: number;
-    let created = false;
     if (a.tabId === undefined) {
-      const t = await chrome.tabs.create({ url: "about:blank", active: a.background !== true });
-      if (t.id === undefined) throw toolError("internal", "tabs.create gave no tab id");
-      tabId = t.id;
-      created = true;
+      // A new tab loads the URL itself; its events are buffered until its id is known.
+      const w = watchNav(undefined);
+      let t: chrome.tabs.Tab;
+      try {
+        t = await withDeadline(chrome.tabs.create({ url, active: a.background !== true }), 10_000, "tabs.create", ctx.signal);
+        if (t.id === undefined) throw toolError("internal", "tabs.create gave no tab id");
+        w.bind(t.id);
+      } catch (e) {
+        w.stop();
+        throw e;
+      }
+      const id = t.id;
+      return act(id, a, ctx, async () => {
+        const r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+        return summary(id, { created: true, ...(r.loaded ? {} : { loaded: false }) });
+      });
     } else {
       tabId = (await resolveTab(a.tabId)).id as number;
       checkNoDialog(tabId);
     }
     return act(tabId, a, ctx, async () => {
       const r = await navigateTab(tabId, url, ctx, a.timeoutMs ?? LOAD_MS);
-      return summary(tabId, { ...(created ? { created: true } : {}), ...(r.loaded ? {} : { loaded: false }) });
+      return summary(tabId, r.loaded ? {} : { loaded: false });
     });
   },
 });

@@ -1,0 +1,131 @@
+// `npm --prefix bench run bench` (or `make bench`): the full side-by-side run, written to
+// BENCHMARKS.md and bench/results/. `--smoke` (`make bench-smoke`): one repetition on the smallest
+// page, all three servers, failing loudly when any server cannot be driven; writes only
+// bench/results/smoke.*.
+//
+// Flags: --reps N (default 15), --servers torii,playwright,devtools, --pages rows-100,article,…
+// (a subset), --out FILE (markdown; a partial run should not overwrite BENCHMARKS.md).
+import { execFileSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { cpus, loadavg, release, totalmem } from "node:os";
+import { readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { benchDir, browserPath, repoRoot } from "./env.ts";
+import type { Dialect } from "./fidelity.ts";
+import { Fixtures, REALISTIC_PAGES, TABLE_PAGES, type Page } from "./fixtures.ts";
+import { MemSampler, TOKENIZER, type MemGroup } from "./metrics.ts";
+import { closingNotes, markdown, png, svg, targets, writeReport, type RunResult } from "./report.ts";
+import { FORM_FIELDS, clickObserve, fillForm, navigate, snapshotPage } from "./scenarios.ts";
+import { makeServers, packageVersion, type BenchServer } from "./servers.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    smoke: { type: "boolean", default: false },
+    reps: { type: "string" },
+    servers: { type: "string", default: "torii,playwright,devtools" },
+    out: { type: "string" },
+    pages: { type: "string" },
+  },
+});
+
+const smoke = flags.smoke === true;
+const reps = smoke ? 1 : Number(flags.reps ?? process.env.BENCH_REPS ?? 15);
+const ids = String(flags.servers).split(",").map((s) => s.trim()).filter(Boolean) as Dialect[];
+const resultsDir = join(benchDir, "results");
+const log = (s: string) => process.stdout.write(s + "\n");
+
+function osName(): string {
+  try {
+    return /^PRETTY_NAME="?([^"\n]+)"?/m.exec(readFileSync("/etc/os-release", "utf8"))?.[1] ?? "Linux";
+  } catch {
+    return "Linux";
+  }
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const chromiumVersion = execFileSync(browserPath(), ["--version"], { encoding: "utf8" }).trim();
+  const fx = new Fixtures();
+  await fx.start();
+  const servers: BenchServer[] = [];
+  let sampler: MemSampler | undefined;
+  const cleanup = async () => {
+    sampler?.stop();
+    await Promise.allSettled(servers.map((s) => s.stop()));
+    await fx.stop();
+  };
+  process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+  try {
+    for (const s of makeServers(ids)) {
+      log(`starting ${s.label} …`);
+      const ts = Date.now();
+      servers.push(s);
+      await s.start();
+      log(`  ${s.label} ${s.version}: ${s.toolCount} tools, tools/list ${s.toolsListChars} chars (${Date.now() - ts} ms to start)`);
+    }
+    sampler = new MemSampler(new Map<string, MemGroup>(servers.map((s) => [s.id, s.mem()])));
+    sampler.start();
+
+    const result: RunResult = {
+      meta: {
+        date: new Date().toISOString(),
+        smoke,
+        reps,
+        machine: { cpu: cpus()[0]?.model.trim() ?? "?", cores: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), os: osName(), kernel: release() },
+        load: { start: loadavg(), end: [] },
+        node: process.versions.node,
+        chromium: chromiumVersion,
+        tokenizer: TOKENIZER,
+        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "torii" ? s.version : `${s.version} (npm ${packageVersion(s.id === "playwright" ? "@playwright/mcp" : "chrome-devtools-mcp")})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
+        notes: [],
+      },
+      snapshot: {},
+      memory: {},
+    };
+
+    let pages: Page[] = smoke ? [TABLE_PAGES[0]!] : [...TABLE_PAGES, ...REALISTIC_PAGES];
+    if (flags.pages) pages = [...TABLE_PAGES, ...REALISTIC_PAGES].filter((p) => flags.pages!.split(",").includes(p.id));
+    log(`snapshots (${reps} repetitions, interleaved ${servers.map((s) => s.label).join(" → ")}):`);
+    for (const p of pages) {
+      const n = Math.max(smoke ? 1 : 3, Math.round(reps * (p.repsFactor ?? 1)));
+      result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke, tolerate: !smoke }, log) };
+    }
+    const article = REALISTIC_PAGES.find((p) => p.id === "article")!;
+    const table = TABLE_PAGES[0]!;
+    const checkout = REALISTIC_PAGES.find((p) => p.id === "checkout")!;
+    log("actions:");
+    result.navigate = { page: smoke ? table.title : article.title, res: await navigate(servers, fx, smoke ? table : article, reps, log) };
+    result.click = { page: table.title, res: await clickObserve(servers, fx, table, reps, log) };
+    result.form = { page: checkout.title, fields: FORM_FIELDS, res: await fillForm(servers, fx, checkout, reps, log) };
+
+    sampler.stop();
+    result.meta.load.end = loadavg();
+    for (const s of servers) {
+      const p = sampler.peaks.get(s.id);
+      if (p) result.memory[s.id] = p;
+    }
+
+    await mkdir(resultsDir, { recursive: true });
+    const stem = smoke ? "smoke" : "latest";
+    await writeFile(join(resultsDir, `${stem}.json`), JSON.stringify(result, null, 1));
+    const chart = join(resultsDir, `${stem}.png`);
+    await png(svg(result), chart);
+    const mdPath = flags.out ?? (smoke ? join(resultsDir, "smoke.md") : join(repoRoot, "BENCHMARKS.md"));
+    if (!smoke) result.meta.notes = closingNotes(join(benchDir, "notes.md"));
+    const rel = relative(join(mdPath, ".."), chart);
+    await writeReport(mdPath, markdown(result, rel));
+    log(`\nwrote ${relative(process.cwd(), mdPath)} and ${relative(process.cwd(), chart)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    for (const t of targets(result)) log(`  target ${t.what}: ${(t.torii / t.peer).toFixed(2)}× ${t.peerName} (goal ≤ ${t.limit}×)${t.extra ? ` — ${t.extra}` : ""}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`\nBENCH FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);

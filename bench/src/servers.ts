@@ -1,0 +1,410 @@
+// The three MCP servers under test, each started against the same installed Chromium and driven
+// through the same MCP client library (@modelcontextprotocol/sdk) over stdio. Each adapter maps
+// the benchmark's operations (navigate, snapshot, click-and-observe, fill a form) onto that
+// server's own tools, the way an agent would use them.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { COMMON_CHROME_ARGS, benchDir, browserPath, freePort, isRoot, pollUntil, removeDir, tempDir, toriiBin } from "./env.ts";
+import type { Addressable, Dialect } from "./fidelity.ts";
+import { chromeRole, now, type MemGroup } from "./metrics.ts";
+
+export interface CallResult {
+  tool: string;
+  ms: number;
+  /** Characters of text content returned to the agent. */
+  chars: number;
+  text: string;
+}
+
+/** A form field resolved to the server's handle for it. */
+export interface FormField {
+  el: Addressable;
+  type: "text" | "select" | "checkbox" | "radio";
+  value: string;
+}
+
+const CALL_TIMEOUT_MS = 300_000;
+
+export class ToolError extends Error {}
+
+function textOf(r: unknown): string {
+  const content = (r as { content?: { type: string; text?: string; data?: string }[] }).content ?? [];
+  return content.map((c) => (c.type === "text" ? (c.text ?? "") : c.type === "image" ? `[image ${c.data?.length ?? 0} b64 chars]` : `[${c.type}]`)).join("\n");
+}
+
+class Tail {
+  private s = "";
+  push(d: string) {
+    this.s = (this.s + d).slice(-16_000);
+  }
+  toString() {
+    return this.s;
+  }
+}
+
+export abstract class BenchServer {
+  abstract readonly id: Dialect;
+  abstract readonly label: string;
+  version = "?";
+  protected client = new Client({ name: "torii-bench", version: "0.1.0" });
+  protected transport: StdioClientTransport | undefined;
+  protected readonly stderr = new Tail();
+  toolsListChars = 0;
+  toolCount = 0;
+
+  abstract start(): Promise<void>;
+  abstract stop(): Promise<void>;
+  /** Process trees whose memory counts for this server. */
+  abstract mem(): MemGroup;
+  /** Open a URL in the benchmark's tab. */
+  abstract navigate(url: string): Promise<CallResult>;
+  /** The full snapshot of the current page (following pagination where the server has it). */
+  abstract snapshot(): Promise<CallResult>;
+  /** Click, plus whatever the server returns so the agent sees the result. */
+  abstract clickObserve(el: Addressable): Promise<CallResult>;
+  /** Fill every field and press submit, the server's most economical way. */
+  abstract fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]>;
+
+  protected async connect(t: StdioClientTransport): Promise<void> {
+    this.transport = t;
+    t.stderr?.on("data", (d: Buffer) => this.stderr.push(d.toString()));
+    await this.client.connect(t);
+    this.version = this.client.getServerVersion()?.version ?? "?";
+    const list = await this.client.listTools();
+    this.toolsListChars = JSON.stringify(list.tools).length;
+    this.toolCount = list.tools.length;
+  }
+
+  get pid(): number | undefined {
+    return this.transport?.pid ?? undefined;
+  }
+
+  async call(tool: string, args: Record<string, unknown>): Promise<CallResult> {
+    const t0 = now();
+    let r;
+    try {
+      r = await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, maxTotalTimeout: CALL_TIMEOUT_MS });
+    } catch (e) {
+      throw new ToolError(`${this.label}: ${tool}(${JSON.stringify(args).slice(0, 300)}) failed: ${String(e)}\nserver stderr tail:\n${this.stderr}`);
+    }
+    const ms = now() - t0;
+    const text = textOf(r);
+    if (r.isError) throw new ToolError(`${this.label}: ${tool}(${JSON.stringify(args).slice(0, 300)}) returned isError: ${text.slice(0, 800)}`);
+    return { tool, ms, chars: text.length, text };
+  }
+
+  protected async closeClient(): Promise<void> {
+    try {
+      await this.client.close();
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Sums a multi-call operation into one result (latency and characters add up). */
+export function combine(tool: string, rs: CallResult[]): CallResult {
+  return { tool, ms: rs.reduce((a, r) => a + r.ms, 0), chars: rs.reduce((a, r) => a + r.chars, 0), text: rs.map((r) => r.text).join("\n") };
+}
+
+// ---------------------------------------------------------------- Playwright MCP
+
+export class PlaywrightMcp extends BenchServer {
+  readonly id = "playwright" as const;
+  readonly label = "Playwright MCP";
+  private dir = "";
+
+  async start(): Promise<void> {
+    // Its own cwd: Playwright MCP writes snapshot files into the workspace (cwd) it is given.
+    this.dir = await tempDir("tb-pw-");
+    const cfg = join(this.dir, "config.json");
+    await writeFile(cfg, JSON.stringify({ browser: { launchOptions: { args: COMMON_CHROME_ARGS } } }));
+    const args = [join(benchDir, "node_modules", "@playwright", "mcp", "cli.js"), "--headless", "--isolated", "--executable-path", browserPath(), "--config", cfg];
+    if (isRoot) args.push("--no-sandbox");
+    await this.connect(new StdioClientTransport({ command: process.execPath, args, cwd: this.dir, stderr: "pipe" }));
+  }
+
+  async stop(): Promise<void> {
+    await this.closeClient();
+    await removeDir(this.dir);
+  }
+
+  mem(): MemGroup {
+    return { roots: () => (this.pid ? [this.pid] : []), classify: peerRole };
+  }
+
+  navigate(url: string) {
+    return this.call("browser_navigate", { url });
+  }
+
+  snapshot() {
+    return this.call("browser_snapshot", {});
+  }
+
+  /**
+   * This version of Playwright MCP answers an action with a link to a snapshot file it wrote in its
+   * workspace ("- [Snapshot](.playwright-mcp/page-….yml)"), not the snapshot itself. An agent has to
+   * read that file to see the result; the harness reads it for it at no extra turn (generous to
+   * Playwright: the read's time is a local file read) and counts its characters as returned.
+   */
+  private async withLinkedSnapshot(r: CallResult): Promise<CallResult> {
+    const m = /\[Snapshot\]\(([^)]+\.ya?ml)\)/.exec(r.text);
+    if (!m) return r;
+    const t0 = now();
+    const text = readFileSync(join(this.dir, m[1] as string), "utf8");
+    return { ...r, ms: r.ms + (now() - t0), chars: r.chars + text.length, text: r.text + "\n" + text };
+  }
+
+  async clickObserve(el: Addressable) {
+    return this.withLinkedSnapshot(await this.call("browser_click", { target: el.ref, element: `${el.role} "${el.name}"` }));
+  }
+
+  async fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]> {
+    const TYPE = { text: "textbox", select: "combobox", checkbox: "checkbox", radio: "radio" } as const;
+    const filled = await this.call("browser_fill_form", {
+      fields: fields.map((f) => ({ target: f.el.ref, name: f.el.name, type: TYPE[f.type], value: f.type === "checkbox" || f.type === "radio" ? "true" : f.value })),
+    });
+    return [filled, await this.clickObserve(submit)];
+  }
+}
+
+// ---------------------------------------------------------------- Chrome DevTools MCP
+
+export class DevtoolsMcp extends BenchServer {
+  readonly id = "devtools" as const;
+  readonly label = "Chrome DevTools MCP";
+  private pageId = 1;
+  private dir = "";
+
+  async start(): Promise<void> {
+    this.dir = await tempDir("tb-cd-");
+    const args = [
+      join(benchDir, "node_modules", "chrome-devtools-mcp", "build", "src", "bin", "chrome-devtools-mcp.js"),
+      "--headless",
+      "--isolated",
+      "--executablePath",
+      browserPath(),
+      "--no-usage-statistics",
+      "--no-performance-crux",
+      ...COMMON_CHROME_ARGS.map((a) => `--chromeArg=${a}`),
+    ];
+    if (isRoot) args.push("--chromeArg=--no-sandbox");
+    await this.connect(new StdioClientTransport({ command: process.execPath, args, cwd: this.dir, stderr: "pipe", env: { ...process.env, CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: "1" } as Record<string, string> }));
+    const pages = await this.call("list_pages", {});
+    const m = /^(\d+): .*\[selected\]/m.exec(pages.text) ?? /^(\d+): /m.exec(pages.text);
+    if (!m) throw new Error(`${this.label}: list_pages gave no page id:\n${pages.text}`);
+    this.pageId = Number(m[1]);
+  }
+
+  async stop(): Promise<void> {
+    await this.closeClient();
+    await removeDir(this.dir);
+  }
+
+  mem(): MemGroup {
+    return { roots: () => (this.pid ? [this.pid] : []), classify: peerRole };
+  }
+
+  navigate(url: string) {
+    return this.call("navigate_page", { pageId: this.pageId, type: "url", url });
+  }
+
+  snapshot() {
+    return this.call("take_snapshot", { pageId: this.pageId });
+  }
+
+  clickObserve(el: Addressable) {
+    return this.call("click", { pageId: this.pageId, uid: el.ref, includeSnapshot: true });
+  }
+
+  async fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]> {
+    const filled = await this.call("fill_form", {
+      pageId: this.pageId,
+      elements: fields.map((f) => ({ uid: f.el.ref, value: f.type === "checkbox" || f.type === "radio" ? "true" : f.value })),
+    });
+    return [filled, await this.clickObserve(submit)];
+  }
+}
+
+// ---------------------------------------------------------------- Torii
+
+/**
+ * Torii as a person runs it: `torii launch --headless` (daemon + managed Chromium with the
+ * extension, auto-paired) in throwaway state/config dirs on a free port, then `torii mcp` (stdio)
+ * for the agent. Memory counts the daemon, the `torii mcp` process and the whole browser tree, with
+ * the extension's own process (its service worker) broken out.
+ */
+export class ToriiMcp extends BenchServer {
+  readonly id = "torii" as const;
+  readonly label = "Torii";
+  private root = "";
+  private env: Record<string, string> = {};
+  private daemonPid = 0;
+  private browserPid = 0;
+  private tabId: number | undefined;
+  /** Snapshot page size: the largest the tool allows, so a full snapshot takes the fewest calls. */
+  static readonly SNAPSHOT_PAGE = 200_000;
+
+  async start(): Promise<void> {
+    this.root = await tempDir("tb-t-");
+    const state = join(this.root, "s");
+    const config = join(this.root, "c");
+    await mkdir(state, { recursive: true, mode: 0o700 });
+    await mkdir(config, { recursive: true, mode: 0o700 });
+    const port = await freePort();
+    await writeFile(join(config, "config.json"), JSON.stringify({ listen: `127.0.0.1:${port}` }), { mode: 0o600 });
+    this.env = { ...(process.env as Record<string, string>), TORII_STATE_DIR: state, TORII_CONFIG_DIR: config, NO_COLOR: "1" };
+
+    const launched = await run(toriiBin, ["launch", "--headless", "--browser", browserPath()], this.env, 90_000);
+    // Pids first, so stop() can end what launch started even when it failed.
+    const bp = /\(pid (\d+)/.exec(launched.stderr + launched.stdout);
+    if (bp) this.browserPid = Number(bp[1]);
+    const st = await run(toriiBin, ["status", "--json"], this.env, 15_000).catch(() => ({ code: 1, stdout: "", stderr: "" }));
+    try {
+      const j = JSON.parse(st.stdout) as { pid?: number; PID?: number };
+      this.daemonPid = j.pid ?? j.PID ?? 0;
+    } catch {
+      // reported below if launch failed; otherwise memory just lacks the daemon
+    }
+    if (launched.code !== 0) {
+      throw new Error(`torii launch failed (exit ${launched.code}):\n${launched.stdout}\n${launched.stderr}\n` +
+        `--- daemon log (tail) ---\n${tailOf(join(state, "torii.log"))}\n--- browser log (tail) ---\n${tailOf(join(state, "browser.log"))}`);
+    }
+    if (!this.daemonPid) throw new Error(`torii status --json gave no daemon pid:\n${st.stdout}\n${st.stderr}`);
+    await this.connect(new StdioClientTransport({ command: toriiBin, args: ["mcp", "--session-label", "bench"], env: this.env, stderr: "pipe" }));
+  }
+
+  async stop(): Promise<void> {
+    await this.closeClient();
+    for (const pid of [this.browserPid, this.daemonPid]) {
+      if (!pid) continue;
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    await pollUntil("torii's daemon and browser to exit", () => ![this.browserPid, this.daemonPid].some((p) => p && alive(p)), 15_000).catch(() => {
+      for (const p of [this.browserPid, this.daemonPid]) if (p && alive(p)) process.kill(p, "SIGKILL");
+    });
+    await removeDir(this.root);
+  }
+
+  mem(): MemGroup {
+    return {
+      roots: () => [this.daemonPid, this.browserPid, this.pid ?? 0].filter(Boolean),
+      classify: (cmd) => {
+        if (argv0(cmd) !== "torii") return chromeRole(cmd);
+        return / mcp\b/.test(cmd) ? "mcp-proxy" : "daemon";
+      },
+    };
+  }
+
+  async navigate(url: string): Promise<CallResult> {
+    const r = await this.call("navigate", this.tabId === undefined ? { url } : { url, tabId: this.tabId });
+    if (this.tabId === undefined) {
+      const m = /\btab (\d+)/.exec(r.text);
+      if (!m) throw new Error(`Torii: navigate did not name its tab:\n${r.text}`);
+      this.tabId = Number(m[1]);
+    }
+    return r;
+  }
+
+  async snapshot(): Promise<CallResult> {
+    const parts: CallResult[] = [];
+    let args: Record<string, unknown> = { tabId: this.tabId, maxChars: ToriiMcp.SNAPSHOT_PAGE };
+    for (let i = 0; i < 100; i++) {
+      const r = await this.call("snapshot", args);
+      parts.push(r);
+      const more = /\[more: cursor=([^\]\s]+)\]\s*$/.exec(r.text);
+      if (!more) break;
+      args = { tabId: this.tabId, maxChars: ToriiMcp.SNAPSHOT_PAGE, cursor: more[1] };
+    }
+    const c = combine("snapshot", parts);
+    c.text = c.text.replace(/\n\[more: cursor=[^\]\s]+\]/g, "");
+    return Object.assign(c, { calls: parts.length });
+  }
+
+  clickObserve(el: Addressable) {
+    return this.call("click", { tabId: this.tabId, ref: el.ref, observe: "diff" });
+  }
+
+  async fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]> {
+    const out: CallResult[] = [];
+    for (const f of fields) {
+      if (f.type === "text") out.push(await this.call("fill", { tabId: this.tabId, ref: f.el.ref, value: f.value }));
+      else if (f.type === "select") out.push(await this.call("select_option", { tabId: this.tabId, ref: f.el.ref, labels: [f.value] }));
+      else out.push(await this.call("click", { tabId: this.tabId, ref: f.el.ref }));
+    }
+    out.push(await this.clickObserve(submit));
+    return out;
+  }
+}
+
+function tailOf(path: string, n = 3000): string {
+  try {
+    return readFileSync(path, "utf8").slice(-n);
+  } catch {
+    return "(none)";
+  }
+}
+
+function argv0(cmd: string): string {
+  return (cmd.split(" ")[0] ?? "").split("/").pop() ?? "";
+}
+
+const BROWSER_EXE = /^(chromium|chromium-browser|chrome|google-chrome|google-chrome-stable|headless_shell)$/;
+
+/** A peer's tree: the browser it launched, and the rest (its Node.js server, however it names itself). */
+function peerRole(cmd: string): string {
+  return BROWSER_EXE.test(argv0(cmd)) || cmd.includes(" --type=") ? chromeRole(cmd) : "server";
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function run(cmd: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const t = setTimeout(() => {
+      p.kill("SIGKILL");
+      reject(new Error(`${cmd} ${args.join(" ")} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    p.on("error", (e) => {
+      clearTimeout(t);
+      reject(e);
+    });
+    p.on("close", (code) => {
+      clearTimeout(t);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Versions of what is measured, for the report. */
+export function packageVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(benchDir, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+}
+
+export function makeServers(ids: Dialect[]): BenchServer[] {
+  const all: Record<Dialect, () => BenchServer> = { torii: () => new ToriiMcp(), playwright: () => new PlaywrightMcp(), devtools: () => new DevtoolsMcp() };
+  return ids.map((id) => all[id]());
+}

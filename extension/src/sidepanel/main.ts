@@ -1,0 +1,847 @@
+// The side panel: one multi-agent room per Chrome window (docs/gateway.md, docs/sidepanel.md).
+// It talks to the service worker over the `torii.panel` port; the worker forwards to the link.
+// Room decisions (routing, relays, loop guard, transcript) are the pure modules in src/room.
+
+import type { LinkState, StateMessage } from "../shared/messages.js";
+import { relayTargets, routePersonMessage, type RoomAgent, type RoomMode } from "../room/mentions.js";
+import { PANEL_PORT, type PanelToWorker, type RpcErrorShape, type WorkerToPanel } from "../room/port.js";
+import { LoopGuard, wrapRelay } from "../room/relay.js";
+import { Transcript } from "../room/transcript.js";
+import { onCopyClick } from "./markdown.js";
+import { hue, initial, View } from "./view.js";
+
+type Access = "act" | "read" | "none";
+type AgentState =
+  | "off"
+  | "connecting"
+  | "ready"
+  | "busy"
+  | "crashed"
+  | "exited"
+  | "not_responding"
+  | "error"
+  | "unavailable";
+
+interface Agent {
+  name: string;
+  available: boolean;
+  /** null: never chosen (the default agent connects by itself); false: the person disconnected it. */
+  enabled: boolean | null;
+  sessionId: string;
+  access: Access;
+  state: AgentState;
+  detail: string;
+  queue: string[];
+}
+
+interface Saved {
+  v: 1;
+  mode: RoomMode;
+  agents: Record<string, { sessionId: string; access: Access; enabled: boolean | null }>;
+  guard: { count: number; tripped: boolean };
+  last: { text: string; targets: string[] } | null;
+  transcript: unknown;
+}
+
+const DEFAULT_RELAY_LIMIT = 4;
+const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_TIMEOUT_MS = 5_000;
+const SESSION_UNKNOWN = -32002;
+const UNHEALTHY: readonly AgentState[] = ["crashed", "exited", "not_responding", "error"];
+
+const $ = <T extends HTMLElement>(id: string): T => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`sidepanel.html lacks #${id}`);
+  return e as T;
+};
+
+const ui = {
+  link: $<HTMLSpanElement>("link-status"),
+  roster: $<HTMLDivElement>("roster"),
+  mode: $<HTMLButtonElement>("mode"),
+  clear: $<HTMLButtonElement>("clear"),
+  scroller: $<HTMLElement>("log-wrap"),
+  log: $<HTMLOListElement>("log"),
+  earlier: $<HTMLButtonElement>("show-earlier"),
+  jump: $<HTMLButtonElement>("jump"),
+  guard: $<HTMLDivElement>("guard"),
+  form: $<HTMLFormElement>("composer"),
+  input: $<HTMLTextAreaElement>("input"),
+  stop: $<HTMLButtonElement>("stop"),
+  retry: $<HTMLButtonElement>("retry"),
+  send: $<HTMLButtonElement>("send"),
+};
+
+let windowId = -1;
+let storeKey = "";
+let transcript = new Transcript();
+let mode: RoomMode = "mention";
+let relayLimit = DEFAULT_RELAY_LIMIT;
+const guard = new LoopGuard(DEFAULT_RELAY_LIMIT);
+let last: Saved["last"] = null;
+const agents = new Map<string, Agent>();
+let defaultAgent = "";
+let linkState: LinkState | null = null;
+let daemonAlive = true;
+
+let port: chrome.runtime.Port | null = null;
+let portReady = false;
+let nextCall = 1;
+const calls = new Map<number, { resolve(v: unknown): void; reject(e: PanelCallError): void }>();
+
+class PanelCallError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+const view = new View(() => transcript, ui.log, ui.scroller, ui.earlier, ui.jump, {
+  permission: (requestId, optionId) => answerPermission(requestId, optionId),
+});
+
+// ---------------------------------------------------------------- persistence
+
+let saveTimer: ReturnType<typeof setTimeout> | null = null;
+
+function save(): void {
+  if (saveTimer || !storeKey) return;
+  saveTimer = setTimeout(() => {
+    saveTimer = null;
+    void writeSaved();
+  }, 150);
+}
+
+async function writeSaved(): Promise<void> {
+  const s: Saved = {
+    v: 1,
+    mode,
+    agents: Object.fromEntries(
+      [...agents.values()].map((a) => [a.name, { sessionId: a.sessionId, access: a.access, enabled: a.enabled }]),
+    ),
+    guard: guard.snapshot(),
+    last,
+    transcript: transcript.persist(),
+  };
+  try {
+    await chrome.storage.local.set({ [storeKey]: s });
+  } catch {
+    // Over quota: keep the newest part of the transcript.
+    const p = transcript.persist();
+    await chrome.storage.local.set({ [storeKey]: { ...s, transcript: { ...p, entries: p.entries.slice(-200) } } }).catch(() => undefined);
+  }
+}
+
+async function load(): Promise<void> {
+  const raw = (await chrome.storage.local.get(storeKey))[storeKey] as Partial<Saved> | undefined;
+  if (!raw || raw.v !== 1) return;
+  mode = raw.mode === "ambient" ? "ambient" : "mention";
+  guard.restore(raw.guard);
+  last = raw.last ?? null;
+  transcript = Transcript.restore(raw.transcript);
+  for (const [name, a] of Object.entries(raw.agents ?? {})) {
+    agents.set(name, {
+      name,
+      available: true,
+      enabled: a.enabled ?? null,
+      sessionId: typeof a.sessionId === "string" ? a.sessionId : "",
+      access: a.access === "act" || a.access === "none" ? a.access : "read",
+      state: a.sessionId ? "connecting" : "off",
+      detail: "",
+      queue: [],
+    });
+  }
+}
+
+// ---------------------------------------------------------------- the port
+
+function connectPort(): void {
+  portReady = false;
+  const p = chrome.runtime.connect({ name: PANEL_PORT });
+  port = p;
+  p.onMessage.addListener((m: unknown) => onWorker(m as WorkerToPanel));
+  p.onDisconnect.addListener(() => {
+    if (port !== p) return;
+    port = null;
+    portReady = false;
+    for (const [, c] of calls) c.reject(new PanelCallError(-32000, "the extension's worker restarted"));
+    calls.clear();
+    setTimeout(connectPort, 300); // the worker restarted: reconnect (this wakes it)
+  });
+  const sessions = [...agents.values()].map((a) => a.sessionId).filter(Boolean);
+  postPort({ t: "hello", windowId, sessions });
+}
+
+function postPort(m: PanelToWorker): void {
+  try {
+    port?.postMessage(m);
+  } catch {
+    // disconnected; onDisconnect reconnects
+  }
+}
+
+function call<T = unknown>(method: string, params: unknown, timeoutMs?: number): Promise<T> {
+  if (!port) return Promise.reject(new PanelCallError(-32000, "not connected to the extension's worker"));
+  const id = nextCall++;
+  return new Promise<T>((resolve, reject) => {
+    calls.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    postPort({ t: "call", id, method, params, ...(timeoutMs ? { timeoutMs } : {}) });
+  });
+}
+
+function onWorker(m: WorkerToPanel): void {
+  switch (m.t) {
+    case "ready":
+      portReady = true;
+      // Permission prompts from before are no longer answerable unless the worker re-offers them.
+      for (const e of transcript.entries) {
+        if (e.kind === "permission" && !e.decided) {
+          e.decided = "expired";
+          view.touch([e.id]);
+        }
+      }
+      for (const a of agents.values()) if (a.sessionId && m.busy.includes(a.sessionId)) a.state = "busy";
+      void syncRoom();
+      return;
+    case "result":
+    case "error": {
+      const c = calls.get(m.id);
+      if (!c) return;
+      calls.delete(m.id);
+      if (m.t === "result") c.resolve(m.result);
+      else c.reject(new PanelCallError(m.error.code, m.error.message));
+      return;
+    }
+    case "update":
+      onUpdate(m.params);
+      return;
+    case "status":
+      onStatus(m.params);
+      return;
+    case "permission":
+      onPermission(m.requestId, m.params);
+      return;
+    case "permission_done": {
+      const e = transcript.findPermission(m.requestId);
+      if (e && !e.decided) {
+        e.decided = "cancelled";
+        view.touch([e.id]);
+        save();
+      }
+      return;
+    }
+    case "turn_end":
+      onTurnEnd(m.sessionId, m.stopReason, m.error);
+      return;
+  }
+}
+
+// ---------------------------------------------------------------- agents and sessions
+
+function bySession(sessionId: string): Agent | undefined {
+  for (const a of agents.values()) if (a.sessionId === sessionId && sessionId) return a;
+  return undefined;
+}
+
+function roomAgents(): RoomAgent[] {
+  return [...agents.values()]
+    .filter((a) => a.available || a.sessionId)
+    .map((a) => ({ name: a.name, connected: a.sessionId !== "" && a.enabled !== false }));
+}
+
+function note(text: string, level: "info" | "warn" | "error" = "info"): void {
+  const e = transcript.notice(text, level);
+  view.touch([e.id]);
+  save();
+}
+
+function errMsg(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+let syncing: Promise<void> | null = null;
+
+/** Link up and port ready: learn the agents, re-attach every session, start the default agent. */
+function syncRoom(): Promise<void> {
+  if (!portReady || linkState?.status !== "connected") return Promise.resolve();
+  syncing ??= doSync().finally(() => (syncing = null));
+  return syncing;
+}
+
+async function doSync(): Promise<void> {
+  try {
+    const r = await call<{ agents?: unknown; defaultAgent?: unknown; relayLimit?: unknown }>("torii/agents", {});
+    defaultAgent = typeof r.defaultAgent === "string" ? r.defaultAgent : "";
+    if (typeof r.relayLimit === "number" && r.relayLimit > 0) relayLimit = r.relayLimit;
+    guard.limit = relayLimit;
+    const seen = new Set<string>();
+    for (const x of Array.isArray(r.agents) ? r.agents : []) {
+      const o = x as { name?: unknown; available?: unknown };
+      if (typeof o.name !== "string") continue;
+      seen.add(o.name);
+      const a = agents.get(o.name) ?? {
+        name: o.name,
+        available: true,
+        enabled: null,
+        sessionId: "",
+        access: "read" as Access,
+        state: "off" as AgentState,
+        detail: "",
+        queue: [],
+      };
+      a.available = o.available !== false;
+      if (!a.available && !a.sessionId) a.state = "unavailable";
+      agents.set(o.name, a);
+    }
+    for (const a of agents.values()) {
+      if (!seen.has(a.name)) {
+        a.available = false;
+        if (!a.sessionId) a.state = "unavailable";
+      }
+    }
+  } catch (e) {
+    note(`Could not list the daemon's agents: ${errMsg(e)}`, "error");
+    renderRoster();
+    return;
+  }
+  renderRoster();
+  const work: Promise<unknown>[] = [];
+  for (const a of agents.values()) {
+    if (a.sessionId && a.enabled !== false) work.push(resume(a));
+    else if (!a.sessionId && a.name === defaultAgent && a.enabled === null && a.available) work.push(connect(a));
+  }
+  await Promise.all(work);
+  save();
+}
+
+async function resume(a: Agent): Promise<void> {
+  const sid = a.sessionId;
+  if (a.state !== "busy") a.state = "connecting";
+  renderRoster();
+  try {
+    await call("session/resume", { sessionId: sid, cwd: "/", mcpServers: [] });
+    if (a.sessionId !== sid) return;
+    if (a.state === "connecting" || UNHEALTHY.includes(a.state)) a.state = "ready";
+    a.detail = "";
+  } catch (e) {
+    if (a.sessionId !== sid) return;
+    if (e instanceof PanelCallError && e.code === SESSION_UNKNOWN) {
+      note(`${a.name}'s session ${sid} is gone (the daemon restarted?); starting a new one.`, "warn");
+      postPort({ t: "forget", sessionId: sid });
+      a.sessionId = "";
+      await connect(a);
+      return;
+    }
+    a.state = "error";
+    a.detail = errMsg(e);
+  }
+  renderRoster();
+}
+
+async function connect(a: Agent): Promise<boolean> {
+  if (a.sessionId) return true;
+  a.state = "connecting";
+  a.detail = "";
+  renderRoster();
+  try {
+    const r = await call<{ sessionId?: unknown }>("session/new", {
+      cwd: "/",
+      mcpServers: [],
+      _meta: { torii: { agent: a.name, room: `window-${windowId}`, windowId, browserAccess: a.access } },
+    });
+    if (typeof r.sessionId !== "string" || !r.sessionId) throw new Error("session/new answered no sessionId");
+    a.sessionId = r.sessionId;
+    if (a.state === "connecting") a.state = "ready";
+    if (a.enabled === null && a.name !== defaultAgent) a.enabled = true;
+    save();
+    renderRoster();
+    return true;
+  } catch (e) {
+    a.state = "error";
+    a.detail = errMsg(e);
+    note(`Could not start ${a.name}: ${a.detail}`, "error");
+    renderRoster();
+    return false;
+  }
+}
+
+async function disconnect(a: Agent): Promise<void> {
+  const sid = a.sessionId;
+  a.queue = [];
+  a.enabled = false;
+  a.sessionId = "";
+  a.state = "off";
+  renderRoster();
+  save();
+  if (!sid) return;
+  postPort({ t: "cancel", sessionId: sid });
+  try {
+    await call("torii/session/close", { sessionId: sid });
+  } catch {
+    // already gone
+  }
+  postPort({ t: "forget", sessionId: sid });
+}
+
+async function restart(a: Agent): Promise<void> {
+  if (!a.sessionId) {
+    a.enabled = true;
+    await connect(a);
+    return;
+  }
+  a.state = "connecting";
+  renderRoster();
+  try {
+    await call("torii/session/restart", { sessionId: a.sessionId });
+    a.state = "ready";
+    a.detail = "";
+    note(`${a.name} restarted.`);
+  } catch (e) {
+    if (e instanceof PanelCallError && e.code === SESSION_UNKNOWN) {
+      postPort({ t: "forget", sessionId: a.sessionId });
+      a.sessionId = "";
+      await connect(a);
+      return;
+    }
+    a.state = "error";
+    a.detail = errMsg(e);
+    note(`Could not restart ${a.name}: ${a.detail}`, "error");
+  }
+  renderRoster();
+  runNext(a);
+}
+
+async function setAccess(a: Agent, access: Access): Promise<void> {
+  const before = a.access;
+  a.access = access;
+  renderRoster();
+  save();
+  if (!a.sessionId) return;
+  try {
+    await call("torii/session/set_access", { sessionId: a.sessionId, browserAccess: access });
+  } catch (e) {
+    a.access = before;
+    note(`Could not change ${a.name}'s browser access: ${errMsg(e)}`, "error");
+    renderRoster();
+    save();
+  }
+}
+
+// ---------------------------------------------------------------- turns, relays, loop guard
+
+function enqueue(a: Agent, text: string): void {
+  a.queue.push(text);
+  runNext(a);
+}
+
+function runNext(a: Agent): void {
+  if (a.state === "busy" || !a.sessionId || a.queue.length === 0) return;
+  if (a.state !== "ready" && a.state !== "not_responding") return;
+  const text = a.queue.shift() ?? "";
+  a.state = "busy";
+  transcript.beginTurn(a.sessionId);
+  renderRoster();
+  updateControls();
+  // The outcome arrives as turn_end (also after a reload); the call's own answer is not needed.
+  call("session/prompt", { sessionId: a.sessionId, prompt: [{ type: "text", text }] }).catch(() => undefined);
+}
+
+function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape): void {
+  const a = bySession(sessionId);
+  const { reply, changed } = transcript.endTurn(sessionId, stopReason);
+  view.touch(changed);
+  if (!a) return;
+  if (a.state === "busy") a.state = "ready";
+  if (error) note(`${a.name}: the turn failed — ${error.message}`, "error");
+  else if (stopReason === "cancelled") note(`${a.name} stopped.`, "info");
+  else if (stopReason !== "end_turn") note(`${a.name} stopped: ${stopReason}.`, "warn");
+  if (!error && stopReason === "end_turn" && reply.trim()) relay(a, reply);
+  renderRoster();
+  updateControls();
+  save();
+  runNext(a);
+}
+
+function relay(from: Agent, reply: string): void {
+  const targets = relayTargets(from.name, reply, mode, roomAgents());
+  for (const name of targets) {
+    const to = agents.get(name);
+    if (!to) continue;
+    if (!guard.allow()) {
+      if (!ui.guard.dataset.shown) {
+        note(`Loop guard: agent-to-agent relays paused after ${guard.limit}. Say something to resume.`, "warn");
+      }
+      showGuard();
+      return;
+    }
+    note(`${from.name} → ${name}`, "info");
+    enqueue(to, wrapRelay(from.name, reply));
+  }
+}
+
+function showGuard(): void {
+  ui.guard.hidden = !guard.tripped;
+  if (guard.tripped) {
+    ui.guard.dataset.shown = "1";
+    ui.guard.textContent = `Loop guard tripped after ${guard.limit} relays — agents wait for you.`;
+  } else {
+    delete ui.guard.dataset.shown;
+  }
+}
+
+async function sendPerson(text: string, fixedTargets?: string[]): Promise<void> {
+  const route = fixedTargets ? { targets: fixedTargets, unknown: [] } : routePersonMessage(text, mode, roomAgents());
+  const e = transcript.user(text, route.targets);
+  view.touch([e.id]);
+  view.toBottom();
+  guard.reset(); // the person spoke
+  showGuard();
+  for (const u of route.unknown) note(`No agent named @${u} in this room — not sent to it.`, "warn");
+  if (route.targets.length === 0) {
+    if (route.unknown.length === 0) note("No agent is connected: connect one from the roster above.", "warn");
+    save();
+    return;
+  }
+  last = { text, targets: route.targets };
+  save();
+  for (const name of route.targets) {
+    const a = agents.get(name);
+    if (!a) continue;
+    if (!a.sessionId) {
+      a.enabled = true;
+      if (!(await connect(a))) continue;
+    }
+    enqueue(a, text);
+  }
+  updateControls();
+}
+
+function stopAll(): void {
+  for (const a of agents.values()) {
+    a.queue = [];
+    if (a.state === "busy" && a.sessionId) postPort({ t: "cancel", sessionId: a.sessionId });
+  }
+}
+
+// ---------------------------------------------------------------- daemon events
+
+function onUpdate(params: unknown): void {
+  const p = params as { sessionId?: unknown; update?: unknown } | null;
+  const sid = typeof p?.sessionId === "string" ? p.sessionId : "";
+  const a = bySession(sid);
+  if (!a) return;
+  const changed = transcript.apply(sid, a.name, p?.update);
+  if (changed.length) {
+    view.touch(changed);
+    save();
+  }
+  if (a.state === "not_responding") {
+    a.state = "busy";
+    renderRoster();
+  }
+}
+
+function onStatus(params: unknown): void {
+  const p = params as { sessionId?: unknown; status?: unknown; detail?: unknown } | null;
+  const a = bySession(typeof p?.sessionId === "string" ? p.sessionId : "");
+  if (!a) return;
+  const detail = typeof p?.detail === "string" ? p.detail : "";
+  const before = a.state;
+  switch (p?.status) {
+    case "starting":
+      a.state = "connecting";
+      break;
+    case "ready":
+      a.state = a.state === "busy" ? "busy" : "ready";
+      break;
+    case "busy":
+      a.state = "busy";
+      break;
+    case "crashed":
+    case "exited":
+    case "not_responding":
+      a.state = p.status;
+      break;
+    default:
+      return;
+  }
+  a.detail = detail;
+  if (before !== a.state) {
+    if (a.state === "crashed") note(`${a.name} crashed${detail ? `: ${detail}` : ""}. Click its chip to restart it.`, "error");
+    if (a.state === "exited") note(`${a.name} exited${detail ? `: ${detail}` : ""}. Click its chip to restart it.`, "warn");
+    if (a.state === "not_responding") note(`${a.name} is not responding${detail ? ` (${detail})` : ""}. The room keeps working; click its chip to restart it.`, "warn");
+  }
+  renderRoster();
+  updateControls();
+  if (a.state === "ready") runNext(a);
+}
+
+function onPermission(requestId: string, params: unknown): void {
+  const sid = (params as { sessionId?: unknown } | null)?.sessionId;
+  const a = bySession(typeof sid === "string" ? sid : "");
+  const existing = transcript.findPermission(requestId);
+  if (existing) {
+    existing.decided = "";
+    view.touch([existing.id]);
+    return;
+  }
+  const e = transcript.permission(typeof sid === "string" ? sid : "", a?.name ?? "agent", requestId, params);
+  view.touch([e.id]);
+  save();
+  view.toBottom();
+  // Keyboard users land on the decision.
+  requestAnimationFrame(() => document.querySelector<HTMLButtonElement>(`#entry-${e.id} .approve`)?.focus());
+}
+
+function answerPermission(requestId: string, optionId: string | null): void {
+  const e = transcript.findPermission(requestId);
+  if (!e || e.decided) return;
+  const opt = e.options.find((o) => o.optionId === optionId);
+  e.decided = opt ? (opt.kind.startsWith("allow") ? `approved: ${opt.name}` : `denied: ${opt.name}`) : "denied";
+  postPort({
+    t: "permission",
+    requestId,
+    outcome: optionId ? { outcome: "selected", optionId } : { outcome: "cancelled" },
+  });
+  view.touch([e.id]);
+  save();
+  ui.input.focus();
+}
+
+// ---------------------------------------------------------------- link state and heartbeat
+
+function onLinkState(s: LinkState): void {
+  const was = linkState?.status;
+  linkState = s;
+  const text =
+    s.status === "connected"
+      ? "connected"
+      : !s.paired
+        ? "not paired — pair from the Torii toolbar popup"
+        : `${s.status}${s.reason ? ` — ${s.reason}` : ""}`;
+  ui.link.textContent = text;
+  ui.link.dataset.status = s.status;
+  if (s.status === "connected" && was !== "connected") void syncRoom();
+  if (s.status !== "connected" && was === "connected") {
+    for (const a of agents.values()) if (a.sessionId && a.state !== "off") a.state = "connecting";
+    renderRoster();
+  }
+}
+
+async function heartbeat(): Promise<void> {
+  if (!portReady || linkState?.status !== "connected") return;
+  let alive: boolean;
+  try {
+    await call("torii/ping", {}, HEARTBEAT_TIMEOUT_MS);
+    alive = true;
+  } catch (e) {
+    // "method not found" still proves the daemon answers.
+    alive = e instanceof PanelCallError && e.code === -32601;
+  }
+  if (alive !== daemonAlive) {
+    daemonAlive = alive;
+    if (!alive) note("The daemon is not answering; agents are shown as not responding.", "warn");
+    else void syncRoom();
+    renderRoster();
+  }
+}
+
+// ---------------------------------------------------------------- roster and controls
+
+const STATE_LABEL: Record<AgentState, string> = {
+  off: "off",
+  connecting: "connecting",
+  ready: "connected",
+  busy: "working",
+  crashed: "crashed",
+  exited: "exited",
+  not_responding: "not responding",
+  error: "error",
+  unavailable: "not installed",
+};
+const ACCESS_LABEL: Record<Access, string> = { act: "act", read: "read", none: "none" };
+const NEXT_ACCESS: Record<Access, Access> = { read: "act", act: "none", none: "read" };
+
+function shownState(a: Agent): AgentState {
+  if (!daemonAlive && a.sessionId) return "not_responding";
+  return a.state;
+}
+
+function renderRoster(): void {
+  const chips: HTMLElement[] = [];
+  for (const a of agents.values()) {
+    const st = shownState(a);
+    const chip = document.createElement("div");
+    chip.className = "chip";
+    chip.dataset.testid = "agent-chip";
+    chip.dataset.agent = a.name;
+    chip.dataset.state = st;
+    chip.dataset.access = a.access;
+    chip.style.setProperty("--hue", String(hue(a.name)));
+    const unhealthy = UNHEALTHY.includes(st);
+
+    const main = document.createElement("button");
+    main.type = "button";
+    main.className = "chip-main";
+    main.dataset.testid = "chip-main";
+    const av = document.createElement("span");
+    av.className = "avatar";
+    av.textContent = initial(a.name);
+    av.setAttribute("aria-hidden", "true");
+    const name = document.createElement("span");
+    name.className = "chip-name";
+    name.textContent = a.name;
+    const badge = document.createElement("span");
+    badge.className = `badge b-${st}`;
+    badge.dataset.testid = "chip-state";
+    badge.textContent = STATE_LABEL[st];
+    main.append(av, name, badge);
+    main.title = unhealthy
+      ? `${a.name}: ${STATE_LABEL[st]}${a.detail ? ` (${a.detail})` : ""} — click to reconnect`
+      : a.sessionId
+        ? `${a.name}: ${STATE_LABEL[st]} — click to mention`
+        : `${a.name}: click to connect`;
+    main.setAttribute("aria-label", main.title);
+    main.addEventListener("click", () => {
+      if (unhealthy) void (daemonAlive ? restart(a) : syncRoom());
+      else if (!a.sessionId && a.available) {
+        a.enabled = true;
+        void connect(a);
+      } else mention(a.name);
+    });
+
+    const access = document.createElement("button");
+    access.type = "button";
+    access.className = `access a-${a.access}`;
+    access.dataset.testid = "access-toggle";
+    access.textContent = `🌐 ${ACCESS_LABEL[a.access]}`;
+    access.setAttribute("aria-label", `${a.name} browser access: ${a.access}; press to change to ${NEXT_ACCESS[a.access]}`);
+    access.addEventListener("click", () => void setAccess(a, NEXT_ACCESS[a.access]));
+
+    const power = document.createElement("button");
+    power.type = "button";
+    power.className = "power";
+    power.dataset.testid = "connect-toggle";
+    const on = a.sessionId !== "";
+    power.textContent = on ? "⏻" : "+";
+    power.setAttribute("aria-pressed", String(on));
+    power.setAttribute("aria-label", on ? `Disconnect ${a.name}` : `Connect ${a.name}`);
+    power.title = power.getAttribute("aria-label") ?? "";
+    power.disabled = !on && !a.available;
+    power.addEventListener("click", () => {
+      if (on) void disconnect(a);
+      else {
+        a.enabled = true;
+        void connect(a);
+      }
+    });
+    chip.append(main, access, power);
+    chips.push(chip);
+  }
+  if (chips.length === 0) {
+    const empty = document.createElement("span");
+    empty.className = "roster-empty";
+    empty.textContent = linkState?.status === "connected" ? "No agents configured (see docs/gateway.md)." : "Waiting for the daemon…";
+    chips.push(empty);
+  }
+  // Keep keyboard focus on the same control across re-renders.
+  const active = document.activeElement as HTMLElement | null;
+  const focusKey = active && ui.roster.contains(active) ? `${active.closest<HTMLElement>(".chip")?.dataset.agent}|${active.dataset.testid}` : "";
+  ui.roster.replaceChildren(...chips);
+  if (focusKey) {
+    const [agent, testid] = focusKey.split("|");
+    ui.roster.querySelector<HTMLElement>(`.chip[data-agent="${CSS.escape(agent ?? "")}"] [data-testid="${testid}"]`)?.focus();
+  }
+  updateControls();
+}
+
+function mention(name: string): void {
+  const v = ui.input.value;
+  const tag = `@${name} `;
+  if (!v.includes(tag)) ui.input.value = tag + v;
+  ui.input.focus();
+}
+
+function updateControls(): void {
+  const busy = [...agents.values()].some((a) => a.state === "busy" || a.queue.length > 0);
+  ui.stop.hidden = !busy;
+  ui.retry.hidden = busy || !last;
+  ui.mode.textContent = mode === "mention" ? "@ mention" : "ambient";
+  ui.mode.setAttribute("aria-pressed", String(mode === "ambient"));
+  ui.mode.title = mode === "mention" ? "Messages go to the agents you @mention (all when none). Press for ambient." : "Every message goes to every agent. Press for @mention mode.";
+  document.body.dataset.mode = mode;
+  document.body.dataset.busy = String(busy);
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire(): void {
+  ui.form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = ui.input.value.trim();
+    if (!text) return;
+    ui.input.value = "";
+    void sendPerson(text);
+  });
+  ui.input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      ui.form.requestSubmit();
+    } else if (ev.key === "Escape" && !ui.stop.hidden) {
+      ev.preventDefault();
+      stopAll();
+    }
+  });
+  ui.stop.addEventListener("click", () => stopAll());
+  ui.retry.addEventListener("click", () => {
+    if (last) void sendPerson(last.text, last.targets);
+  });
+  ui.mode.addEventListener("click", () => {
+    mode = mode === "mention" ? "ambient" : "mention";
+    updateControls();
+    save();
+  });
+  ui.clear.addEventListener("click", () => {
+    transcript.clear();
+    view.reset();
+    save();
+    ui.input.focus();
+  });
+  ui.log.addEventListener("click", onCopyClick);
+  chrome.runtime.onMessage.addListener((msg: unknown) => {
+    const m = msg as StateMessage | null;
+    if (m && m.type === "torii.state" && m.state) onLinkState(m.state);
+    return false;
+  });
+  setInterval(() => void heartbeat(), HEARTBEAT_MS);
+  // Closing or reloading the panel must not lose the last quarter second of the transcript.
+  addEventListener("pagehide", () => {
+    if (!saveTimer) return;
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    void writeSaved();
+  });
+}
+
+async function main(): Promise<void> {
+  const q = new URLSearchParams(location.search).get("window");
+  windowId = q && /^\d+$/.test(q) ? Number(q) : ((await chrome.windows.getCurrent()).id ?? -1);
+  storeKey = `torii.room.${windowId}`;
+  document.body.dataset.window = String(windowId);
+  await load();
+  showGuard();
+  renderRoster();
+  view.reset();
+  view.flush();
+  wire();
+  connectPort();
+  try {
+    const r = (await chrome.runtime.sendMessage({ type: "torii.getState" })) as { state?: LinkState } | undefined;
+    if (r?.state) onLinkState(r.state);
+  } catch {
+    // the worker answers state broadcasts too
+  }
+  ui.input.focus();
+  document.body.dataset.ready = "true";
+}
+
+void main();

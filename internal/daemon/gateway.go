@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/gateway"
+	"github.com/torii-browser/torii/internal/link"
+)
+
+// GatewaySessionsResult is the control method `gateway.sessions`.
+type GatewaySessionsResult struct {
+	Sessions []gateway.SessionInfo `json:"sessions"`
+}
+
+// linkHandler serves ACP on /acp: the gateway's chat sessions
+// (docs/gateway.md) first, then the link session of docs/protocol.md.
+type linkHandler struct {
+	agent *acp.Agent
+	gw    *gateway.Gateway
+}
+
+func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, params json.RawMessage) (any, error) {
+	if res, err, ok := h.gw.Handle(ctx, c, method, params); ok {
+		return res, err
+	}
+	return h.agent.Handle(ctx, c, method, params)
+}
+
+func (h linkHandler) Closed(c *link.Conn) {
+	h.gw.Closed(c)
+	h.agent.Closed(c)
+}
+
+func (d *daemon) newGateway() *gateway.Gateway {
+	cfg := d.opts.Config
+	idle := time.Duration(cfg.AgentIdleTimeoutSec) * time.Second
+	gw := gateway.New(gateway.Options{
+		Agents: cfg.ResolvedAgents(), DefaultAgent: cfg.DefaultAgentName(), RelayLimit: cfg.RelayLimit,
+		Policy: cfg.MCPServers, IdleTimeout: idle, Broker: d.broker, Initialized: d.agent.Initialized,
+		MCPURL: d.mcpURL, Version: d.opts.Version, Logger: d.log, BridgeTimeout: d.opts.bridgeTimeout,
+	})
+	d.broker.OnToolsChanged(gw.BrowserToolsChanged)
+	return gw
+}
+
+// mcpURL is /mcp as a spawned agent dials it.
+func (d *daemon) mcpURL() string {
+	scheme := "http"
+	if d.scheme == "wss" {
+		scheme = "https"
+	}
+	return scheme + "://" + d.listen + "/mcp"
+}

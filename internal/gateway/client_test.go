@@ -1,0 +1,426 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/torii-browser/torii/internal/gateway"
+	"github.com/torii-browser/torii/internal/jsonrpc"
+)
+
+// fc is a foreign ACP client (a Katashiro-style panel) on a real socket.
+// Unlike linktest it handles notifications in order, as a panel must.
+type fc struct {
+	t    *testing.T
+	ws   *websocket.Conn
+	resp *http.Response
+	next atomic.Int64
+	done chan struct{}
+
+	mu       sync.Mutex
+	pending  map[string]chan *jsonrpc.Message
+	updates  []update
+	statuses []gateway.StatusParams
+	frames   int
+	changed  chan struct{}
+	// onRequest answers the daemon's requests (permission, mcp/*).
+	onRequest func(method string, params json.RawMessage) (any, error)
+}
+
+type update struct {
+	SessionID string `json:"sessionId"`
+	Update    struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		Content       struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"update"`
+}
+
+func dial(t *testing.T, url, token string, subprotocol bool) *fc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	opts := &websocket.DialOptions{}
+	if subprotocol {
+		opts.Subprotocols = []string{"openab.bearer." + token, "acp.v1"}
+	} else {
+		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + token}}
+	}
+	ws, resp, err := websocket.Dial(ctx, url, opts)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ws.SetReadLimit(-1)
+	c := &fc{t: t, ws: ws, resp: resp, done: make(chan struct{}), pending: map[string]chan *jsonrpc.Message{},
+		changed: make(chan struct{}, 1)}
+	go c.read()
+	t.Cleanup(func() { c.close() })
+	return c
+}
+
+func (c *fc) close() {
+	_ = c.ws.Close(websocket.StatusNormalClosure, "")
+	<-c.done
+}
+
+func (c *fc) read() {
+	defer close(c.done)
+	for {
+		_, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			c.t.Logf("client read ended: %v", err)
+			c.mu.Lock()
+			for _, ch := range c.pending {
+				close(ch)
+			}
+			c.pending = nil
+			c.mu.Unlock()
+			return
+		}
+		msg, rpcErr := jsonrpc.Decode(data)
+		if rpcErr != nil {
+			continue
+		}
+		c.mu.Lock()
+		c.frames++
+		c.mu.Unlock()
+		switch {
+		case msg.Method == "":
+			c.mu.Lock()
+			ch := c.pending[string(msg.ID)]
+			delete(c.pending, string(msg.ID))
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- msg
+			}
+		case msg.Method == "session/update":
+			var u update
+			_ = json.Unmarshal(msg.Params, &u)
+			c.mu.Lock()
+			c.updates = append(c.updates, u)
+			c.mu.Unlock()
+			c.poke()
+		case msg.Method == "torii/agent_status":
+			var s gateway.StatusParams
+			_ = json.Unmarshal(msg.Params, &s)
+			c.mu.Lock()
+			c.statuses = append(c.statuses, s)
+			c.mu.Unlock()
+			c.poke()
+		case msg.HasID():
+			go func() {
+				c.mu.Lock()
+				h := c.onRequest
+				c.mu.Unlock()
+				var res any
+				var err error = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", msg.Method)
+				if h != nil {
+					res, err = h(msg.Method, msg.Params)
+				}
+				var out *jsonrpc.Message
+				if err != nil {
+					e, ok := err.(*jsonrpc.Error)
+					if !ok {
+						e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
+					}
+					out = jsonrpc.NewErrorResponse(msg.ID, e)
+				} else {
+					out, _ = jsonrpc.NewResult(msg.ID, res)
+				}
+				b, _ := json.Marshal(out)
+				_ = c.ws.Write(context.Background(), websocket.MessageText, b)
+			}()
+		}
+	}
+}
+
+func (c *fc) poke() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (c *fc) handle(h func(method string, params json.RawMessage) (any, error)) {
+	c.mu.Lock()
+	c.onRequest = h
+	c.mu.Unlock()
+}
+
+func (c *fc) call(ctx context.Context, method string, params, result any) error {
+	id := jsonrpc.IntID(c.next.Add(1))
+	req, err := jsonrpc.NewRequest(id, method, params)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("closed")
+	}
+	c.pending[string(id)] = ch
+	c.mu.Unlock()
+	b, _ := json.Marshal(req)
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return err
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return fmt.Errorf("closed")
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if result != nil {
+			return json.Unmarshal(m.Result, result)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *fc) mustCall(method string, params, result any) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.call(ctx, method, params, result); err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+func (c *fc) notify(method string, params any) {
+	m, _ := jsonrpc.NewRequest(nil, method, params)
+	b, _ := json.Marshal(m)
+	if err := c.ws.Write(context.Background(), websocket.MessageText, b); err != nil {
+		c.t.Fatalf("notify %s: %v", method, err)
+	}
+}
+
+// text is the concatenated agent_message_chunk text of a session.
+func (c *fc) text(sid string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, u := range c.updates {
+		if u.SessionID == sid && u.Update.SessionUpdate == "agent_message_chunk" {
+			b.WriteString(u.Update.Content.Text)
+		}
+	}
+	return b.String()
+}
+
+func (c *fc) kinds(sid string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := map[string]int{}
+	for _, u := range c.updates {
+		if u.SessionID == sid {
+			m[u.Update.SessionUpdate]++
+		}
+	}
+	return m
+}
+
+func (c *fc) waitFor(what string, d time.Duration, ok func() bool) {
+	c.t.Helper()
+	deadline := time.After(d)
+	for !ok() {
+		select {
+		case <-c.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (c *fc) waitText(sid, sub string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("text %q (have %q)", sub, c.text(sid)), 20*time.Second, func() bool { return strings.Contains(c.text(sid), sub) })
+}
+
+func (c *fc) waitStatus(sid, status string) gateway.StatusParams {
+	c.t.Helper()
+	var got gateway.StatusParams
+	c.waitFor("status "+status, 20*time.Second, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, s := range c.statuses {
+			if s.SessionID == sid && s.Status == status {
+				got = s
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// --- a fake MCP-over-ACP provider serving several declared servers -------
+
+type fakeServer struct {
+	name, id       string
+	tools          []map[string]any
+	failInitialize bool
+}
+
+type provEvent struct {
+	method, inner, server, connID, tool string
+}
+
+type provider struct {
+	mu      sync.Mutex
+	servers map[string]*fakeServer // by declared id
+	conns   map[string]*fakeServer // by connectionId
+	n       int
+	events  chan provEvent
+}
+
+func newProvider(servers ...*fakeServer) *provider {
+	p := &provider{servers: map[string]*fakeServer{}, conns: map[string]*fakeServer{}, events: make(chan provEvent, 1024)}
+	for _, s := range servers {
+		p.servers[s.id] = s
+	}
+	return p
+}
+
+func (p *provider) record(e provEvent) {
+	select {
+	case p.events <- e:
+	default:
+	}
+}
+
+func schema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
+}
+
+func (p *provider) handle(method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "mcp/connect":
+		var c struct {
+			AcpID    *string `json:"acpId"`
+			ServerID *string `json:"serverId"`
+		}
+		_ = json.Unmarshal(params, &c)
+		id, gen := "", ""
+		if c.AcpID != nil {
+			id, gen = *c.AcpID, "A"
+		}
+		if c.ServerID != nil {
+			id, gen = *c.ServerID, "B"
+		}
+		p.mu.Lock()
+		s := p.servers[id]
+		if s == nil {
+			p.mu.Unlock()
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown server %q", id)
+		}
+		p.n++
+		cid := fmt.Sprintf("conn-%s-%d", s.name, p.n)
+		p.conns[cid] = s
+		p.mu.Unlock()
+		p.record(provEvent{method: method, server: s.name, connID: cid, inner: gen})
+		return map[string]string{"connectionId": cid}, nil
+	case "mcp/disconnect":
+		var c struct {
+			ConnectionID string `json:"connectionId"`
+		}
+		_ = json.Unmarshal(params, &c)
+		p.mu.Lock()
+		s := p.conns[c.ConnectionID]
+		delete(p.conns, c.ConnectionID)
+		p.mu.Unlock()
+		name := ""
+		if s != nil {
+			name = s.name
+		}
+		p.record(provEvent{method: method, server: name, connID: c.ConnectionID})
+		return struct{}{}, nil
+	case "mcp/message":
+		var m struct {
+			ConnectionID string          `json:"connectionId"`
+			Method       string          `json:"method"`
+			Params       json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(params, &m)
+		p.mu.Lock()
+		s := p.conns[m.ConnectionID]
+		p.mu.Unlock()
+		if s == nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown connection")
+		}
+		var named struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(m.Params, &named)
+		p.record(provEvent{method: method, inner: m.Method, server: s.name, connID: m.ConnectionID, tool: named.Name})
+		switch m.Method {
+		case "initialize":
+			if s.failInitialize {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "initialize failed on purpose")
+			}
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]string{"name": s.name, "version": "0"}}, nil
+		case "tools/list":
+			return map[string]any{"tools": s.tools}, nil
+		case "tools/call":
+			var c struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			}
+			_ = json.Unmarshal(m.Params, &c)
+			return map[string]any{"content": []any{map[string]any{"type": "text",
+				"text": fmt.Sprintf("%s %s: %v", s.name, c.Name, c.Arguments["text"])}}}, nil
+		}
+		return struct{}{}, nil // notifications/initialized and others
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", method)
+}
+
+// waitEvent returns the next event matching, or fails after d.
+func (p *provider) waitEvent(t *testing.T, d time.Duration, match func(provEvent) bool) provEvent {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case e := <-p.events:
+			if match(e) {
+				return e
+			}
+		case <-deadline:
+			t.Fatal("provider: expected event never came")
+			return provEvent{}
+		}
+	}
+}
+
+// none asserts no matching event arrives within d.
+func (p *provider) none(t *testing.T, d time.Duration, match func(provEvent) bool) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case e := <-p.events:
+			if match(e) {
+				t.Fatalf("provider: unexpected event %+v", e)
+			}
+		case <-deadline:
+			return
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/mcpbridge"
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+// CodeToolNotPinned is the pin refusal: the tool exists on an allowed
+// client-declared server, but the operator did not pin it. It is the
+// gateway's own code (not a browser-tool code of internal/toolerr).
+const CodeToolNotPinned = "tool_not_pinned"
+
+func (g *Gateway) allowed(server string) bool {
+	return slices.Contains(g.opts.Policy.Allow, server)
+}
+
+// pinned: deny-all unless the tool is listed for its server.
+func (g *Gateway) pinned(server, tool string) bool {
+	return slices.Contains(g.opts.Policy.Pins[server], tool)
+}
+
+// connectServer opens the MCP-over-ACP connection to one declared server
+// and registers it under (session, server name). A server that is not
+// allowed is never connected; one that fails initialize is never
+// registered.
+func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
+	g := s.g
+	if srv.Name == "torii" && c.Info().Kind == link.KindDevice {
+		return // the extension's own browser-tool server reaches agents through the broker
+	}
+	if !g.allowed(srv.Name) {
+		g.log.Info("gateway: declared MCP server not in mcpServers.allow; not connected", "session", s.ID, "server", srv.Name)
+		return
+	}
+	br, err := mcpbridge.Connect(c.Context(), c, srv, mcpbridge.Options{ClientName: "torii", ClientVersion: g.opts.Version,
+		Logger: g.log, ConnectTimeout: g.opts.BridgeTimeout})
+	if err != nil {
+		g.log.Warn("gateway: declared MCP server not registered", "session", s.ID, "server", srv.Name, "err", err)
+		return
+	}
+	s.mu.Lock()
+	if s.closed || s.attachGen != gen || s.conn != c {
+		s.mu.Unlock()
+		br.Close() // this attach was replaced meanwhile
+		return
+	}
+	old := s.bridges[srv.Name]
+	s.bridges[srv.Name] = br
+	s.mu.Unlock()
+	if old != nil && old != br {
+		go old.Close() // same name re-declared: last attach wins
+	}
+	context.AfterFunc(br.Context(), func() {
+		s.mu.Lock()
+		gone := s.bridges[srv.Name] == br
+		if gone {
+			delete(s.bridges, srv.Name)
+		}
+		s.mu.Unlock()
+		if gone {
+			s.refreshTools()
+		}
+	})
+	s.refreshTools()
+}
+
+// refreshTools sets the session's MCP tools: the browser tools, plus each
+// registered server's pinned tools as <server>.<tool>. The catalogue is
+// fetched ∩ pinned, so a client cannot widen it past policy.
+func (s *Session) refreshTools() {
+	var tools []*mcp.Tool
+	if b := s.g.opts.Broker; b != nil {
+		tools = b.Tools()
+	}
+	s.mu.Lock()
+	bridges := make(map[string]*mcpbridge.Bridge, len(s.bridges))
+	for k, v := range s.bridges {
+		bridges[k] = v
+	}
+	s.mu.Unlock()
+	for name, br := range bridges {
+		for _, t := range br.Tools() {
+			if !s.g.pinned(name, t.Name) {
+				continue
+			}
+			c := *t
+			c.Name = name + "." + t.Name
+			tools = append(tools, &c)
+		}
+	}
+	s.mir.Set(tools)
+}
+
+// BrowserToolsChanged re-mirrors every session's tools (the broker's
+// catalogue changed).
+func (g *Gateway) BrowserToolsChanged([]*mcp.Tool) {
+	g.mu.Lock()
+	list := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		list = append(list, s)
+	}
+	g.mu.Unlock()
+	for _, s := range list {
+		s.refreshTools()
+	}
+}
+
+func pinRefusal(server, tool string) *mcp.CallToolResult {
+	e := &toolerr.Error{Code: CodeToolNotPinned, Message: "tool " + tool + " of MCP server " + server + " is not pinned by the operator",
+		Hint: "Only the tools pinned in config.json mcpServers.pins may be called; call tools/list for them."}
+	return e.Result()
+}
+
+// callTool routes one tools/call from the session's agent: <server>.<tool>
+// to that client-declared server, anything else to the browser through the
+// broker, within the session's browser access.
+func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params == nil {
+		return nil, errors.New("tools/call without params")
+	}
+	name := req.Params.Name
+	if server, tool, ok := strings.Cut(name, "."); ok && (s.g.allowed(server) || s.hasBridge(server)) {
+		if !s.g.pinned(server, tool) {
+			return pinRefusal(server, tool), nil
+		}
+		s.mu.Lock()
+		br := s.bridges[server]
+		s.mu.Unlock()
+		if br == nil {
+			return toolerr.Result(toolerr.UnknownTool, "MCP server %s is not connected to this session", server), nil
+		}
+		known := false
+		for _, t := range br.Tools() {
+			known = known || t.Name == tool
+		}
+		if !known {
+			return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, tool), nil
+		}
+		return br.CallTool(ctx, tool, req.Params.Arguments, 0), nil
+	}
+	s.mu.Lock()
+	access := s.access
+	s.mu.Unlock()
+	b := s.g.opts.Broker
+	if b == nil {
+		return toolerr.Result(toolerr.ExtensionNotConnected, "no browser is connected"), nil
+	}
+	switch access {
+	case AccessNone:
+		return toolerr.Result(toolerr.Paused, "browser access is off for this agent; nothing was sent"), nil
+	case AccessRead:
+		if !readOnly(b, name) {
+			return toolerr.Result(toolerr.Paused, "this agent has read-only browser access and %s may change the page; nothing was sent", name), nil
+		}
+	}
+	return b.CallTool(ctx, broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label}), nil
+}
+
+func (s *Session) hasBridge(server string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bridges[server] != nil
+}
+
+func readOnly(b *broker.Broker, name string) bool {
+	for _, t := range b.Tools() {
+		if t.Name == name {
+			return t.Annotations != nil && t.Annotations.ReadOnlyHint
+		}
+	}
+	return true // unknown: the broker refuses it as unknown_tool
+}
