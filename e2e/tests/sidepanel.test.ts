@@ -15,6 +15,7 @@ import type { Torii } from "../src/torii.ts";
 import { pollUntil, removeDir, shortTempDir } from "../src/util.ts";
 
 const RELAY_LIMIT = 3;
+const IDLE_SEC = 2;
 
 const T = 15_000;
 const textOf = async (l: Locator): Promise<string> => ((await l.textContent({ timeout: 5_000 })) ?? "").trim();
@@ -120,6 +121,7 @@ describeBrowser("side panel", () => {
     ];
     cfg.defaultAgent = "alpha";
     cfg.relayLimit = RELAY_LIMIT;
+    cfg.agentIdleTimeoutSec = IDLE_SEC;
     await writeFile(cfgPath, JSON.stringify(cfg) + "\n", { mode: 0o600 });
     await torii.start();
     browser = await rig.browser();
@@ -309,17 +311,72 @@ describeBrowser("side panel", () => {
     await tab.close();
   });
 
+  test("a crashed agent is reported; clicking its chip restarts it", async () => {
+    await clearScreen();
+    await send("@beta /crash");
+    await hasAttr(chip("beta"), "data-state", /crashed|exited/, 20_000);
+    await visible(transcript().getByTestId("notice").filter({ hasText: /beta (crashed|exited)/ }).first());
+    await chip("beta").getByTestId("chip-main").click();
+    await hasAttr(chip("beta"), "data-state", "ready", 30_000);
+    await send("@beta /echo-session");
+    await containsText((await reply("beta", 2)).locator(".bubble"), "session ");
+    await idle();
+  });
+
+  test("an agent that stops answering shows as not responding while the room keeps working", async () => {
+    await clearScreen();
+    await send("@alpha /hang");
+    await hasAttr(chip("alpha"), "data-state", "not_responding", (IDLE_SEC + 10) * 1000);
+    await visible(transcript().getByTestId("notice").filter({ hasText: "alpha is not responding" }));
+    await send("@beta still there?");
+    await containsText((await reply("beta", 1)).locator(".bubble"), "still there?");
+    await panel.getByTestId("stop").click();
+    await hasAttr(chip("alpha"), "data-state", "ready", 15_000);
+    await idle();
+  });
+
+  test("an agent flooding updates keeps the panel responsive and the DOM bounded", async () => {
+    await clearScreen();
+    await send("@alpha /flood 3000");
+    // While the flood streams, the page keeps answering quickly.
+    const lags: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t0 = Date.now();
+      await panel.evaluate(() => document.body.dataset.busy);
+      lags.push(Date.now() - t0);
+      await panel.waitForTimeout(50);
+    }
+    const m = await reply("alpha", 1, 60_000);
+    await containsText(m.locator(".bubble"), "flood done");
+    await idle();
+    lags.sort((a, b) => a - b);
+    console.log(`e2e: panel round trip during a flood: median ${lags[5]} ms, max ${lags[9]} ms`);
+    expect(lags[5], "median round trip while flooding").toBeLessThan(500);
+    // 300 more entries than the view renders: "show earlier" appears and the DOM stays capped.
+    for (let i = 0; i < 4; i++) await send(`@nobody${i} ${"x".repeat(10)}`);
+    const rendered = await transcript().locator(":scope > li").count();
+    expect(rendered).toBeLessThanOrEqual(150);
+  });
+
   test("screenshots in light and dark", async () => {
     if (!process.env.TORII_SCREENSHOTS) return;
     await clearScreen();
     await send("@alpha compare these:\n\n| option | cost |\n|:--|--:|\n| **fast** | 2 |\n| cheap | 1 |\n\n```js\nconst pick = (a, b) => a.cost < b.cost ? a : b;\n```");
     await reply("alpha", 1);
     await idle();
-    await send("@beta /tool read_text {}");
+    const tab = await browser.context.newPage();
+    await tab.goto(siteUrl);
+    const tabId = await panel.evaluate(async (url) => {
+      const c = (globalThis as unknown as { chrome: { tabs: { query(q: object): Promise<{ id: number; url: string }[]> } } }).chrome;
+      return (await c.tabs.query({})).find((x) => x.url === url)?.id ?? -1;
+    }, siteUrl);
+    await send(`@beta /tool read_text {"tabId":${tabId}}`);
     await reply("beta", 1);
     await idle();
     await send("@alpha /permission");
     await visible(transcript().getByTestId("permission"), 10_000);
+    await tab.close();
+    await panel.setViewportSize({ width: 380, height: 900 });
     const dir = join(repoRoot, "docs", "img");
     await mkdir(dir, { recursive: true });
     await panel.emulateMedia({ colorScheme: "light" });
@@ -327,6 +384,7 @@ describeBrowser("side panel", () => {
     await panel.emulateMedia({ colorScheme: "dark" });
     await panel.screenshot({ path: join(dir, "sidepanel-dark.png") });
     await panel.emulateMedia({ colorScheme: "light" });
+    await panel.setViewportSize({ width: 380, height: 760 });
     await transcript().getByTestId("perm-deny").click();
     await idle();
   });

@@ -21,7 +21,7 @@ func plan(i int) json.RawMessage {
 func TestBufferBoundsWithoutReader(t *testing.T) {
 	b := NewBuffer()
 	b.SetLive(true)
-	const n = 100000
+	const n = 30000
 	for i := 0; i < n; i++ {
 		b.Push(chunk(fmt.Sprintf("c%d ", i)))
 		if i%10 == 0 {

@@ -32,6 +32,10 @@ const (
 	StatusNotResponding = "not_responding"
 )
 
+// permissionWait bounds how long a relayed permission request waits for
+// the person.
+const permissionWait = 30 * time.Minute
+
 // Browser access levels (docs/gateway.md).
 const (
 	AccessAct  = "act"
@@ -92,6 +96,8 @@ type turn struct {
 	ctx       context.Context // ends when the turn ends, or is cancelled
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // session/cancel was received
+	cancelCh  chan struct{} // closed on session/cancel
+	once      sync.Once
 	killed    atomic.Bool // restart/close ended it
 }
 
@@ -389,7 +395,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
 	}
 	proc, sid := s.proc, s.agentSID
-	t := &turn{}
+	t := &turn{cancelCh: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	s.turn = t
 	s.status = StatusBusy
@@ -486,8 +492,11 @@ func (s *Session) cancelTurn() {
 		return
 	}
 	t.cancelled.Store(true)
+	t.once.Do(func() { close(t.cancelCh) })
 	if proc != nil {
-		_ = proc.Notify("session/cancel", map[string]string{"sessionId": sid})
+		// Not inline: this runs on the link's read loop, and an agent that
+		// stopped reading its stdin must not stall the client's socket.
+		go func() { _ = proc.Notify("session/cancel", map[string]string{"sessionId": sid}) }()
 	}
 }
 
@@ -516,27 +525,33 @@ func (s *Session) relayPermission(ctx context.Context, params json.RawMessage) a
 	if err != nil {
 		return deny(params, "bad params")
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stopCancel := context.AfterFunc(t.ctx, cancel)
-	defer stopCancel()
-	done := make(chan struct{})
-	defer close(done)
-	go func() { // session/cancel answers a pending relay at once
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(10 * time.Millisecond):
-				if t.cancelled.Load() {
-					cancel()
-					return
-				}
-			}
-		}
+	// The call runs on its own, uncancellable context: coder/websocket
+	// closes the whole connection when a write's context ends during (or
+	// before) the write, so session/cancel must not cancel the link call.
+	// It abandons the wait instead; a late answer is dropped.
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), permissionWait)
+		defer cancel()
+		var a answer
+		a.err = conn.Call(cctx, "session/request_permission", json.RawMessage(p), &a.res)
+		ch <- a
 	}()
-	var res json.RawMessage
-	err = conn.Call(cctx, "session/request_permission", json.RawMessage(p), &res)
+	var a answer
+	select {
+	case a = <-ch:
+	case <-t.cancelCh:
+		return cancelled
+	case <-t.ctx.Done():
+		return cancelled
+	case <-ctx.Done(): // the agent went away
+		return cancelled
+	}
+	res, err := a.res, a.err
 	if t.cancelled.Load() || t.killed.Load() {
 		return cancelled
 	}

@@ -713,7 +713,7 @@ function renderRoster(): void {
     access.type = "button";
     access.className = `access a-${a.access}`;
     access.dataset.testid = "access-toggle";
-    access.textContent = `🌐 ${ACCESS_LABEL[a.access]}`;
+    access.textContent = ACCESS_LABEL[a.access];
     access.setAttribute("aria-label", `${a.name} browser access: ${a.access}; press to change to ${NEXT_ACCESS[a.access]}`);
     access.addEventListener("click", () => void setAccess(a, NEXT_ACCESS[a.access]));
 
@@ -722,7 +722,7 @@ function renderRoster(): void {
     power.className = "power";
     power.dataset.testid = "connect-toggle";
     const on = a.sessionId !== "";
-    power.textContent = on ? "⏻" : "+";
+    power.textContent = on ? "×" : "+";
     power.setAttribute("aria-pressed", String(on));
     power.setAttribute("aria-label", on ? `Disconnect ${a.name}` : `Connect ${a.name}`);
     power.title = power.getAttribute("aria-label") ?? "";
