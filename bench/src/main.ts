@@ -4,7 +4,8 @@
 // bench/results/smoke.*.
 //
 // Flags: --reps N (default 15), --servers torii,playwright,devtools, --pages rows-100,article,…
-// (a subset), --out FILE (markdown; a partial run should not overwrite BENCHMARKS.md).
+// (a subset), --out FILE (markdown; a partial run should not overwrite BENCHMARKS.md),
+// --report-only results/latest.json (re-render the report from a saved run).
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
@@ -26,6 +27,7 @@ const { values: flags } = parseArgs({
     servers: { type: "string", default: "torii,playwright,devtools" },
     out: { type: "string" },
     pages: { type: "string" },
+    "report-only": { type: "string" },
   },
 });
 
@@ -45,7 +47,7 @@ function osName(): string {
 
 async function main(): Promise<void> {
   const t0 = Date.now();
-  const chromiumVersion = execFileSync(browserPath(), ["--version"], { encoding: "utf8" }).trim();
+  const chromiumVersion = execFileSync(browserPath(), ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
   const fx = new Fixtures();
   await fx.start();
   const servers: BenchServer[] = [];
@@ -64,6 +66,8 @@ async function main(): Promise<void> {
       await s.start();
       log(`  ${s.label} ${s.version}: ${s.toolCount} tools, tools/list ${s.toolsListChars} chars (${Date.now() - ts} ms to start)`);
     }
+    // Every server starts on a page of the fixture origin (Torii's first navigate opens its tab).
+    for (const s of servers) await s.navigate(fx.url("/table.html?rows=1"));
     sampler = new MemSampler(new Map<string, MemGroup>(servers.map((s) => [s.id, s.mem()])));
     sampler.start();
 
@@ -88,8 +92,8 @@ async function main(): Promise<void> {
     if (flags.pages) pages = [...TABLE_PAGES, ...REALISTIC_PAGES].filter((p) => flags.pages!.split(",").includes(p.id));
     log(`snapshots (${reps} repetitions, interleaved ${servers.map((s) => s.label).join(" → ")}):`);
     for (const p of pages) {
-      const n = Math.max(smoke ? 1 : 3, Math.round(reps * (p.repsFactor ?? 1)));
-      result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke, tolerate: !smoke }, log) };
+      const n = smoke ? 1 : (p.reps ?? reps);
+      result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke && p.reps === undefined, tolerate: !smoke }, log) };
     }
     const article = REALISTIC_PAGES.find((p) => p.id === "article")!;
     const table = TABLE_PAGES[0]!;
@@ -107,11 +111,12 @@ async function main(): Promise<void> {
     }
 
     await mkdir(resultsDir, { recursive: true });
-    const stem = smoke ? "smoke" : "latest";
+    const partial = !smoke && (flags.out !== undefined || flags.pages !== undefined || flags.servers !== "torii,playwright,devtools");
+    const stem = smoke ? "smoke" : partial ? "partial" : "latest";
     await writeFile(join(resultsDir, `${stem}.json`), JSON.stringify(result, null, 1));
     const chart = join(resultsDir, `${stem}.png`);
     await png(svg(result), chart);
-    const mdPath = flags.out ?? (smoke ? join(resultsDir, "smoke.md") : join(repoRoot, "BENCHMARKS.md"));
+    const mdPath = flags.out ?? (smoke ? join(resultsDir, "smoke.md") : partial ? join(resultsDir, "partial.md") : join(repoRoot, "BENCHMARKS.md"));
     if (!smoke) result.meta.notes = closingNotes(join(benchDir, "notes.md"));
     const rel = relative(join(mdPath, ".."), chart);
     await writeReport(mdPath, markdown(result, rel));
@@ -122,7 +127,18 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+/** Re-renders BENCHMARKS.md and the chart from a saved run (e.g. after editing notes.md). */
+async function reportOnly(jsonPath: string): Promise<void> {
+  const result = JSON.parse(readFileSync(jsonPath, "utf8")) as RunResult;
+  result.meta.notes = result.meta.smoke ? [] : closingNotes(join(benchDir, "notes.md"));
+  const chart = jsonPath.replace(/\.json$/, ".png");
+  await png(svg(result), chart);
+  const mdPath = flags.out ?? (result.meta.smoke ? jsonPath.replace(/\.json$/, ".md") : join(repoRoot, "BENCHMARKS.md"));
+  await writeReport(mdPath, markdown(result, relative(join(mdPath, ".."), chart)));
+  log(`wrote ${relative(process.cwd(), mdPath)} and ${relative(process.cwd(), chart)}`);
+}
+
+(flags["report-only"] ? reportOnly(flags["report-only"]) : main()).then(
   () => process.exit(0),
   (e: unknown) => {
     process.stderr.write(`\nBENCH FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

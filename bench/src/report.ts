@@ -114,7 +114,7 @@ export function markdown(r: RunResult, chartPath: string | undefined): string {
   L.push(`| browser | ${m.chromium}, headless (all three) |`);
   L.push(`| runtime | Node.js ${m.node}; tokenizer ${m.tokenizer} |`);
   for (const d of ds) L.push(`| ${m.servers[d]!.label} | ${m.servers[d]!.version} |`);
-  L.push(m.smoke ? "| repetitions | 1, no warm-up |" : `| repetitions | ${m.reps} per measurement (10,000 rows: ${Math.max(3, Math.round(m.reps * 0.4))}), after one untimed warm-up per page |`, "");
+  L.push(m.smoke ? "| repetitions | 1, no warm-up |" : `| repetitions | ${m.reps} per measurement after one untimed warm-up (10,000 rows: 3, no warm-up — a peer takes over a minute per snapshot) |`, "");
 
   const tg = targets(r);
   if (tg.length) {

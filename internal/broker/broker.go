@@ -1,12 +1,14 @@
 // Package broker routes tool calls from agent sessions (MCP over stdio via
-// the control socket, MCP Streamable HTTP at /mcp) to the connected
-// extension's tool server, through one gate every call passes.
+// the control socket, MCP Streamable HTTP at /mcp, side-panel agents) to
+// the connected extension's tool server, through one gate every call
+// passes, and schedules them (sched.go).
 //
-// Today the gate checks that the tool is in the catalogue and that the
-// extension is connected. Pins, scopes and tab ownership (issues 4 and 5)
-// belong in Gate too; per-tab serialisation arrives with issue 5. The
-// extension enforces the person's policy again on every call (brief
-// decision 2): the daemon's checks are never instead of the extension's.
+// Every call belongs to a Session the daemon minted (session.go): the
+// session's identity travels to the extension in the call's _meta, and
+// the extension enforces tab ownership itself (brief decision 2: the
+// daemon's checks are never instead of the extension's). The daemon adds
+// its own: a tab the extension reported as another session's is refused
+// here with tab_not_owned without a round trip.
 package broker
 
 import (
@@ -14,11 +16,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/mcpbridge"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
@@ -27,32 +32,97 @@ import (
 type Call struct {
 	Name      string
 	Arguments json.RawMessage // passed through untouched; the extension validates
-	// Session names the calling agent session (stdio --session-label, the
-	// /mcp token's label), for the person and, later, tab ownership.
+	// Session is the calling session's label, for the person. It never
+	// selects a session: with Owner nil the call runs in the shared cli
+	// session of that label (SECURITY I-SESS1).
 	Session string
+	// Owner is the daemon-minted session the call belongs to.
+	Owner *Session
 	// Timeout is the call's deadline; <= 0 means mcpbridge.DefaultCallTimeout.
 	Timeout time.Duration
 }
 
-// Broker holds the current extension tool server and its catalogue.
+// ToolServer is the extension's tool server; *mcpbridge.Bridge is one.
+type ToolServer interface {
+	LinkID() string
+	Context() context.Context
+	Tools() []*mcp.Tool
+	CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult
+	NotifyServer(ctx context.Context, method string, params any) error
+	Close()
+}
+
+var _ ToolServer = (*mcpbridge.Bridge)(nil)
+
+// Broker holds the current extension tool server, its catalogue, the
+// sessions and the scheduler.
 type Broker struct {
-	log *slog.Logger
+	log    *slog.Logger
+	ctx    context.Context // ends with Close (daemon shutdown)
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
-	cur    *mcpbridge.Bridge
+	cur    ToolServer
 	tools  []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName map[string]*mcp.Tool
 
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)
+
+	smu      sync.Mutex // sessions and scheduler (sched.go)
+	limits   config.Broker
+	sessions map[string]*Session
+	byLabel  map[string]*Session // shared cli sessions
+	order    []*Session
+	waiting  []*pending
+	seq      uint64
+	inflight int
+	tabBusy  map[int]bool
+	closed   bool
+
+	observer atomic.Pointer[Observer] // the audit hook (audit.go)
 }
 
-// New returns an empty broker; a nil logger discards.
+// New returns an empty broker with the default limits; a nil logger discards.
 func New(log *slog.Logger) *Broker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Broker{log: log, byName: map[string]*mcp.Tool{}}
+	b := &Broker{log: log, byName: map[string]*mcp.Tool{}, limits: config.BrokerDefaults,
+		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[int]bool{}}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	return b
+}
+
+// SetLimits sets the scheduling limits (zero fields: the defaults).
+func (b *Broker) SetLimits(l config.Broker) {
+	b.smu.Lock()
+	b.limits = l.WithDefaults()
+	b.smu.Unlock()
+}
+
+// Limits are the limits in force.
+func (b *Broker) Limits() config.Broker {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return b.limits
+}
+
+// Close is daemon shutdown: every pending call fails with
+// extension_not_connected (queued ones at once, in-flight ones are
+// cancelled in the extension first) and new calls are refused.
+func (b *Broker) Close() {
+	b.smu.Lock()
+	b.closed = true
+	b.smu.Unlock()
+	b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the daemon is shutting down; nothing was sent"))
+	b.cancel()
+}
+
+func (b *Broker) isClosed() bool {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return b.closed
 }
 
 // OnToolsChanged registers f, called with the new catalogue whenever it
@@ -66,7 +136,10 @@ func (b *Broker) OnToolsChanged(f func([]*mcp.Tool)) {
 // Attach makes br the extension's tool server. The last attach wins (as
 // OpenAB's registry): a replaced bridge gets mcp/disconnect in the
 // background. br detaches itself when its link ends.
-func (b *Broker) Attach(br *mcpbridge.Bridge) {
+func (b *Broker) Attach(br *mcpbridge.Bridge) { b.AttachServer(br) }
+
+// AttachServer is Attach for any ToolServer (tests attach fakes).
+func (b *Broker) AttachServer(br ToolServer) {
 	b.lmu.Lock()
 	defer b.lmu.Unlock()
 	tools := br.Tools()
@@ -89,18 +162,30 @@ func (b *Broker) Attach(br *mcpbridge.Bridge) {
 	b.log.Info("broker: extension tool server attached", "link", br.LinkID(), "tools", len(tools), "catalogueChanged", changed)
 	if changed {
 		for _, f := range b.listeners {
-			f(append([]*mcp.Tool(nil), tools...))
+			f(withDaemonTools(tools))
 		}
 	}
 }
 
-func (b *Broker) detach(br *mcpbridge.Bridge) {
+func (b *Broker) detach(br ToolServer) {
+	b.mu.Lock()
+	gone := b.cur == br
+	if gone {
+		b.cur = nil
+	}
+	b.mu.Unlock()
+	if gone {
+		// In-flight calls fail in the bridge; queued ones fail here, at
+		// once: nothing was sent and nobody waits out a budget.
+		n := b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension disconnected; nothing was sent"))
+		b.log.Info("broker: extension tool server detached", "link", br.LinkID(), "queuedFailed", n)
+	}
+}
+
+func (b *Broker) current() ToolServer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cur == br {
-		b.cur = nil
-		b.log.Info("broker: extension tool server detached", "link", br.LinkID())
-	}
+	return b.cur
 }
 
 // Connected reports whether an extension tool server is attached.
@@ -115,13 +200,13 @@ func (b *Broker) Connected() bool {
 func (b *Broker) Tools() []*mcp.Tool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]*mcp.Tool(nil), b.tools...)
+	return withDaemonTools(b.tools)
 }
 
 // Gate is the daemon-side check every tool call passes before it reaches
 // the extension. It returns the bridge to use, or the typed refusal.
-// Issues 4/5 add pins, scopes and tab ownership here.
-func (b *Broker) Gate(call *Call) (*mcpbridge.Bridge, *toolerr.Error) {
+// Tab ownership is checked here too (ownership.go).
+func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 	b.mu.Lock()
 	cur, known, anyTools := b.cur, b.byName[call.Name] != nil, len(b.tools) > 0
 	b.mu.Unlock()
@@ -138,17 +223,85 @@ func (b *Broker) Gate(call *Call) (*mcpbridge.Bridge, *toolerr.Error) {
 	if len(call.Arguments) > 0 && !json.Valid(call.Arguments) {
 		return nil, toolerr.New(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
+	if call.Owner != nil {
+		if tab := tabOf(call.Arguments); tab >= 0 && b.ownedByOther(call.Owner, tab) {
+			return nil, notOwned(tab)
+		}
+	}
 	return cur, nil
 }
 
-// CallTool gates the call and runs it on the extension. It always returns
-// an MCP result; failures are isError results with a code (toolerr).
+// CallTool gates the call, queues it (sched.go) and runs it on the
+// extension. It always returns an MCP result; failures are isError results
+// with a code (toolerr).
 func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
-	br, refused := b.Gate(&call)
-	if refused != nil {
+	start := time.Now()
+	if call.Owner == nil {
+		call.Owner = b.labelSession(call.Session)
+	}
+	s := call.Owner
+	if call.Name == StatusTool {
+		return b.statusResult(s)
+	}
+	tab := tabOf(call.Arguments)
+	if _, refused := b.Gate(&call); refused != nil {
+		b.record(s, call.Name, tab, start, 0, refused.Code, nil)
 		return refused.Result()
 	}
-	return br.CallTool(ctx, call.Name, call.Arguments, call.Timeout)
+	// The call ends with its caller, its session or the daemon.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	p, refused := b.enqueue(s, call.Name, tab)
+	if refused == nil {
+		refused = b.wait(ctx, p)
+	}
+	if refused != nil {
+		b.record(s, call.Name, tab, start, time.Since(start), refused.Code, nil)
+		return refused.Result()
+	}
+	waited := time.Since(start)
+	defer b.release(p)
+	srv := b.current()
+	if srv == nil {
+		e := toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension is not connected; nothing was sent")
+		b.record(s, call.Name, tab, start, waited, e.Code, nil)
+		return e.Result()
+	}
+	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, b.meta(s), call.Timeout)
+	if b.isClosed() {
+		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
+	}
+	b.takeTabs(s, res)
+	code := toolerr.Code("")
+	if e := toolerr.FromResult(res); e != nil {
+		code = e.Code
+	} else if res.IsError {
+		code = toolerr.Internal
+	}
+	b.record(s, call.Name, tab, start, waited, code, res)
+	return res
+}
+
+// record keeps a finished call in its session's recent list (metadata
+// only: never arguments or results) and hands it to the audit Observer
+// (audit.go); res is nil when nothing was sent.
+func (b *Broker) record(s *Session, tool string, tab int, start time.Time, waited time.Duration, code toolerr.Code, res *mcp.CallToolResult) {
+	b.observe(s, tool, start, code, res)
+	r := CallRecord{Tool: tool, Outcome: "ok", At: start, DurationMs: time.Since(start).Milliseconds(), WaitMs: waited.Milliseconds()}
+	if code != "" {
+		r.Outcome = string(code)
+	}
+	if tab >= 0 {
+		r.TabID = &tab
+	}
+	b.smu.Lock()
+	s.calls++
+	s.recent = append(s.recent, r)
+	if len(s.recent) > recentCalls {
+		s.recent = slices.Delete(s.recent, 0, len(s.recent)-recentCalls)
+	}
+	b.smu.Unlock()
 }
 
 func sameTools(a, b []*mcp.Tool) bool {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
+
+	"github.com/torii-browser/torii/internal/broker"
 )
 
 func runStatus(ctx context.Context, s Stdio, args []string) error {
@@ -31,6 +34,11 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return fmt.Errorf("decode status: %w", err)
 	}
+	var sess struct {
+		Sessions []broker.SessionInfo `json:"sessions"`
+		Broker   broker.Stats         `json:"broker"`
+	}
+	_ = json.Unmarshal(raw, &sess)
 	var devs devicesResult
 	if err := c.Call(ctx, "devices.list", nil, &devs); err != nil {
 		return err
@@ -74,5 +82,33 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 		}
 		fmt.Fprintf(w, "  %s  %s  %q  %s  since %s\n", cn.ID, cn.Kind, who, cn.Origin, cn.Since.short())
 	}
+	printSessions(w, sess.Sessions, sess.Broker)
 	return nil
+}
+
+// printSessions shows the agent sessions: tabs, queue depth, calls in
+// flight and the latest calls with outcome and duration (never arguments).
+func printSessions(w io.Writer, ss []broker.SessionInfo, st broker.Stats) {
+	live := 0
+	for _, s := range ss {
+		if s.Ended == nil {
+			live++
+		}
+	}
+	fmt.Fprintf(w, "sessions:    %d live (calls in flight %d/%d, queued %d)\n", live, st.InFlight, st.MaxInFlight, st.Queued)
+	for _, s := range ss {
+		state := "live"
+		if s.Ended != nil {
+			state = "ended " + time.Since(*s.Ended).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(w, "  %q  %s  %s  %s  tabs %v  queued %d  in flight %d  calls %d\n",
+			s.Label, s.Kind, s.ID, state, s.Tabs, s.Queued, s.InFlight, s.Calls)
+		recent := s.Recent
+		if len(recent) > 5 {
+			recent = recent[len(recent)-5:]
+		}
+		for _, r := range recent {
+			fmt.Fprintf(w, "      %s  %-14s %-22s %5dms (queued %dms)\n", r.At.Local().Format("15:04:05"), r.Tool, r.Outcome, r.DurationMs, r.WaitMs)
+		}
+	}
 }

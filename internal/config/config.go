@@ -35,6 +35,42 @@ type Config struct {
 	// foreign ACP clients declare: only allowed names are connected, and
 	// only pinned tools are exposed (deny-all when a server has no pins).
 	MCPServers MCPServerPolicy `json:"mcpServers,omitzero"`
+	// Broker: scheduling limits and tab hygiene for agent sessions
+	// (issue 5); zero fields take the defaults in BrokerDefaults.
+	Broker Broker `json:"broker,omitzero"`
+	// Audit is the audit database's retention policy (config/audit.go).
+	Audit Audit `json:"audit,omitzero"`
+}
+
+// Broker holds the broker's limits. Zero means the default.
+type Broker struct {
+	MaxInFlight         int  `json:"maxInFlight,omitempty"`         // calls in the browser at once, all sessions: 8
+	QueueBudgetMs       int  `json:"queueBudgetMs,omitempty"`       // a queued call fails with busy after: 30000
+	MaxQueuedPerSession int  `json:"maxQueuedPerSession,omitempty"` // a session's calls waiting at once: 16
+	TabCap              int  `json:"tabCap,omitempty"`              // open agent tabs, all sessions: 20
+	CloseTabsOnEnd      bool `json:"closeTabsOnEnd,omitempty"`      // close a session's tabs when it ends
+}
+
+// BrokerDefaults are the limits issue 5 asks for.
+var BrokerDefaults = Broker{MaxInFlight: 8, QueueBudgetMs: 30000, MaxQueuedPerSession: 16, TabCap: 20}
+
+// WithDefaults fills zero fields from BrokerDefaults.
+func (b Broker) WithDefaults() Broker {
+	d := BrokerDefaults
+	if b.MaxInFlight > 0 {
+		d.MaxInFlight = b.MaxInFlight
+	}
+	if b.QueueBudgetMs > 0 {
+		d.QueueBudgetMs = b.QueueBudgetMs
+	}
+	if b.MaxQueuedPerSession > 0 {
+		d.MaxQueuedPerSession = b.MaxQueuedPerSession
+	}
+	if b.TabCap > 0 {
+		d.TabCap = b.TabCap
+	}
+	d.CloseTabsOnEnd = b.CloseTabsOnEnd
+	return d
 }
 
 // Agent is one ACP agent the daemon may spawn: a preset, or a command line.
@@ -221,6 +257,9 @@ func (c Config) Validate() error {
 		if !validOrigin(o) {
 			return fmt.Errorf("%w: %q", ErrBadOrigin, o)
 		}
+	}
+	if err := c.Audit.validate(); err != nil {
+		return err
 	}
 	return c.validateAgents()
 }

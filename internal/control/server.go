@@ -123,6 +123,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	ctx = context.WithValue(ctx, connKey{}, &Conn{})
 	r := bufio.NewReaderSize(c, 64<<10)
 	var wmu sync.Mutex
 	write := func(m *jsonrpc.Message) {
@@ -194,6 +195,20 @@ func toRPCError(err error) *jsonrpc.Error {
 		return e
 	}
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
+}
+
+// Conn identifies one control connection; its handler context ends when
+// the connection does. The broker keys a `torii mcp` session on it, so a
+// session is bound to the connection that opened it and nothing a client
+// sends can name another.
+type Conn struct{ _ byte }
+
+type connKey struct{}
+
+// ConnFrom is the connection a handler context belongs to (nil outside one).
+func ConnFrom(ctx context.Context) *Conn {
+	c, _ := ctx.Value(connKey{}).(*Conn)
+	return c
 }
 
 var errLineTooLong = errors.New("control: line too long")

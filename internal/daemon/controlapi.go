@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
@@ -25,6 +26,11 @@ type (
 		StartedAt          time.Time       `json:"startedAt"`
 		Connections        []link.ConnInfo `json:"connections"`
 		ExtensionConnected bool            `json:"extensionConnected"`
+		// Sessions: agent sessions, live and recently ended, with their
+		// tabs, queue depth, in-flight calls and latest calls (outcome and
+		// duration, never arguments).
+		Sessions []broker.SessionInfo `json:"sessions"`
+		Broker   broker.Stats         `json:"broker"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -89,7 +95,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 	case "status":
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
-			ExtensionConnected: d.link.Hub().ExtensionConnected()}, nil
+			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats()}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "pair.pending":
@@ -160,6 +166,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		frag := url.Values{"daemon": {d.wsURL()}, "otp": {otp}}.Encode()
 		return LaunchOTPResult{OTP: otp, ExpiresAt: exp,
 			URL: "chrome-extension://" + link.ExtensionID + "/connect.html#" + frag}, nil
+	case "audit.query":
+		return d.handleAuditQuery(ctx, raw)
 	case "tools.list", "tools.call", "tools.cancel":
 		return d.handleToolsControl(ctx, method, raw)
 	case "shutdown":

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
@@ -37,6 +39,7 @@ type Options struct {
 
 	pairTimeout   time.Duration // tests shorten the 120 s pairing decision window
 	bridgeTimeout time.Duration // tests shorten the 30 s tool-server connect window
+	auditInterval time.Duration // tests shorten the audit retention timer (audit.go)
 }
 
 // ErrNonLoopbackNeedsToken: SECURITY I-1, a non-loopback bind needs TLS
@@ -47,24 +50,29 @@ var ErrNonLoopbackNeedsToken = errors.New("daemon: a non-loopback listen address
 const shutdownGrace = 5 * time.Second
 
 type daemon struct {
-	opts      Options
-	log       *slog.Logger
-	identity  *pairing.Identity
-	devices   *pairing.DeviceStore
-	tokens    *tokens.Store
-	otps      *pairing.OTPs
-	pairs     *pairings
-	agent     *acp.Agent
-	gateway   *gateway.Gateway
-	link      *link.Server
-	broker    *broker.Broker
-	calls     calls           // tools.call by callId, for tools.cancel
-	mcpHTTP   http.Handler    // /mcp
-	mcpCtx    context.Context // ends at shutdown; closes /mcp streams
-	listen    string          // actual bound address
-	scheme    string          // ws or wss
-	startedAt time.Time
-	stop      context.CancelFunc
+	opts     Options
+	log      *slog.Logger
+	identity *pairing.Identity
+	devices  *pairing.DeviceStore
+	tokens   *tokens.Store
+	otps     *pairing.OTPs
+	pairs    *pairings
+	agent    *acp.Agent
+	gateway  *gateway.Gateway
+	link     *link.Server
+	broker   *broker.Broker
+	calls    calls        // tools.call by callId, for tools.cancel
+	audit    *audit.Store // metadata-only call records (audit.go)
+
+	sessMu       sync.Mutex                             // guards the two maps below
+	connSessions map[*control.Conn]*broker.Session      // `torii mcp` sessions by control connection
+	httpSessions map[*mcp.ServerSession]*broker.Session // /mcp sessions
+	mcpHTTP      http.Handler                           // /mcp
+	mcpCtx       context.Context                        // ends at shutdown; closes /mcp streams
+	listen       string                                 // actual bound address
+	scheme       string                                 // ws or wss
+	startedAt    time.Time
+	stop         context.CancelFunc
 }
 
 // Run serves until ctx is done (or a control `shutdown`). It returns
@@ -110,6 +118,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
+	d.broker.SetLimits(opts.Config.Broker)
+	if err := d.openAudit(); err != nil {
+		return err
+	}
+	defer d.audit.Close()
 	d.agent.OnSession = d.onSession
 	d.agent.LoadSession = true
 	d.gateway = d.newGateway()
@@ -183,8 +196,11 @@ func Run(ctx context.Context, opts Options) error {
 		cancel()
 	}
 
-	// Graceful shutdown: tell every peer we are going away (1001), stop
+	// Graceful shutdown: pending tool calls fail with
+	// extension_not_connected (queued at once, in-flight cancelled in the
+	// extension first), tell every peer we are going away (1001), stop
 	// accepting, then let the control socket answer in-flight calls.
+	d.broker.Close()
 	d.link.Hub().CloseAll(websocket.StatusGoingAway, "daemon shutting down")
 	d.gateway.Close() // kills the agents; their prompts end at once
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)

@@ -96,7 +96,35 @@ func (d *daemon) proxyTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		label = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
 	}
-	return d.broker.CallTool(ctx, broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments, Session: label}), nil
+	return d.broker.CallTool(ctx, broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments, Session: label,
+		Owner: d.httpSession(req.Session, label)}), nil
+}
+
+// httpSession is the broker session of one /mcp MCP session (bound to the
+// token that opened it), minted on its first call and ended when the MCP
+// session closes (SECURITY I-SESS1).
+func (d *daemon) httpSession(ss *mcp.ServerSession, label string) *broker.Session {
+	if ss == nil {
+		return nil
+	}
+	d.sessMu.Lock()
+	defer d.sessMu.Unlock()
+	if d.httpSessions == nil {
+		d.httpSessions = map[*mcp.ServerSession]*broker.Session{}
+	}
+	if s := d.httpSessions[ss]; s != nil {
+		return s
+	}
+	s := d.broker.NewSession(label, broker.KindHTTP)
+	d.httpSessions[ss] = s
+	go func() {
+		_ = ss.Wait()
+		d.sessMu.Lock()
+		delete(d.httpSessions, ss)
+		d.sessMu.Unlock()
+		s.Close()
+	}()
+	return s
 }
 
 func (d *daemon) tokenLabel(id string) string {

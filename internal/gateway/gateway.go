@@ -257,17 +257,17 @@ func (g *Gateway) Server(sessionID string) *mcp.Server {
 
 // SessionInfo is a session's state (control method gateway.sessions).
 type SessionInfo struct {
-	SessionID      string        `json:"sessionId"`
-	Agent          string        `json:"agent"`
-	Room           string        `json:"room,omitempty"`
-	Status         string        `json:"status"`
-	Detail         string        `json:"detail,omitempty"`
-	BrowserAccess  string        `json:"browserAccess"`
-	Attached       bool          `json:"attached"`
-	ConnectionID   string        `json:"connectionId,omitempty"`
-	Pid            int           `json:"pid,omitempty"`
-	MCPServers     []string      `json:"mcpServers"`
-	Buffer         agents.Stats  `json:"buffer"`
+	SessionID     string       `json:"sessionId"`
+	Agent         string       `json:"agent"`
+	Room          string       `json:"room,omitempty"`
+	Status        string       `json:"status"`
+	Detail        string       `json:"detail,omitempty"`
+	BrowserAccess string       `json:"browserAccess"`
+	Attached      bool         `json:"attached"`
+	ConnectionID  string       `json:"connectionId,omitempty"`
+	Pid           int          `json:"pid,omitempty"`
+	MCPServers    []string     `json:"mcpServers"`
+	Buffer        agents.Stats `json:"buffer"`
 }
 
 // Sessions lists the live sessions.

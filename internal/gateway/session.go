@@ -95,7 +95,7 @@ type Session struct {
 type turn struct {
 	ctx       context.Context // ends when the turn ends, or is cancelled
 	cancel    context.CancelFunc
-	cancelled atomic.Bool // session/cancel was received
+	cancelled atomic.Bool   // session/cancel was received
 	cancelCh  chan struct{} // closed on session/cancel
 	once      sync.Once
 	killed    atomic.Bool // restart/close ended it
@@ -181,8 +181,10 @@ func (s *Session) spawn(ctx context.Context, load bool) error {
 	gen := s.procGen
 	s.mu.Unlock()
 	proc, err := agents.Start(s.spec, s.cwd, agents.Handlers{
-		Notify:  func(m string, p json.RawMessage) { s.onNotify(gen, m, p) },
-		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *jsonrpc.Error) { return s.onRequest(ctx, gen, m, p) },
+		Notify: func(m string, p json.RawMessage) { s.onNotify(gen, m, p) },
+		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *jsonrpc.Error) {
+			return s.onRequest(ctx, gen, m, p)
+		},
 	}, g.log)
 	if err != nil {
 		g.revoke(h)

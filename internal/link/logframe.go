@@ -1,16 +1,18 @@
 package link
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
 )
 
-const maxLoggedParams = 1024
-
 // logFrame logs one frame when Verbose is on. SECURITY I-10: torii/*
 // params (nonces, keys, signatures, OTP proofs) and every result are
-// never logged — only method, id and size.
+// never logged — only method, id and size. SECURITY I-16: no params are
+// logged at all: mcp/message carries tool arguments (typed text, URLs) and
+// session/prompt the person's words, so a frame is logged as its method,
+// id and size, plus, for mcp/message, the inner MCP method and tool name.
 func (s *Server) logFrame(dir string, c *Conn, data []byte) {
 	if !s.opts.Verbose {
 		return
@@ -27,10 +29,23 @@ func (s *Server) logFrame(dir string, c *Conn, data []byte) {
 		return
 	}
 	attrs = append(attrs, "method", method)
-	if !strings.HasPrefix(method, "torii/") && len(data) <= maxLoggedParams {
-		attrs = append(attrs, "frame", string(data))
-	} else if strings.HasPrefix(method, "torii/") {
+	if strings.HasPrefix(method, "torii/") {
 		attrs = append(attrs, "params", "[redacted]")
+	} else if method == "mcp/message" {
+		var m struct {
+			Params struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(data, &m) == nil {
+			attrs = append(attrs, "inner", m.Params.Method)
+			if m.Params.Method == "tools/call" {
+				attrs = append(attrs, "tool", m.Params.Params.Name)
+			}
+		}
 	}
 	s.log.Debug("link: frame", attrs...)
 }

@@ -252,6 +252,13 @@ func objectSchema(s any) bool {
 // unknown_tool / internal for an inner protocol error. timeout <= 0 means
 // DefaultCallTimeout. args go out untouched; the extension validates them.
 func (b *Bridge) CallTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration) *mcp.CallToolResult {
+	return b.CallToolMeta(ctx, name, args, nil, timeout)
+}
+
+// CallToolMeta is CallTool with the request's _meta: the broker passes the
+// calling session there (SECURITY I-SESS2), so the extension can enforce tab
+// ownership itself.
+func (b *Bridge) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult {
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
@@ -264,7 +271,8 @@ func (b *Bridge) CallTool(ctx context.Context, name string, args json.RawMessage
 	p := struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
-	}{name, args}
+		Meta      map[string]any  `json:"_meta,omitempty"`
+	}{name, args, meta}
 	if len(args) > 0 && !json.Valid(args) {
 		return toolerr.Result(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
@@ -325,6 +333,15 @@ func (b *Bridge) cancelCall(id json.RawMessage) {
 	if err != nil {
 		b.log.Debug("mcpbridge: mcp/cancel not sent", "err", err)
 	}
+}
+
+// NotifyServer sends an inner MCP notification to the provider (best
+// effort; e.g. the broker's notifications/torii/session_ended).
+func (b *Bridge) NotifyServer(ctx context.Context, method string, params any) error {
+	if b.ctx.Err() != nil {
+		return b.ctx.Err()
+	}
+	return b.conn.Notify(ctx, "mcp/message", message{b.connID, method, params})
 }
 
 // Close ends the bridge: pending calls fail, and mcp/disconnect is sent

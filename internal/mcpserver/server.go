@@ -161,7 +161,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if s.o.Control == nil {
 		return toolerr.Result(toolerr.ExtensionNotConnected, "this session has no daemon"), nil
 	}
-	p := map[string]any{"name": req.Params.Name, "sessionLabel": s.o.SessionLabel, "callId": "mcp-" + uuid.NewString()}
+	// ownSession: this process's control connection is its session, minted
+	// by the daemon (a label never selects a session).
+	p := map[string]any{"name": req.Params.Name, "sessionLabel": s.o.SessionLabel, "callId": "mcp-" + uuid.NewString(), "ownSession": true}
 	if len(req.Params.Arguments) > 0 {
 		p["arguments"] = req.Params.Arguments
 	}

@@ -39,6 +39,17 @@ const (
 	Paused                Code = "paused"
 	Cancelled             Code = "cancelled"
 	Internal              Code = "internal"
+	TabNotOwned           Code = "tab_not_owned"
+	OriginChanged         Code = "origin_changed"
+	StaleDocument         Code = "stale_document"
+	OriginNotAllowed      Code = "origin_not_allowed"
+	ActModeOff            Code = "act_mode_off"
+	EvalNotAllowed        Code = "eval_not_allowed"
+	PasswordField         Code = "password_field"
+	ApprovalDenied        Code = "approval_denied"
+	ApprovalTimeout       Code = "approval_timeout"
+	HandoffActive         Code = "handoff_active"
+	HandoffCancelled      Code = "handoff_cancelled"
 )
 
 type entry struct {
@@ -69,6 +80,17 @@ var list = []entry{
 	{Paused, "The person paused Torii; ask them to resume it in the Torii popup."},
 	{Cancelled, "The call was cancelled."},
 	{Internal, "Unexpected failure in the extension; retry once, then report it."},
+	{TabNotOwned, "Not one of this session's tabs; call tabs for yours, or navigate to open one."},
+	{OriginChanged, "The granted tab moved to another origin; the grant does not follow it. Ask the person for a new grant."},
+	{StaleDocument, "The granted tab's document was reloaded or replaced; ask the person to grant it again."},
+	{OriginNotAllowed, "This page's origin is not on the person's allowlist; only the person can add it in the Torii popup or options. Nothing was read."},
+	{ActModeOff, "Act mode is off: only the person can turn it on (Torii popup). Ask them; do not retry."},
+	{EvalNotAllowed, "Code execution is off for this origin; only the person can enable it in the Torii options."},
+	{PasswordField, "The target or focused field is a password field; pass allowPassword only if the person allowed passwords for this origin."},
+	{ApprovalDenied, "The person denied this action; do not retry it without asking them."},
+	{ApprovalTimeout, "The person did not answer the approval request in time; nothing was done. Ask them before retrying."},
+	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
+	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 }
 
 var hints = func() map[Code]string {

@@ -6,22 +6,31 @@ import { registerHandler } from "../background/rpc.js";
 import { installDebugger } from "../cdp/debugger.js";
 import { installBrowser } from "../tools/browser.js";
 import { setGateState } from "../tools/gate.js";
-import { callTool, listTools } from "../tools/registry.js";
+import { toolError } from "../tools/errors.js";
+import { abortAll, callTool, listTools, setAuditSink } from "../tools/registry.js";
+import { installSafety, policyEnv, recordAudit } from "../tools/safety.js";
 import { McpProvider } from "./provider.js";
 
 installDebugger();
 installBrowser();
+installSafety();
+setAuditSink(recordAudit);
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
 let paused: boolean | undefined;
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === "local" && changes.paused) paused = changes.paused.newValue === true;
+  if (area === "local" && changes.paused) {
+    paused = changes.paused.newValue === true;
+    // SECURITY I-20: pausing stops every call in flight at once, not only the next ones.
+    if (paused) abortAll(toolError("paused", "Torii was paused by the person while this call ran"));
+  }
 });
 setGateState({
   paused: async () => {
     if (paused === undefined) paused = (await chrome.storage.local.get("paused")).paused === true;
     return paused;
   },
+  env: policyEnv,
 });
 
 export const provider = new McpProvider({

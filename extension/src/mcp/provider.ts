@@ -28,7 +28,7 @@ export interface ProviderDeps {
   serverId(): Promise<string> | string;
   version: string;
   listTools(): McpTool[];
-  callTool(name: unknown, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  callTool(name: unknown, args: unknown, signal: AbortSignal, meta?: { session?: string }): Promise<CallToolResult>;
   newId?(): string;
 }
 
@@ -172,7 +172,7 @@ export class McpProvider {
         const ctl = new AbortController();
         c.inflight.set(key, ctl);
         try {
-          return await this.deps.callTool(ip.name, ip.arguments, ctl.signal);
+          return await this.deps.callTool(ip.name, ip.arguments, ctl.signal, callMeta(ip._meta));
         } finally {
           if (c.inflight.get(key) === ctl) c.inflight.delete(key);
         }
@@ -186,4 +186,13 @@ export class McpProvider {
     // notifications/initialized may race the first request on some connectors; initialize is what counts.
     if (c.protocolVersion === undefined) throw new RpcError(INVALID_REQUEST, `${method} before initialize`);
   }
+}
+
+/** The calling session's label from `_meta.torii` (for the person's audit view), when the daemon sends one. */
+function callMeta(meta: unknown): { session?: string } | undefined {
+  const t = meta && typeof meta === "object" ? (meta as { torii?: unknown }).torii : undefined;
+  if (!t || typeof t !== "object") return undefined;
+  const o = t as Record<string, unknown>;
+  const s = [o.session, o.sessionLabel, o.label].find((x) => typeof x === "string" && x !== "");
+  return typeof s === "string" ? { session: s.slice(0, 120) } : undefined;
 }

@@ -91,6 +91,8 @@ export class Engine {
         return wait.waitFor(this, a as never);
       case "settle":
         return wait.settle(a as never);
+      case "risk":
+        return this.risk(a as { ref?: string; selector?: string });
       case "frameRect":
         return this.frameRect(a as { frame?: number; frameId?: number });
       default:
@@ -270,6 +272,21 @@ export class Engine {
       throw e;
     }
     return describe(this, el);
+  }
+
+  /**
+   * What the policy needs to know about an action's target (issue 4): a label for the person, whether
+   * it is a password field, whether clicking it submits a form, whether the page marks it destructive
+   * (data-destructive). Never a value.
+   */
+  risk(a: { ref?: string; selector?: string }): { label: string; isPassword: boolean; submit: boolean; destructive: boolean } {
+    const el = this.target(a);
+    const d = describe(this, el);
+    const btn = el.closest("button, input[type=submit], input[type=image]") as HTMLButtonElement | HTMLInputElement | null;
+    const submit = !!btn && !!btn.form && (btn.localName === "input" || (btn as HTMLButtonElement).type === "submit");
+    const mark = el.closest("[data-destructive]");
+    const destructive = !!mark && mark.getAttribute("data-destructive") !== "false";
+    return { label: `${d.role || d.tag} "${(d.name ?? "").slice(0, 80)}"`, isPassword: d.isPassword, submit, destructive };
   }
 
   point(a: { ref?: string; selector?: string }): PointResult {

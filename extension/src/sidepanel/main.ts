@@ -32,6 +32,8 @@ interface Agent {
   state: AgentState;
   detail: string;
   queue: string[];
+  /** A session/prompt is in flight (whatever the agent's reported state). */
+  inTurn: boolean;
 }
 
 interface Saved {
@@ -148,6 +150,7 @@ async function load(): Promise<void> {
       state: a.sessionId ? "connecting" : "off",
       detail: "",
       queue: [],
+      inTurn: false,
     });
   }
 }
@@ -199,7 +202,10 @@ function onWorker(m: WorkerToPanel): void {
           view.touch([e.id]);
         }
       }
-      for (const a of agents.values()) if (a.sessionId && m.busy.includes(a.sessionId)) a.state = "busy";
+      for (const a of agents.values()) {
+        a.inTurn = a.sessionId !== "" && m.busy.includes(a.sessionId);
+        if (a.inTurn) a.state = "busy";
+      }
       void syncRoom();
       return;
     case "result":
@@ -287,6 +293,7 @@ async function doSync(): Promise<void> {
         state: "off" as AgentState,
         detail: "",
         queue: [],
+        inTurn: false,
       };
       a.available = o.available !== false;
       if (!a.available && !a.sessionId) a.state = "unavailable";
@@ -320,7 +327,7 @@ async function resume(a: Agent): Promise<void> {
   try {
     await call("session/resume", { sessionId: sid, cwd: "/", mcpServers: [] });
     if (a.sessionId !== sid) return;
-    if (a.state === "connecting" || UNHEALTHY.includes(a.state)) a.state = "ready";
+    if (a.state === "connecting" || UNHEALTHY.includes(a.state)) a.state = a.inTurn ? "busy" : "ready";
     a.detail = "";
   } catch (e) {
     if (a.sessionId !== sid) return;
@@ -367,6 +374,7 @@ async function connect(a: Agent): Promise<boolean> {
 async function disconnect(a: Agent): Promise<void> {
   const sid = a.sessionId;
   a.queue = [];
+  a.inTurn = false;
   a.enabled = false;
   a.sessionId = "";
   a.state = "off";
@@ -434,10 +442,11 @@ function enqueue(a: Agent, text: string): void {
 }
 
 function runNext(a: Agent): void {
-  if (a.state === "busy" || !a.sessionId || a.queue.length === 0) return;
-  if (a.state !== "ready" && a.state !== "not_responding") return;
+  if (a.inTurn || !a.sessionId || a.queue.length === 0) return;
+  if (a.state !== "ready") return;
   const text = a.queue.shift() ?? "";
   a.state = "busy";
+  a.inTurn = true;
   transcript.beginTurn(a.sessionId);
   renderRoster();
   updateControls();
@@ -450,7 +459,8 @@ function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape)
   const { reply, changed } = transcript.endTurn(sessionId, stopReason);
   view.touch(changed);
   if (!a) return;
-  if (a.state === "busy") a.state = "ready";
+  a.inTurn = false;
+  if (a.state === "busy" || a.state === "not_responding") a.state = "ready";
   if (error) note(`${a.name}: the turn failed — ${error.message}`, "error");
   else if (stopReason === "cancelled") note(`${a.name} stopped.`, "info");
   else if (stopReason !== "end_turn") note(`${a.name} stopped: ${stopReason}.`, "warn");
@@ -518,7 +528,7 @@ async function sendPerson(text: string, fixedTargets?: string[]): Promise<void> 
 function stopAll(): void {
   for (const a of agents.values()) {
     a.queue = [];
-    if (a.state === "busy" && a.sessionId) postPort({ t: "cancel", sessionId: a.sessionId });
+    if (a.inTurn && a.sessionId) postPort({ t: "cancel", sessionId: a.sessionId });
   }
 }
 
@@ -551,7 +561,7 @@ function onStatus(params: unknown): void {
       a.state = "connecting";
       break;
     case "ready":
-      a.state = a.state === "busy" ? "busy" : "ready";
+      a.state = a.inTurn ? "busy" : "ready";
       break;
     case "busy":
       a.state = "busy";
@@ -762,7 +772,7 @@ function mention(name: string): void {
 }
 
 function updateControls(): void {
-  const busy = [...agents.values()].some((a) => a.state === "busy" || a.queue.length > 0);
+  const busy = [...agents.values()].some((a) => a.inTurn || a.queue.length > 0);
   ui.stop.hidden = !busy;
   ui.retry.hidden = busy || !last;
   ui.mode.textContent = mode === "mention" ? "@ mention" : "ambient";

@@ -6,6 +6,9 @@ import type { Entry, Transcript } from "../room/transcript.js";
 import { renderMarkdown } from "./markdown.js";
 
 export const RENDER_STEP = 150;
+/** A streaming bubble past this size re-renders at most every BIG_EVERY_MS (markdown is O(n)). */
+const BIG_TEXT = 8_000;
+const BIG_EVERY_MS = 250;
 const BOTTOM_SLACK = 48;
 
 export interface ViewActions {
@@ -49,6 +52,8 @@ export class View {
   private scheduled = false;
   private renderCount = RENDER_STEP;
   private stuck = true;
+  private readonly lastRender = new Map<string, number>();
+  private deferTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly t: () => Transcript,
@@ -129,8 +134,17 @@ export class View {
         }
       }
     }
+    const deferred: string[] = [];
+    const now = performance.now();
     for (const e of visible) {
       const node = this.nodes.get(e.id);
+      if (node && this.dirty.has(e.id) && e.kind === "agent" && e.streaming && e.text.length > BIG_TEXT) {
+        if (now - (this.lastRender.get(e.id) ?? 0) < BIG_EVERY_MS) {
+          deferred.push(e.id);
+          continue;
+        }
+        this.lastRender.set(e.id, now);
+      }
       if (!node) {
         const n = this.render(e);
         this.nodes.set(e.id, n);
@@ -142,6 +156,13 @@ export class View {
       }
     }
     this.dirty.clear();
+    if (deferred.length) {
+      for (const id of deferred) this.dirty.add(id);
+      this.deferTimer ??= setTimeout(() => {
+        this.deferTimer = null;
+        this.schedule();
+      }, BIG_EVERY_MS);
+    }
     const rebuilt = this.rebuild;
     this.rebuild = false;
     if (this.stuck) this.scroller.scrollTop = this.scroller.scrollHeight;

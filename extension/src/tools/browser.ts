@@ -16,6 +16,18 @@ const ENGINE_MS = 15_000;
 let refStore: RefStore | undefined;
 const locks = new TabLocks();
 
+/**
+ * SECURITY I-15: every page-engine call checks the frame it runs in against the person's allowlist,
+ * before it runs and again before its answer is used. Fails closed until the service worker
+ * installs the real check (tools/safety.ts).
+ */
+let frameCheck: (tabId: number, frameId: number) => Promise<void> = async () => {
+  throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was read");
+};
+export function setFrameCheck(f: (tabId: number, frameId: number) => Promise<void>): void {
+  frameCheck = f;
+}
+
 function refs(): RefStore {
   refStore ??= new RefStore({
     get: async (k) => (await chrome.storage.session.get(k))[k],
@@ -288,6 +300,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   await attach(tabId, left(o.deadline, 5_000), o.signal).catch((e: unknown) => {
     if (e instanceof ToolError && (e.code === "no_tab" || e.code === "cancelled")) throw e;
   });
+  await frameCheck(tabId, frameId);
   const ms = left(o.deadline, o.ms ?? ENGINE_MS);
   const release = await locks.acquire(tabId, ms, o.signal);
   let released = false;
@@ -312,6 +325,8 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
     // If a dialog interrupts, the call finishes later; release the tab then.
     op.finally(rel).catch(() => undefined);
     const r = await guarded(tabId, method, op, { signal: o.signal, ms, frameId, watchNavigation: true });
+    // The frame may have navigated while the call ran: an answer from a page off the list is dropped.
+    await frameCheck(tabId, frameId);
     if (!r.ok) throw pageError(r.error);
     return { value: r.value, docId: r.docId, frameId };
   } catch (e) {

@@ -17,6 +17,7 @@ import {
   watchNav,
   type NavWatch,
 } from "./browser.js";
+import { assertLanding } from "./safety.js";
 
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
@@ -265,10 +266,16 @@ export async function act(
         if (!l.loaded) data.loaded = false;
         parts.push(`navigated${l.url ? ` to ${l.url}` : ""}${l.loaded ? "" : " (still loading)"}`);
       }
+    } else if (watch.committed() && !watch.finished()) {
+      // A navigation the action started: let it land so its origin can be checked.
+      await awaitLoad(watch, left(ctx.deadline, 10_000), ctx.signal).catch(() => undefined);
     }
   } finally {
     watch.stop();
   }
+  // SECURITY I-15: an action that left the tab on a page off the allowlist (a redirect, a link)
+  // fails here, and nothing of that page is read.
+  await assertLanding(tabId);
   try {
     if (a.waitFor) {
       const w = await waitForCond(tabId, a.waitFor, ctx);

@@ -4,12 +4,15 @@
 
 import type { CallToolResult } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
+import type { GateContext } from "./gate.js";
 
 export interface ToolContext {
   /** Aborted by mcp/cancel, by the call's deadline, or when the connection goes. */
   signal: AbortSignal;
   /** Epoch ms by which the whole call must have answered. */
   deadline: number;
+  /** What the gate decided for this call (origin, password permission); absent in unit tests. */
+  gate?: GateContext;
 }
 
 /** What a handler returns; the registry turns it into an MCP CallToolResult. */

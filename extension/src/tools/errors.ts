@@ -24,6 +24,17 @@ export const ERROR_HINTS = {
   paused: "The person paused Torii; ask them to resume it in the Torii popup.",
   cancelled: "The call was cancelled.",
   internal: "Unexpected failure in the extension; retry once, then report it.",
+  tab_not_owned: "Not one of this session's tabs; call tabs for yours, or navigate to open one.",
+  origin_changed: "The granted tab moved to another origin; the grant does not follow it. Ask the person for a new grant.",
+  stale_document: "The granted tab's document was reloaded or replaced; ask the person to grant it again.",
+  origin_not_allowed: "This page's origin is not on the person's allowlist; only the person can add it in the Torii popup or options. Nothing was read.",
+  act_mode_off: "Act mode is off: only the person can turn it on (Torii popup). Ask them; do not retry.",
+  eval_not_allowed: "Code execution is off for this origin; only the person can enable it in the Torii options.",
+  password_field: "The target or focused field is a password field; pass allowPassword only if the person allowed passwords for this origin.",
+  approval_denied: "The person denied this action; do not retry it without asking them.",
+  approval_timeout: "The person did not answer the approval request in time; nothing was done. Ask them before retrying.",
+  handoff_active: "The person is handling this tab (handoff); wait for the handoff call to return.",
+  handoff_cancelled: "The person cancelled the handoff; ask them how to continue.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -1,7 +1,15 @@
 // The one gate every tool call passes before its handler (brief decision 2: the extension is the
-// last line of defence). Today it refuses everything while the person has paused Torii; issue 4
-// adds origin policy, act mode and approvals here.
+// last line of defence). It refuses while the person has paused Torii, then applies the person's
+// policy: origin allowlist, act mode, code-execution switches, handoff and human approval. The
+// checks run here, in the extension, on every call, whatever the daemon asks (SECURITY I-14…I-20).
+// Handlers add what can only be known while acting: the landing origin after a navigation and the
+// frame each page read runs in (tools/safety.ts), password fields (tools/input.ts).
 
+import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
+import { actAllowed, approvalChoice, evalAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
+import { originOf } from "../policy/pattern.js";
+import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
+import { maskSecret } from "../policy/approvals.js";
 import { toolError } from "./errors.js";
 import type { AnyTool } from "./define.js";
 
@@ -10,20 +18,227 @@ export interface GateCall {
   args: Record<string, unknown>;
 }
 
+/** Per-call context: the caller's cancellation and what the gate learnt, for handlers and the audit. */
+export interface GateContext {
+  signal: AbortSignal;
+  /** The agent session's label, when the daemon sends one. */
+  session?: string;
+  /** Set by the gate: the tab the call acts on and its origin ("" when none). */
+  tabId?: number;
+  origin?: string;
+  /** Set by the gate: fill/type/press_key may touch a password field (call flag ∧ origin switch). */
+  allowPassword?: boolean;
+  /** Set by the gate: how approval went ("auto" when the policy allowed it without asking). */
+  approval?: ApprovalOutcome | "auto";
+}
+
+/** What the page says about an action's target (engine `risk`). */
+export interface TargetRisk {
+  label: string;
+  isPassword: boolean;
+  submit: boolean;
+  destructive: boolean;
+}
+
+/** The chrome-facing side of the gate, injected by the service worker (tools/safety.ts). */
+export interface PolicyEnv {
+  policy(): Promise<Policy>;
+  /** The tab (given or active) and its effective URL (about:blank → the origin it inherits). */
+  tab(tabId: number | undefined): Promise<{ tabId: number; url: string }>;
+  /** True while the person handles this tab (handoff). */
+  inHandoff(tabId: number): boolean;
+  /** Every frame of the tab is allowed (screenshots show frames' pixels). */
+  allFramesAllowed(tabId: number, p: Policy): Promise<boolean>;
+  /** The target element's risk, or undefined when it cannot be described. */
+  risk(tabId: number, target: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined>;
+  /** The focused element is in a form (Enter would submit it). */
+  focusInForm(tabId: number): Promise<boolean>;
+  ask(req: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal: AbortSignal): Promise<ApprovalOutcome>;
+}
+
 export interface GateState {
   paused(): boolean | Promise<boolean>;
+  /** Absent only in unit tests of the registry; without it every policy-checked call is refused. */
+  env?: PolicyEnv;
 }
 
 let state: GateState = { paused: () => false };
 
-/** Wired by the service worker to the link's settings; tests inject their own. */
+/** Wired by the service worker to the link's settings and the policy; tests inject their own. */
 export function setGateState(s: GateState): void {
   state = s;
 }
 
+/** Tools that act on no tab (tabs lists, redacting what the policy hides). */
+const NO_TAB = new Set(["tabs"]);
+/** Tools that may run in a tab under handoff (none read or act there meanwhile). */
+const HANDOFF_SAFE = new Set(["tabs"]);
+/** Write tools that act mode does not cover: they have their own switches (SECURITY I-17) or only hand the tab to the person. */
+const OWN_SWITCH = new Set(["evaluate", "fetch_in_page", "handoff"]);
+/** Tools whose typing could land in a password field. */
+const TYPING = new Set(["fill", "type", "press_key"]);
+
+/** SECURITY I-14: a refusal never names the blocked host; the person sees it in the extension. */
+export function notAllowed(what: string): never {
+  throw toolError("origin_not_allowed", `${what} is not on the person's allowlist; nothing was sent or read`);
+}
+
+function hasTarget(a: Record<string, unknown>): boolean {
+  return typeof a.ref === "string" || typeof a.selector === "string";
+}
+
 /** Throws a ToolError when the call must not run. */
-export async function gate(call: GateCall): Promise<void> {
+export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
+  const { tool, args } = call;
   if (await state.paused()) {
-    throw toolError("paused", `${call.tool.name} refused: Torii is paused`);
+    // SECURITY I-20: pause refuses every call at once.
+    throw toolError("paused", `${tool.name} refused: Torii is paused`);
+  }
+  const env = state.env;
+  if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
+  const policy = await env.policy();
+  if (NO_TAB.has(tool.name)) {
+    ctx.origin = "";
+    return;
+  }
+
+  let verdict: Verdict;
+  let tabId: number | undefined;
+  let origin = "";
+  const newTab = tool.name === "navigate" && args.tabId === undefined;
+  if (!newTab) {
+    const t = await env.tab(args.tabId as number | undefined);
+    tabId = t.tabId;
+    ctx.tabId = tabId;
+    if (!HANDOFF_SAFE.has(tool.name) && env.inHandoff(tabId)) {
+      // SECURITY I-22: reads and actions are withheld while the person handles the tab.
+      throw toolError("handoff_active", `tab ${tabId} is handed to the person; nothing was sent or read`);
+    }
+    verdict = judgeUrl(policy, t.url);
+    if (!verdict.allowed) notAllowed(`the page in tab ${tabId}`);
+    origin = originOf(t.url);
+    ctx.origin = origin;
+  } else {
+    verdict = { allowed: false };
+  }
+
+  // SECURITY I-15: navigate and history are checked against their target before going.
+  let navTarget: Verdict | undefined;
+  let navOrigin = "";
+  if (tool.name === "navigate") {
+    const url = normaliseNavUrl(String(args.url ?? ""));
+    navTarget = judgeUrl(policy, url);
+    if (!navTarget.allowed) notAllowed("the destination");
+    navOrigin = originOf(url);
+    if (newTab) {
+      verdict = navTarget;
+      origin = navOrigin;
+      ctx.origin = origin;
+    }
+  }
+
+  // SECURITY I-16: write tools need act mode (global or the origin's), which only the person sets.
+  if (!tool.readOnly && !OWN_SWITCH.has(tool.name)) {
+    if (!actAllowed(policy, verdict) || (navTarget && !actAllowed(policy, navTarget))) {
+      throw toolError(
+        "act_mode_off",
+        `${tool.name} changes the page and act mode is off for this origin. Only the person can turn act mode on, in the Torii popup; ask them instead of retrying`,
+      );
+    }
+  }
+
+  // SECURITY I-17: code execution has its own switches per origin.
+  if (tool.name === "evaluate" || tool.name === "fetch_in_page") {
+    const kind: EvalKind = tool.name === "fetch_in_page" ? "fetch" : typeof args.program === "string" ? "program" : "expression";
+    if (!evalAllowed(verdict, kind)) {
+      const sw = kind === "fetch" ? "fetch_in_page" : `evaluate (${kind})`;
+      throw toolError("eval_not_allowed", `${sw} is off for this origin; only the person can enable it in the Torii options`);
+    }
+    if (tool.name === "fetch_in_page") {
+      const v = judgeUrl(policy, resolveAgainst(String(args.url ?? ""), origin));
+      if (!v.allowed) notAllowed("the request's destination");
+    }
+  }
+
+  // SECURITY I-18: the password decision travels to the handler, which checks the fields.
+  if (TYPING.has(tool.name)) ctx.allowPassword = passwordAllowed(verdict, args.allowPassword === true);
+
+  if (tool.name === "screenshot" && tabId !== undefined && !(await env.allFramesAllowed(tabId, policy))) {
+    notAllowed("a frame embedded in this page");
+  }
+
+  // SECURITY I-19: risky actions the person chose to be asked about wait for an answer.
+  const asks: { kind: ApprovalKind; element?: string; text?: string; target?: string }[] = [];
+  if (tabId !== undefined) {
+    if (tool.name === "navigate" && navOrigin !== origin) asks.push({ kind: "new_origin", target: navOrigin });
+    if (tool.name === "evaluate" || tool.name === "fetch_in_page") asks.push({ kind: "evaluate", text: describeCode(args) });
+    if ((tool.name === "click" || tool.name === "mouse_click") && hasTarget(args)) {
+      const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
+      if (r?.submit) asks.push({ kind: "submit", element: r.label });
+      if (r?.destructive) asks.push({ kind: "destructive_click", element: r.label });
+    }
+    if (tool.name === "type" && args.submit === true) asks.push({ kind: "submit", text: maskIf(String(args.text ?? ""), ctx.allowPassword) });
+    if (tool.name === "press_key" && /(^|\+)(enter|return)$/i.test(String(args.key ?? "")) && (await env.focusInForm(tabId))) {
+      asks.push({ kind: "submit", element: "the focused form field" });
+    }
+  }
+  for (const a of asks) {
+    const choice = approvalChoice(policy, verdict, a.kind);
+    if (choice === "allow") {
+      ctx.approval ??= "auto";
+      continue;
+    }
+    if (choice === "deny") {
+      ctx.approval = "denied";
+      throw toolError("approval_denied", `the person's policy denies this action (${a.kind}) on this origin`);
+    }
+    const out = await env.ask(
+      {
+        kind: a.kind,
+        tool: tool.name,
+        origin,
+        ...(a.target ? { target: a.target } : {}),
+        ...(a.element ? { element: a.element } : {}),
+        ...(a.text !== undefined ? { text: a.text } : {}),
+        ...(ctx.session ? { session: ctx.session } : {}),
+      },
+      policy.approvalTimeoutMs,
+      ctx.signal,
+    );
+    ctx.approval = out;
+    if (out === "denied") throw toolError("approval_denied", `the person denied ${tool.name} (${a.kind})`);
+    if (out === "timeout") throw toolError("approval_timeout", `no answer from the person within ${Math.round(policy.approvalTimeoutMs / 1000)} s; nothing was done`);
+    if (out === "cancelled") {
+      const why: unknown = ctx.signal.reason;
+      throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
+    }
+  }
+}
+
+function maskIf(text: string, secretOk: boolean | undefined): string {
+  // Typed text is shown to the person only; a field that may be a password is masked.
+  return secretOk ? maskSecret(text) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function describeCode(a: Record<string, unknown>): string {
+  const code = typeof a.program === "string" ? a.program : typeof a.expression === "string" ? a.expression : typeof a.url === "string" ? `${String(a.method ?? "GET")} ${a.url}` : "";
+  return code.length > 600 ? `${code.slice(0, 600)}…` : code;
+}
+
+/** The URL navigate will open, the way nav.ts reads it ("example.com/x" → https://example.com/x). */
+export function normaliseNavUrl(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    if (/^[\w-]+(\.[\w-]+)+(:\d+)?(\/.*)?$/.test(url)) return `https://${url}`;
+    return url;
+  }
+}
+
+function resolveAgainst(url: string, origin: string): string {
+  try {
+    return new URL(url, origin || undefined).href;
+  } catch {
+    return url;
   }
 }

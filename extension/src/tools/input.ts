@@ -9,6 +9,15 @@ import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
 import { checkNoDialog, engine, frameOffset, guarded, resolveTab, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
+import { guardPassword } from "./safety.js";
+
+/** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
+const ALLOW_PASSWORD = { allowPassword: { type: "boolean", description: "Only if the person allowed passwords here" } } as const;
+
+/** Refuses a password target and (checkFocus) a focused password field unless the gate allowed it. */
+function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<void> {
+  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, deadline: ctx.deadline, checkFocus });
+}
 
 const TARGET_PROPS = { tabId: S.tabId, ref: S.ref, selector: S.selector };
 
@@ -127,12 +136,12 @@ export const hover = defineTool<ActionArgs & Target>({
   },
 });
 
-export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "set" | "insertText" }>({
+export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "set" | "insertText"; allowPassword?: boolean }>({
   name: "fill",
   description: "Replace a field's value (React/Vue see it). mode insertText for rich editors, contenteditable.",
   inputSchema: {
     type: "object",
-    properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ACTION_PROPS },
+    properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["value"],
   },
   readOnly: false,
@@ -140,6 +149,7 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
     requireTarget(a);
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
+      await pw(tabId, a, ctx, a.mode === "insertText");
       const r = await resolveTarget(tabId, a);
       await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set" }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
       return { text: `filled ${a.ref ?? a.selector} (${[...a.value].length} chars)` };
@@ -181,19 +191,21 @@ async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promis
   for (const ev of comboEvents(combo, isMac())) await input(tabId, "Input.dispatchKeyEvent", { ...ev }, ctx);
 }
 
-export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean }>({
+export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean; allowPassword?: boolean }>({
   name: "type",
   description: "Type text into the focused element (or click ref/selector first). keys: per-char key events. submit: Enter after.",
   inputSchema: {
     type: "object",
-    properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ACTION_PROPS },
+    properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["text"],
   },
   readOnly: false,
   async handler(a, ctx) {
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
+      await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
+      await pw(tabId, {}, ctx, true);
       if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
       if (a.submit) await pressCombo(tabId, "Enter", ctx);
       return { text: `typed ${[...a.text].length} chars${a.submit ? " + Enter" : ""}` };
@@ -201,12 +213,12 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
   },
 });
 
-export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?: number }>({
+export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?: number; allowPassword?: boolean }>({
   name: "press_key",
   description: "Press a key or combo: Enter, Tab, Escape, ArrowDown, Mod+A (Cmd on mac, else Ctrl), Shift+Tab. ref/selector is clicked first.",
   inputSchema: {
     type: "object",
-    properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ACTION_PROPS },
+    properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["key"],
   },
   readOnly: false,
@@ -214,7 +226,9 @@ export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?:
     parseComboChecked(a.key);
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
+      await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
+      await pw(tabId, {}, ctx, true);
       for (let i = 0; i < (a.repeat ?? 1); i++) await pressCombo(tabId, a.key, ctx);
       return { text: `pressed ${a.key}${(a.repeat ?? 1) > 1 ? ` ×${a.repeat}` : ""}` };
     });

@@ -7,6 +7,7 @@ import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { awaitLoad, checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
+import { assertLanding, assertUrlAllowed } from "./safety.js";
 
 const LOAD_MS = 30_000;
 
@@ -42,6 +43,8 @@ async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeout
 }
 
 async function summary(tabId: number, extra: Record<string, unknown>) {
+  // SECURITY I-15: the landing page (after redirects) is checked before its title or URL is read.
+  await assertLanding(tabId);
   const t = await resolveTab(tabId);
   const loaded = extra.loaded !== false;
   return {
@@ -121,6 +124,8 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       const target = h.currentIndex + (a.direction === "back" ? -steps : steps);
       const entry = h.entries[target];
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
+      // SECURITY I-15: the history entry's URL is checked before going.
+      await assertUrlAllowed(entry.url, "the history entry's page");
       const w = watchNav(tabId);
       let r: { loaded: boolean };
       try {

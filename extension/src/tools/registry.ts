@@ -5,7 +5,9 @@
 import type { AnyTool, ToolContext } from "./define.js";
 import { toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
-import { gate } from "./gate.js";
+import { gate, type GateContext } from "./gate.js";
+import { evaluate, fetchInPage } from "./evaluate.js";
+import { handoff } from "./handoff.js";
 import { SchemaError, validate } from "./schema.js";
 import { closeTab, tabs } from "./tabs.js";
 import { history, navigate, reload } from "./nav.js";
@@ -42,6 +44,10 @@ export const TOOLS: readonly AnyTool[] = [
   scroll,
   reveal,
   handleDialog,
+  // code execution and the person (issue 4)
+  evaluate,
+  fetchInPage,
+  handoff,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -69,8 +75,52 @@ export function listTools(): McpTool[] {
   }));
 }
 
+/** Metadata the audit keeps for each call (SECURITY I-21); set by the service worker. */
+export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string }) => void;
+let auditSink: AuditSink = () => undefined;
+const active = new Set<AbortController>();
+
+/** SECURITY I-20: stops every call in flight with this error (pause). */
+export function abortAll(reason: ToolError): void {
+  for (const c of active) c.abort(reason);
+}
+export function setAuditSink(f: AuditSink): void {
+  auditSink = f;
+}
+
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
-export async function callTool(name: unknown, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: { session?: string }): Promise<CallToolResult> {
+  const t0 = Date.now();
+  // A call-local signal, so pausing can stop every call in flight at once (abortAll).
+  const local = new AbortController();
+  const onOuter = () => local.abort(signal?.reason);
+  if (signal?.aborted) local.abort(signal.reason);
+  signal?.addEventListener("abort", onOuter, { once: true });
+  active.add(local);
+  const gctx: GateContext = { signal: local.signal, ...(meta?.session ? { session: meta.session } : {}) };
+  let r: CallToolResult;
+  try {
+    r = await runTool(name, args, gctx, local.signal);
+  } finally {
+    active.delete(local);
+    signal?.removeEventListener("abort", onOuter);
+  }
+  // Metadata only: never arguments, typed text, page content or results.
+  const err = r.isError ? (r.structuredContent?.error as { code?: unknown } | undefined) : undefined;
+  auditSink({
+    ts: t0,
+    tool: typeof name === "string" ? name.slice(0, 64) : "?",
+    ...(gctx.session ? { session: gctx.session } : {}),
+    origin: gctx.origin ?? "",
+    outcome: r.isError ? "error" : "ok",
+    ...(err && typeof err.code === "string" ? { code: err.code } : {}),
+    ms: Date.now() - t0,
+    ...(gctx.approval ? { approval: gctx.approval } : {}),
+  });
+  return r;
+}
+
+async function runTool(name: unknown, args: unknown, gctx: GateContext, signal?: AbortSignal): Promise<CallToolResult> {
   try {
     if (typeof name !== "string") throw toolError("invalid_argument", "name: expected a tool name");
     const tool = byName.get(name);
@@ -84,14 +134,14 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
       if (e instanceof SchemaError) throw toolError("invalid_argument", e.message, undefined, { field: e.field });
       throw e;
     }
-    await gate({ tool, args: a as Record<string, unknown> });
+    await gate({ tool, args: a as Record<string, unknown> }, gctx);
     const ms = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(signal?.reason);
-    if (signal?.aborted) throw toolError("cancelled", `${name}: cancelled`);
+    if (signal?.aborted) throw signal.reason instanceof ToolError ? signal.reason : toolError("cancelled", `${name}: cancelled`);
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
-    const ctx: ToolContext = { signal: ctl.signal, deadline: Date.now() + ms };
+    const ctx: ToolContext = { signal: ctl.signal, deadline: Date.now() + ms, gate: gctx };
     try {
       const out = await Promise.race([
         tool.handler(a, ctx),

@@ -5,6 +5,7 @@ import { withDeadline } from "../cdp/deadline.js";
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
+import { tabVisible } from "./safety.js";
 
 export const tabs = defineTool<Record<string, never>>({
   name: "tabs",
@@ -14,8 +15,14 @@ export const tabs = defineTool<Record<string, never>>({
   async handler() {
     const all = await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query");
     const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    // SECURITY I-14: tabs on origins off the allowlist are listed by id only (no title, no URL).
+    const visible = new Map<number, boolean>();
+    for (const t of all) if (t.id !== undefined) visible.set(t.id, await tabVisible(t.id));
     const list = all.map((t) => {
       const d = t.id !== undefined ? dialogOf(t.id) : undefined;
+      if (t.id === undefined || !visible.get(t.id)) {
+        return { tabId: t.id, windowId: t.windowId, active: t.active, blocked: true, title: "", url: "", status: t.status };
+      }
       return {
         tabId: t.id,
         windowId: t.windowId,
@@ -28,7 +35,11 @@ export const tabs = defineTool<Record<string, never>>({
       };
     });
     const text = list
-      .map((t) => `[${t.tabId}]${t.focused ? " *" : t.active ? " +" : ""} ${t.title || "(untitled)"} — ${t.url}${t.dialog ? ` (${t.dialog.type} dialog open)` : ""}`)
+      .map((t) =>
+        "blocked" in t
+          ? `[${t.tabId}] (origin not on the allowlist)`
+          : `[${t.tabId}]${t.focused ? " *" : t.active ? " +" : ""} ${t.title || "(untitled)"} — ${t.url}${t.dialog ? ` (${t.dialog.type} dialog open)` : ""}`,
+      )
       .join("\n");
     return { text: text || "(no tabs)", data: { tabs: list } };
   },

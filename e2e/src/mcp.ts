@@ -1,0 +1,108 @@
+// An agent's side of Torii: the official MCP TypeScript SDK client speaking stdio to a spawned
+// `torii mcp` (pointed at a test daemon through TORII_STATE_DIR / TORII_CONFIG_DIR).
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toriiBin } from "./env.ts";
+import type { Torii } from "./torii.ts";
+import { Tail, pollUntil } from "./util.ts";
+
+export interface ToolResult {
+  isError: boolean;
+  /** The first text block. */
+  text: string;
+  /** structuredContent ({} when absent). */
+  data: Record<string, unknown>;
+  images: { data: string; mimeType: string }[];
+  /** For an error: structuredContent.error. */
+  error?: { code: string; message: string; hint?: string; [k: string]: unknown };
+  /** Wall time of the round trip, ms. */
+  ms: number;
+}
+
+export interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean };
+}
+
+export class Mcp {
+  readonly log = new Tail();
+  private constructor(
+    readonly client: Client,
+    private readonly transport: StdioClientTransport,
+  ) {}
+
+  /** Spawns `torii mcp` for this daemon and completes MCP initialize. */
+  static async connect(torii: Torii, label = "e2e"): Promise<Mcp> {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(torii.env)) if (v !== undefined) env[k] = v;
+    const transport = new StdioClientTransport({ command: toriiBin, args: ["mcp", "--session-label", label], env, stderr: "pipe" });
+    const client = new Client({ name: "torii-e2e", version: "0.0.0" });
+    const m = new Mcp(client, transport);
+    transport.stderr?.on("data", (d: Buffer) => m.log.push(d.toString("utf8")));
+    await client.connect(transport);
+    return m;
+  }
+
+  async listTools(): Promise<ListedTool[]> {
+    const r = await this.client.listTools();
+    return r.tools as ListedTool[];
+  }
+
+  /** Waits until tools/list carries the extension's catalogue (the extension is connected). */
+  async waitForCatalogue(timeoutMs = 20_000): Promise<ListedTool[]> {
+    return pollUntil("torii mcp to list the extension's tools", async () => {
+      const t = await this.listTools();
+      return t.length > 0 ? t : undefined;
+    }, { timeoutMs, intervalMs: 100 });
+  }
+
+  /** One tools/call; never throws for a tool error (isError), only for a protocol failure. */
+  async call(name: string, args: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<ToolResult> {
+    const t0 = performance.now();
+    const r = (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as {
+      isError?: boolean;
+      content?: { type: string; text?: string; data?: string; mimeType?: string }[];
+      structuredContent?: Record<string, unknown>;
+    };
+    const ms = performance.now() - t0;
+    const content = r.content ?? [];
+    const data = r.structuredContent ?? {};
+    const out: ToolResult = {
+      isError: r.isError === true,
+      text: content.find((c) => c.type === "text")?.text ?? "",
+      data,
+      images: content.filter((c) => c.type === "image").map((c) => ({ data: c.data ?? "", mimeType: c.mimeType ?? "" })),
+      ms,
+    };
+    if (out.isError) {
+      const e = data.error as ToolResult["error"] | undefined;
+      // The typed code is also the text's prefix: "<code>: <message>\nhint: …".
+      out.error = e ?? { code: /^([a-z_]+):/.exec(out.text)?.[1] ?? "", message: out.text };
+    }
+    return out;
+  }
+
+  /** A call that must succeed; throws with the tool's own error text otherwise. */
+  async ok(name: string, args: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<ToolResult> {
+    const r = await this.call(name, args, timeoutMs);
+    if (r.isError) throw new Error(`${name} ${JSON.stringify(args)} failed: ${r.text}`);
+    return r;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close().catch(() => {});
+  }
+}
+
+/** `- button "Save" [ref=e12]` lines → the ref of the first line matching role and name. */
+export function refOf(snapshot: string, role: string, name: string | RegExp): string {
+  for (const line of snapshot.split("\n")) {
+    const m = /^\s*-\s+([a-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?.*?\[ref=(e\d+)\]/.exec(line);
+    if (!m || m[1] !== role) continue;
+    const n = (m[2] ?? "").replace(/\\(.)/g, "$1");
+    if (typeof name === "string" ? n === name : name.test(n)) return m[3] as string;
+  }
+  throw new Error(`no ${role} ${String(name)} with a ref in:\n${snapshot.slice(0, 4000)}`);
+}

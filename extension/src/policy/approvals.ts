@@ -1,0 +1,89 @@
+// Pending human approvals: a call that the person's policy says "ask" about waits here until the
+// person approves or denies it in the extension's approval window, or until it times out
+// (SECURITY I-19). Pure: the window is opened through an injected callback.
+
+import type { ApprovalKind } from "./policy.js";
+
+export interface ApprovalRequest {
+  id: string;
+  kind: ApprovalKind;
+  tool: string;
+  /** The origin the action happens on (the person's own UI shows it; agents never see a blocked host). */
+  origin: string;
+  /** Destination origin for navigation, when it differs. */
+  target?: string;
+  /** What the action touches: "button \"Delete account\"", a ref or selector. */
+  element?: string;
+  /** Text to be typed, already masked where it is secret. */
+  text?: string;
+  session?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type ApprovalOutcome = "approved" | "denied" | "timeout" | "cancelled";
+
+interface Pending {
+  req: ApprovalRequest;
+  done(o: ApprovalOutcome): void;
+}
+
+export class ApprovalQueue {
+  private pending = new Map<string, Pending>();
+  constructor(
+    private readonly deps: {
+      newId?: () => string;
+      now?: () => number;
+      /** Shows the request to the person (opens the approval window). */
+      show?: (req: ApprovalRequest) => void;
+      /** Called whenever the pending list changes. */
+      changed?: () => void;
+    } = {},
+  ) {}
+
+  list(): ApprovalRequest[] {
+    return [...this.pending.values()].map((p) => p.req);
+  }
+
+  get(id: string): ApprovalRequest | undefined {
+    return this.pending.get(id)?.req;
+  }
+
+  /** Waits for the person; never rejects. */
+  ask(r: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalOutcome> {
+    const now = (this.deps.now ?? Date.now)();
+    const id = (this.deps.newId ?? (() => crypto.randomUUID()))();
+    const req: ApprovalRequest = { ...r, id, createdAt: now, expiresAt: now + timeoutMs };
+    return new Promise<ApprovalOutcome>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => finish("cancelled");
+      const finish = (o: ApprovalOutcome) => {
+        if (!this.pending.has(id)) return;
+        this.pending.delete(id);
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.deps.changed?.();
+        resolve(o);
+      };
+      this.pending.set(id, { req, done: finish });
+      if (signal?.aborted) return finish("cancelled");
+      signal?.addEventListener("abort", onAbort, { once: true });
+      timer = setTimeout(() => finish("timeout"), timeoutMs);
+      this.deps.changed?.();
+      this.deps.show?.(req);
+    });
+  }
+
+  /** The person's answer; false when the request is gone (answered, timed out, cancelled). */
+  decide(id: string, approve: boolean): boolean {
+    const p = this.pending.get(id);
+    if (!p) return false;
+    p.done(approve ? "approved" : "denied");
+    return true;
+  }
+}
+
+/** Masks a secret for display: length only. */
+export function maskSecret(s: string): string {
+  return `•••• (${[...s].length} characters, hidden)`;
+}

@@ -1,0 +1,224 @@
+// The person's policy: the origin allowlist with per-origin switches, act mode, the code-execution
+// switches, the password switch and approval choices. Pure data and decisions; the service worker
+// stores it in chrome.storage.local and only extension pages (options, popup) may change it — never
+// the daemon, never an agent (SECURITY I-14…I-20).
+
+import { matchParts, parsePattern, PatternError, specificity, urlParts, type OriginPattern } from "./pattern.js";
+
+export type Choice = "allow" | "ask" | "deny";
+
+/** Kinds of risky action the person can allow, ask about or deny, per origin. */
+export const APPROVAL_KINDS = ["submit", "destructive_click", "new_origin", "evaluate", "upload", "download"] as const;
+export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+export const APPROVAL_LABELS: Record<ApprovalKind, string> = {
+  submit: "Submit a form",
+  destructive_click: "Click something the page marks destructive",
+  new_origin: "Navigate to another origin",
+  evaluate: "Run code (evaluate, fetch_in_page)",
+  upload: "Upload a file",
+  download: "Download a file",
+};
+
+export interface OriginRule {
+  pattern: string;
+  /** Act mode for this origin (write tools), in addition to the global switch. */
+  act?: boolean;
+  /** evaluate with `expression` (one expression, auto-returned). */
+  evalExpression?: boolean;
+  /** evaluate with `program` (an async function body: statements, side effects). */
+  evalProgram?: boolean;
+  /** fetch_in_page (requests with the page's cookies). */
+  fetch?: boolean;
+  /** fill/type/press_key may target a password field when the call also sets allowPassword. */
+  allowPassword?: boolean;
+  approvals?: Partial<Record<ApprovalKind, Choice>>;
+}
+
+export interface Policy {
+  version: 1;
+  rules: OriginRule[];
+  /** Global act mode: write tools on every allowed origin. */
+  actMode: boolean;
+  /**
+   * Only for a dedicated profile started by `torii launch --permissive` (or a test rig): every
+   * origin is allowed and act mode is on. Code execution and password fields stay off unless a
+   * rule turns them on. Never set by the daemon after start-up.
+   */
+  permissive: boolean;
+  approvals: Record<ApprovalKind, Choice>;
+  approvalTimeoutMs: number;
+}
+
+export const DEFAULT_APPROVALS: Record<ApprovalKind, Choice> = {
+  submit: "ask",
+  destructive_click: "ask",
+  new_origin: "ask",
+  evaluate: "ask",
+  upload: "ask",
+  download: "ask",
+};
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
+export const MAX_APPROVAL_TIMEOUT_MS = 150_000;
+
+export function defaultPolicy(): Policy {
+  return { version: 1, rules: [], actMode: false, permissive: false, approvals: { ...DEFAULT_APPROVALS }, approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS };
+}
+
+/** The policy `torii launch --permissive` starts a dedicated profile with. */
+export function permissivePolicy(): Policy {
+  const allow = Object.fromEntries(APPROVAL_KINDS.map((k) => [k, "allow"])) as Record<ApprovalKind, Choice>;
+  return { ...defaultPolicy(), actMode: true, permissive: true, approvals: allow };
+}
+
+function bool(v: unknown): boolean | undefined {
+  return typeof v === "boolean" ? v : undefined;
+}
+
+function choice(v: unknown): Choice | undefined {
+  return v === "allow" || v === "ask" || v === "deny" ? v : undefined;
+}
+
+/** Normalises stored or submitted data; drops rules whose pattern does not parse (fail closed). */
+export function normalizePolicy(raw: unknown): Policy {
+  const p = defaultPolicy();
+  if (!raw || typeof raw !== "object") return p;
+  const r = raw as Record<string, unknown>;
+  p.actMode = r.actMode === true;
+  p.permissive = r.permissive === true;
+  if (typeof r.approvalTimeoutMs === "number" && Number.isFinite(r.approvalTimeoutMs)) {
+    p.approvalTimeoutMs = Math.min(MAX_APPROVAL_TIMEOUT_MS, Math.max(1_000, Math.round(r.approvalTimeoutMs)));
+  }
+  const ap = (r.approvals ?? {}) as Record<string, unknown>;
+  for (const k of APPROVAL_KINDS) p.approvals[k] = choice(ap[k]) ?? p.approvals[k];
+  const seen = new Set<string>();
+  for (const x of Array.isArray(r.rules) ? r.rules : []) {
+    const rule = normalizeRule(x);
+    if (!rule || seen.has(rule.pattern)) continue;
+    seen.add(rule.pattern);
+    p.rules.push(rule);
+  }
+  return p;
+}
+
+export function normalizeRule(x: unknown): OriginRule | null {
+  if (!x || typeof x !== "object") return null;
+  const o = x as Record<string, unknown>;
+  if (typeof o.pattern !== "string") return null;
+  try {
+    parsePattern(o.pattern);
+  } catch {
+    return null;
+  }
+  const rule: OriginRule = { pattern: o.pattern.trim() };
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword"] as const) {
+    const b = bool(o[k]);
+    if (b !== undefined) rule[k] = b;
+  }
+  if (o.approvals && typeof o.approvals === "object") {
+    const a: Partial<Record<ApprovalKind, Choice>> = {};
+    for (const k of APPROVAL_KINDS) {
+      const c = choice((o.approvals as Record<string, unknown>)[k]);
+      if (c) a[k] = c;
+    }
+    if (Object.keys(a).length) rule.approvals = a;
+  }
+  return rule;
+}
+
+/** Validates a pattern typed by the person: the canonical error message, or null when it is fine. */
+export function patternProblem(s: string): string | null {
+  try {
+    parsePattern(s);
+    return null;
+  } catch (e) {
+    return e instanceof PatternError ? e.message : String(e);
+  }
+}
+
+/** What the policy says about one URL. `rule` is undefined when the URL is not allowed. */
+export interface Verdict {
+  allowed: boolean;
+  rule?: OriginRule;
+  /** True when only the permissive switch let it through. */
+  permissive?: boolean;
+}
+
+const compiled = new WeakMap<Policy, { rule: OriginRule; pat: OriginPattern }[]>();
+
+function compile(p: Policy): { rule: OriginRule; pat: OriginPattern }[] {
+  let c = compiled.get(p);
+  if (!c) {
+    c = [];
+    for (const rule of p.rules) {
+      try {
+        c.push({ rule, pat: parsePattern(rule.pattern) });
+      } catch {
+        // an unparsable stored rule allows nothing
+      }
+    }
+    c.sort((a, b) => specificity(b.pat) - specificity(a.pat));
+    compiled.set(p, c);
+  }
+  return c;
+}
+
+const PERMISSIVE_SCHEMES = /^(https?|blob|data|about|file):/i;
+
+/**
+ * SECURITY I-14/I-15: the most specific rule covering the URL, or not allowed. URLs without an
+ * http(s) origin (data:, javascript:, file:, view-source:, about: …) are never allowed by a rule;
+ * about:blank/srcdoc documents are judged by the origin they inherit (the caller resolves that).
+ */
+export function judgeUrl(p: Policy, url: string): Verdict {
+  const parts = urlParts(url);
+  if (parts) {
+    for (const { rule, pat } of compile(p)) if (matchParts(pat, parts)) return { allowed: true, rule };
+  }
+  if (p.permissive && PERMISSIVE_SCHEMES.test(url) && !/^about:(?!blank|srcdoc)/i.test(url)) {
+    return { allowed: true, rule: { pattern: "(permissive)" }, permissive: true };
+  }
+  return { allowed: false };
+}
+
+/** SECURITY I-16: write tools need act mode, globally or for the origin's rule. */
+export function actAllowed(p: Policy, v: Verdict): boolean {
+  if (!v.allowed) return false;
+  return p.actMode || v.rule?.act === true;
+}
+
+export type EvalKind = "expression" | "program" | "fetch";
+
+/** SECURITY I-17: code execution needs the origin's own switch, even in permissive mode. */
+export function evalAllowed(v: Verdict, kind: EvalKind): boolean {
+  if (!v.allowed || !v.rule) return false;
+  if (kind === "expression") return v.rule.evalExpression === true;
+  if (kind === "program") return v.rule.evalProgram === true;
+  return v.rule.fetch === true;
+}
+
+/** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */
+export function passwordAllowed(v: Verdict, askedByCall: boolean): boolean {
+  return askedByCall && v.allowed && v.rule?.allowPassword === true;
+}
+
+/** SECURITY I-19: the person's choice for a risky action on this origin. */
+export function approvalChoice(p: Policy, v: Verdict, kind: ApprovalKind): Choice {
+  if (!v.allowed) return "deny";
+  return v.rule?.approvals?.[kind] ?? p.approvals[kind];
+}
+
+/** Adds (or replaces) a rule; throws PatternError for a bad pattern. */
+export function withRule(p: Policy, rule: OriginRule): Policy {
+  parsePattern(rule.pattern);
+  const clean = normalizeRule(rule);
+  if (!clean) throw new PatternError("bad rule");
+  const rules = p.rules.filter((r) => r.pattern !== clean.pattern);
+  rules.push(clean);
+  return { ...p, rules };
+}
+
+export function withoutRule(p: Policy, pattern: string): Policy {
+  return { ...p, rules: p.rules.filter((r) => r.pattern !== pattern) };
+}

@@ -1,0 +1,135 @@
+// handoff (Yakit's human handoff, issue 4): the agent hands a tab to the person for a QR code,
+// MFA, a CAPTCHA or a device confirmation. The tab is focused, a banner in the page says why, and
+// the call waits until the person clicks Done or Cancel (or the time runs out). Meanwhile every
+// other call on that tab is refused with handoff_active, so nothing of the page is read and the
+// agent cannot click the banner itself (SECURITY I-22).
+
+import { withDeadline } from "../cdp/deadline.js";
+import { defineTool } from "./define.js";
+import { toolError, ToolError } from "./errors.js";
+import { onNav, resolveTab } from "./browser.js";
+import { S } from "./common.js";
+import { endHandoff, startHandoff } from "./safety.js";
+
+const REASONS: Record<string, string> = {
+  qr: "scan a QR code",
+  mfa: "complete a sign-in step (MFA)",
+  captcha: "solve a CAPTCHA",
+  device: "confirm on another device",
+  login: "sign in",
+  other: "do something only you can do",
+};
+
+// Runs in the page's top frame (ISOLATED world); must be self-contained. Only trusted clicks (a
+// person's) count; the nonce stays in this closure, out of the page's reach.
+function showBanner(id: string, nonce: string, why: string, message: string): void {
+  type Slot = { host?: HTMLElement };
+  const g = globalThis as unknown as { __toriiHandoff?: Slot };
+  g.__toriiHandoff?.host?.remove();
+  const host = document.createElement("torii-handoff");
+  host.style.cssText = "all:initial;position:fixed;top:0;left:0;right:0;z-index:2147483647;";
+  const root = host.attachShadow({ mode: "open" });
+  const bar = document.createElement("div");
+  bar.setAttribute("role", "alert");
+  bar.style.cssText =
+    "font:14px/1.4 system-ui,sans-serif;background:#1b1b1f;color:#fff;padding:10px 14px;display:flex;gap:12px;align-items:center;box-shadow:0 2px 8px rgba(0,0,0,.4)";
+  const text = document.createElement("div");
+  text.style.cssText = "flex:1";
+  const strong = document.createElement("strong");
+  strong.textContent = `Torii: an agent handed this tab to you to ${why}.`;
+  text.append(strong);
+  if (message) {
+    const m = document.createElement("div");
+    m.style.cssText = "opacity:.85";
+    m.textContent = `The agent says: ${message}`;
+    text.append(m);
+  }
+  const hint = document.createElement("div");
+  hint.style.cssText = "opacity:.7;font-size:12px";
+  hint.textContent = "The agent cannot see or touch this tab until you click Done or Cancel.";
+  text.append(hint);
+  const mk = (label: string, outcome: "done" | "cancelled", bg: string) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = label;
+    b.dataset.toriiHandoff = outcome;
+    b.style.cssText = `font:inherit;padding:6px 14px;border-radius:6px;border:0;cursor:pointer;background:${bg};color:#fff`;
+    b.addEventListener("click", (ev) => {
+      if (!ev.isTrusted) return;
+      const rt = (globalThis as unknown as { chrome: { runtime: { sendMessage(m: unknown): Promise<unknown> } } }).chrome.runtime;
+      void rt.sendMessage({ type: "torii.handoff.finish", id, nonce, outcome }).catch(() => undefined);
+      host.remove();
+    });
+    return b;
+  };
+  bar.append(text, mk("Done", "done", "#1e7a34"), mk("Cancel", "cancelled", "#b3261e"));
+  root.append(bar);
+  (document.documentElement ?? document.body).append(host);
+  g.__toriiHandoff = { host };
+}
+
+function hideBanner(): void {
+  const g = globalThis as unknown as { __toriiHandoff?: { host?: HTMLElement } };
+  g.__toriiHandoff?.host?.remove();
+  delete g.__toriiHandoff;
+}
+
+export const handoff = defineTool<{ tabId?: number; reason: string; message?: string; timeoutMs?: number }>({
+  name: "handoff",
+  description: "Hand the tab to the person (QR, MFA, CAPTCHA, device confirmation): focuses it, shows a banner, waits for Done or Cancel.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      reason: { type: "string", enum: Object.keys(REASONS) },
+      message: { type: "string", maxLength: 200 },
+      timeoutMs: { type: "integer", minimum: 1000, maximum: 170000 },
+    },
+    required: ["reason"],
+  },
+  // It reads nothing and changes nothing on the page itself; the person acts.
+  readOnly: true,
+  timeoutMs: 175_000,
+  async handler(a, ctx) {
+    const tab = await resolveTab(a.tabId);
+    const tabId = tab.id as number;
+    const id = crypto.randomUUID();
+    const nonce = crypto.randomUUID();
+    const why = REASONS[a.reason] ?? REASONS.other!;
+    const message = (a.message ?? "").replace(/\s+/g, " ").trim();
+    const inject = () =>
+      chrome.scripting
+        .executeScript({ target: { tabId, frameIds: [0] }, world: "ISOLATED", func: showBanner, args: [id, nonce, why, message] })
+        .catch(() => undefined);
+    let finish: (o: "done" | "cancelled" | "timeout") => void = () => undefined;
+    const outcome = new Promise<"done" | "cancelled" | "timeout">((resolve) => (finish = resolve));
+    startHandoff({ id, tabId, reason: a.reason, message, nonce, done: (o) => finish(o) });
+    // The person may go through several pages (an MFA flow): the banner follows the tab.
+    const offNav = onNav((ev) => {
+      if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "completed") void inject();
+      if (ev.tabId === tabId && ev.kind === "removed") finish("cancelled");
+    });
+    const timer = setTimeout(() => finish("timeout"), a.timeoutMs ?? 120_000);
+    const onAbort = () => finish("cancelled");
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await withDeadline(chrome.tabs.update(tabId, { active: true }), 5_000, "tabs.update").catch(() => undefined);
+      if (tab.windowId !== undefined) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => undefined);
+      await inject();
+      const o = await outcome;
+      if (ctx.signal.aborted) {
+        const r: unknown = ctx.signal.reason;
+        throw r instanceof ToolError ? r : toolError("cancelled", "handoff: cancelled");
+      }
+      if (o === "cancelled") throw toolError("handoff_cancelled", "the person cancelled the handoff");
+      if (o === "timeout") throw toolError("timeout", "the person did not finish the handoff in time; check the page before going on");
+      return { text: `the person finished (${a.reason}); take a new snapshot`, data: { tabId, done: true } };
+    } finally {
+      clearTimeout(timer);
+      offNav();
+      ctx.signal.removeEventListener("abort", onAbort);
+      endHandoff(tabId);
+      await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, world: "ISOLATED", func: hideBanner }).catch(() => undefined);
+    }
+  },
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it, vi } from "vitest";
+import { actAllowed, approvalChoice, defaultPolicy, evalAllowed, judgeUrl, normalizePolicy, passwordAllowed, permissivePolicy, withRule } from "../../src/policy/policy.js";
+import { ApprovalQueue, maskSecret } from "../../src/policy/approvals.js";
+import { AUDIT_MAX, AuditRing, auditToCSV, cleanEntry, type AuditEntry } from "../../src/policy/audit.js";
+
+describe("policy decisions", () => {
+  it("is empty and closed by default", () => {
+    const p = defaultPolicy();
+    expect(p.rules).toEqual([]);
+    expect(p.actMode).toBe(false);
+    expect(judgeUrl(p, "https://example.com/").allowed).toBe(false);
+  });
+
+  it("act mode: global or per origin", () => {
+    let p = withRule(defaultPolicy(), { pattern: "a.com" });
+    p = withRule(p, { pattern: "b.com", act: true });
+    expect(actAllowed(p, judgeUrl(p, "https://a.com/"))).toBe(false);
+    expect(actAllowed(p, judgeUrl(p, "https://b.com/"))).toBe(true);
+    expect(actAllowed({ ...p, actMode: true }, judgeUrl(p, "https://a.com/"))).toBe(true);
+    expect(actAllowed({ ...p, actMode: true }, judgeUrl(p, "https://c.com/"))).toBe(false);
+  });
+
+  it("expression, program and fetch are separate switches, off even in permissive mode", () => {
+    const p = withRule(defaultPolicy(), { pattern: "a.com", evalExpression: true });
+    const v = judgeUrl(p, "https://a.com/");
+    expect(evalAllowed(v, "expression")).toBe(true);
+    expect(evalAllowed(v, "program")).toBe(false);
+    expect(evalAllowed(v, "fetch")).toBe(false);
+    const perm = permissivePolicy();
+    expect(evalAllowed(judgeUrl(perm, "https://x.com/"), "expression")).toBe(false);
+  });
+
+  it("the most specific rule wins", () => {
+    let p = withRule(defaultPolicy(), { pattern: "*.a.com", evalProgram: true });
+    p = withRule(p, { pattern: "secure.a.com" });
+    expect(evalAllowed(judgeUrl(p, "https://secure.a.com/"), "program")).toBe(false);
+    expect(evalAllowed(judgeUrl(p, "https://www.a.com/"), "program")).toBe(true);
+  });
+
+  it("password needs the call's flag and the origin's switch", () => {
+    const p = withRule(defaultPolicy(), { pattern: "a.com", allowPassword: true });
+    const v = judgeUrl(p, "https://a.com/");
+    expect(passwordAllowed(v, false)).toBe(false);
+    expect(passwordAllowed(v, true)).toBe(true);
+    expect(passwordAllowed(judgeUrl(permissivePolicy(), "https://a.com/"), true)).toBe(false);
+  });
+
+  it("approval choices: origin override, then default; blocked origins deny", () => {
+    const p = withRule(defaultPolicy(), { pattern: "a.com", approvals: { submit: "allow" } });
+    expect(approvalChoice(p, judgeUrl(p, "https://a.com/"), "submit")).toBe("allow");
+    expect(approvalChoice(p, judgeUrl(p, "https://a.com/"), "destructive_click")).toBe("ask");
+    expect(approvalChoice(p, judgeUrl(p, "https://z.com/"), "submit")).toBe("deny");
+  });
+
+  it("normalisation drops junk and bad patterns", () => {
+    const p = normalizePolicy({ actMode: "yes", rules: [{ pattern: "*" }, { pattern: "ok.com", act: 1, evalProgram: true }, 5], approvals: { submit: "maybe" }, approvalTimeoutMs: 1 });
+    expect(p.actMode).toBe(false);
+    expect(p.rules).toEqual([{ pattern: "ok.com", evalProgram: true }]);
+    expect(p.approvals.submit).toBe("ask");
+    expect(p.approvalTimeoutMs).toBe(1000);
+  });
+});
+
+describe("approval queue", () => {
+  it("approve, deny, timeout, cancel", async () => {
+    vi.useFakeTimers();
+    try {
+      const shown: string[] = [];
+      const q = new ApprovalQueue({ show: (r) => shown.push(r.id) });
+      const base = { kind: "submit" as const, tool: "click", origin: "https://a.com" };
+      const a = q.ask(base, 1000);
+      q.decide(shown[0] as string, true);
+      expect(await a).toBe("approved");
+      const d = q.ask(base, 1000);
+      q.decide(shown[1] as string, false);
+      expect(await d).toBe("denied");
+      const t = q.ask(base, 1000);
+      vi.advanceTimersByTime(1001);
+      expect(await t).toBe("timeout");
+      expect(q.decide(shown[2] as string, true)).toBe(false);
+      const ctl = new AbortController();
+      const c = q.ask(base, 1000, ctl.signal);
+      ctl.abort();
+      expect(await c).toBe("cancelled");
+      expect(q.list()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+  it("masks secrets", () => {
+    expect(maskSecret("hunter2")).not.toContain("hunter2");
+  });
+});
+
+describe("audit ring", () => {
+  const mem = () => {
+    let saved: unknown = undefined;
+    return { load: async () => saved, save: async (e: AuditEntry[]) => void (saved = JSON.parse(JSON.stringify(e))), get: () => saved };
+  };
+  it("keeps the latest 500, newest first, metadata only", async () => {
+    const m = mem();
+    const r = new AuditRing(m, AUDIT_MAX, 0);
+    for (let i = 0; i < 520; i++) await r.record({ ts: i, tool: "click", origin: "https://a.com", outcome: "ok", ms: 1 });
+    const l = await r.list();
+    expect(l.length).toBe(500);
+    expect(l[0]?.ts).toBe(519);
+    expect(l[499]?.ts).toBe(20);
+  });
+  it("drops anything that is not metadata", () => {
+    const e = cleanEntry({ ts: 1, tool: "type", origin: "", outcome: "ok", ms: 2, text: "SECRET", args: { text: "SECRET" } } as unknown as AuditEntry);
+    expect(JSON.stringify(e)).not.toContain("SECRET");
+  });
+  it("exports CSV with formula guard", () => {
+    const csv = auditToCSV([{ ts: 0, tool: "click", origin: "=cmd", outcome: "ok", ms: 1 }]);
+    expect(csv.split("\n")[0]).toBe("ts,tool,session,origin,outcome,code,ms,approval");
+    expect(csv).toContain("'=cmd");
+  });
+});

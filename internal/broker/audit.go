@@ -1,0 +1,88 @@
+package broker
+
+// The audit hook (issue 4 item 9). Keep it through restructurings: every
+// finished call — refused by the gate, refused in the queue, or run on the
+// extension — reaches the Observer exactly once, through record(). The
+// daemon registers internal/audit's store here (internal/daemon/audit.go).
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+// MetaAudit (result _meta) is what the extension reports for the audit:
+// {"origin": "<scheme://host[:port] the call acted on>", "approval":
+// "<allowed|approved|denied|timeout>"}, both optional. The broker reads and
+// strips it. docs/audit.md.
+const MetaAudit = "torii/audit"
+
+// AuditRecord is one finished call as the Observer sees it. SECURITY I-14:
+// metadata only — it has no field for arguments, typed text, page content
+// or results, and the broker never puts them in one.
+type AuditRecord struct {
+	Time     time.Time // when the call arrived
+	Tool     string
+	Session  string // the session's label
+	Origin   string // as the extension reported it; "" when it did not
+	Outcome  string // "ok" or "error"
+	Code     string // the error code; "" when ok
+	Duration time.Duration
+	Approval string // the person's decision when one was asked; ""
+}
+
+// Observer receives every finished call. CallDone runs on the calling
+// goroutine and must not block.
+type Observer interface {
+	CallDone(AuditRecord)
+}
+
+// SetObserver registers o (nil removes it).
+func (b *Broker) SetObserver(o Observer) {
+	b.observer.Store(&o)
+}
+
+// observe hands a finished call to the Observer; res is nil when nothing
+// was sent. Called from record().
+func (b *Broker) observe(s *Session, tool string, start time.Time, code toolerr.Code, res *mcp.CallToolResult) {
+	p := b.observer.Load()
+	if p == nil || *p == nil {
+		takeAudit(res)
+		return
+	}
+	r := AuditRecord{Time: start, Tool: tool, Outcome: "ok", Code: string(code), Duration: time.Since(start)}
+	if s != nil {
+		r.Session = s.label
+	}
+	if code != "" {
+		r.Outcome = "error"
+	}
+	r.Origin, r.Approval = takeAudit(res)
+	(*p).CallDone(r)
+}
+
+// takeAudit reads and strips MetaAudit from a result.
+func takeAudit(res *mcp.CallToolResult) (origin, approval string) {
+	if res == nil || res.Meta == nil {
+		return "", ""
+	}
+	raw, ok := res.Meta[MetaAudit]
+	if !ok {
+		return "", ""
+	}
+	delete(res.Meta, MetaAudit)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	var m struct {
+		Origin   string `json:"origin"`
+		Approval string `json:"approval"`
+	}
+	if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &m) == nil {
+		return m.Origin, m.Approval
+	}
+	return "", ""
+}

@@ -1,0 +1,155 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+// Meta keys on the wire between the broker and the extension (docs/protocol.md).
+const (
+	// MetaSession (request _meta) is the calling session: {id, label, kind}.
+	MetaSession = "torii/session"
+	// MetaTabCap (request _meta) is the cap on open agent tabs.
+	MetaTabCap = "torii/tabCap"
+	// MetaTabs (result _meta) is the calling session's tabs after the call
+	// (owned and granted); the broker keeps it for status and strips it.
+	MetaTabs = "torii/tabs"
+	// SessionEnded is the inner MCP notification telling the extension a
+	// session ended: {sessionId, closeTabs}.
+	SessionEnded = "notifications/torii/session_ended"
+)
+
+// meta is the _meta every tools/call carries: the daemon-minted session
+// (SECURITY I-SESS2). The extension keys tab ownership on its id.
+func (b *Broker) meta(s *Session) map[string]any {
+	b.smu.Lock()
+	tabCap := b.limits.TabCap
+	b.smu.Unlock()
+	return map[string]any{
+		MetaSession: map[string]any{"id": s.id, "label": s.label, "kind": s.kind},
+		MetaTabCap:  tabCap,
+	}
+}
+
+// takeTabs reads the session's tabs from a result's _meta and strips them:
+// the agent gets the result as the extension made it, minus bookkeeping.
+func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
+	if res == nil || res.Meta == nil {
+		return
+	}
+	raw, ok := res.Meta[MetaTabs]
+	if !ok {
+		return
+	}
+	delete(res.Meta, MetaTabs)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	var tabs []int
+	if b, err := json.Marshal(raw); err != nil || json.Unmarshal(b, &tabs) != nil {
+		return
+	}
+	slices.Sort(tabs)
+	b.smu.Lock()
+	s.tabs = tabs
+	b.smu.Unlock()
+}
+
+// ownedByOther reports whether another session (live or ended) holds tab,
+// as the extension last reported: SECURITY I-SESS2, checked in the daemon
+// before anything is sent. The extension checks again, and alone decides
+// for tabs the daemon has not heard of (the person's, grants).
+func (b *Broker) ownedByOther(s *Session, tab int) bool {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if slices.Contains(s.tabs, tab) {
+		return false
+	}
+	for _, o := range b.order {
+		if o != s && slices.Contains(o.tabs, tab) {
+			return true
+		}
+	}
+	return false
+}
+
+// notOwned is the refusal for a tab the session may not use. It reads the
+// same whether the tab is another session's, the person's or does not
+// exist, so a session learns nothing about tabs that are not its own.
+func notOwned(tab int) *toolerr.Error {
+	return toolerr.New(toolerr.TabNotOwned, "tab %d is not one of this session's tabs", tab)
+}
+
+// notifyEnded tells the extension a session ended (best effort: the
+// extension also ends every session it knows when the daemon reconnects).
+func (b *Broker) notifyEnded(s *Session) {
+	srv := b.current()
+	if srv == nil {
+		return
+	}
+	closeTabs := b.Limits().CloseTabsOnEnd
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.NotifyServer(ctx, SessionEnded, map[string]any{"sessionId": s.id, "closeTabs": closeTabs}); err != nil {
+			b.log.Debug("broker: session_ended not sent", "session", s.id, "err", err)
+		}
+	}()
+}
+
+// StatusTool is the tool the daemon answers itself, without a browser
+// round trip: the calling session's own state.
+const StatusTool = "status"
+
+var statusTool = &mcp.Tool{
+	Name:        StatusTool,
+	Description: "This session's own state, from the daemon (no browser round trip): its tabs, queued and running calls, latest calls with outcome and duration.",
+	InputSchema: map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false},
+	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+}
+
+// DaemonTools are the tools the daemon serves itself (documented in
+// docs/tools.md under "Daemon tools").
+func DaemonTools() []*mcp.Tool { return []*mcp.Tool{statusTool} }
+
+// withDaemonTools is the catalogue agents see: the extension's tools plus
+// the daemon's, the extension's own winning a name clash.
+func withDaemonTools(tools []*mcp.Tool) []*mcp.Tool {
+	out := append([]*mcp.Tool(nil), tools...)
+	for _, t := range DaemonTools() {
+		if !slices.ContainsFunc(out, func(x *mcp.Tool) bool { return x.Name == t.Name }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// StatusOf is what the status tool returns: the session and the broker.
+type StatusOf struct {
+	Session            SessionInfo `json:"session"`
+	Broker             Stats       `json:"broker"`
+	ExtensionConnected bool        `json:"extensionConnected"`
+}
+
+func (b *Broker) statusResult(s *Session) *mcp.CallToolResult {
+	st := StatusOf{Session: s.Info(), Broker: b.Stats(), ExtensionConnected: b.Connected()}
+	var w strings.Builder
+	fmt.Fprintf(&w, "session %q (%s, %s): browser %s\n", st.Session.Label, st.Session.Kind, st.Session.ID, map[bool]string{true: "connected", false: "not connected"}[st.ExtensionConnected])
+	fmt.Fprintf(&w, "tabs: %v\nqueued: %d, in flight: %d (all sessions: %d/%d in flight, %d queued)\n",
+		st.Session.Tabs, st.Session.Queued, st.Session.InFlight, st.Broker.InFlight, st.Broker.MaxInFlight, st.Broker.Queued)
+	for _, r := range st.Session.Recent {
+		fmt.Fprintf(&w, "  %s %s %dms (waited %dms)\n", r.Tool, r.Outcome, r.DurationMs, r.WaitMs)
+	}
+	var sc map[string]any
+	raw, _ := json.Marshal(st)
+	_ = json.Unmarshal(raw, &sc)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: w.String()}}, StructuredContent: sc}
+}

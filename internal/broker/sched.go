@@ -1,0 +1,168 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+// The scheduler (issue 5, SECURITY I-SESS3). A call waits in one FIFO list
+// until it may be sent:
+//
+//   - it is its session's oldest call and the session has none running
+//     (a session's calls run one at a time, in order);
+//   - no other call runs on the tab it names (one call at a time per tab);
+//   - fewer than MaxInFlight calls run in the browser, all sessions together.
+//
+// Admission scans the list in arrival order and admits every call that may
+// run, so sessions are served first-come first-served and a blocked session
+// never holds up another (no head-of-line blocking, no starvation). A call
+// still waiting after the queue budget, or arriving when its session
+// already has MaxQueuedPerSession waiting, fails with busy: it was never
+// sent, so retrying is safe.
+
+type pending struct {
+	seq   uint64
+	sess  *Session
+	tool  string
+	tab   int // -1: names no tab
+	enq   time.Time
+	admit chan struct{} // closed when admitted or failed
+	fail  *toolerr.Error
+	state int
+}
+
+const (
+	stWaiting = iota
+	stRunning
+	stDone
+)
+
+// tabOf reads a call's tabId argument (-1 when absent or not a number).
+func tabOf(args json.RawMessage) int {
+	if len(args) == 0 {
+		return -1
+	}
+	var a struct {
+		TabID *float64 `json:"tabId"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.TabID == nil || *a.TabID < 0 || *a.TabID != float64(int(*a.TabID)) {
+		return -1
+	}
+	return int(*a.TabID)
+}
+
+// enqueue adds a call, or refuses it at once with busy (session queue full)
+// or extension_not_connected (the broker is closed).
+func (b *Broker) enqueue(s *Session, tool string, tab int) (*pending, *toolerr.Error) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if b.closed {
+		return nil, toolerr.New(toolerr.ExtensionNotConnected, "the daemon is shutting down; nothing was sent")
+	}
+	if len(s.queue) >= b.limits.MaxQueuedPerSession {
+		return nil, toolerr.New(toolerr.Busy, "this session already has %d calls waiting; nothing was sent", len(s.queue))
+	}
+	b.seq++
+	p := &pending{seq: b.seq, sess: s, tool: tool, tab: tab, enq: time.Now(), admit: make(chan struct{})}
+	s.queue = append(s.queue, p)
+	b.waiting = append(b.waiting, p)
+	b.pumpLocked()
+	return p, nil
+}
+
+// pumpLocked admits every waiting call that may run now, oldest first.
+func (b *Broker) pumpLocked() {
+	for i := 0; i < len(b.waiting) && b.inflight < b.limits.MaxInFlight; {
+		p := b.waiting[i]
+		s := p.sess
+		if s.running != nil || len(s.queue) == 0 || s.queue[0] != p || (p.tab >= 0 && b.tabBusy[p.tab]) {
+			i++
+			continue
+		}
+		b.waiting = slices.Delete(b.waiting, i, i+1)
+		s.queue = s.queue[1:]
+		s.running = p
+		b.inflight++
+		if p.tab >= 0 {
+			b.tabBusy[p.tab] = true
+		}
+		p.state = stRunning
+		close(p.admit)
+	}
+}
+
+// wait blocks until p is admitted (nil) or fails: ctx ended (cancelled),
+// the queue budget passed (busy), or the broker failed it.
+func (b *Broker) wait(ctx context.Context, p *pending) *toolerr.Error {
+	t := time.NewTimer(time.Duration(b.limits.QueueBudgetMs) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-p.admit:
+	case <-t.C:
+		b.drop(p, toolerr.New(toolerr.Busy, "%s waited %s in the queue without being sent; nothing was sent",
+			p.tool, time.Since(p.enq).Round(time.Millisecond)))
+	case <-ctx.Done():
+		b.drop(p, toolerr.New(toolerr.Cancelled, "%s was cancelled while queued; nothing was sent", p.tool))
+	}
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return p.fail
+}
+
+// drop removes a waiting call with err; a call already admitted is left
+// alone (the race is won by admission).
+func (b *Broker) drop(p *pending, err *toolerr.Error) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	b.dropLocked(p, err)
+	b.pumpLocked()
+}
+
+func (b *Broker) dropLocked(p *pending, err *toolerr.Error) {
+	if p.state != stWaiting {
+		return
+	}
+	p.state = stDone
+	p.fail = err
+	if i := slices.Index(b.waiting, p); i >= 0 {
+		b.waiting = slices.Delete(b.waiting, i, i+1)
+	}
+	if i := slices.Index(p.sess.queue, p); i >= 0 {
+		p.sess.queue = slices.Delete(p.sess.queue, i, i+1)
+	}
+	close(p.admit)
+}
+
+// release ends a running call and admits what may run next.
+func (b *Broker) release(p *pending) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if p.state != stRunning {
+		return
+	}
+	p.state = stDone
+	b.inflight--
+	if p.tab >= 0 {
+		delete(b.tabBusy, p.tab)
+	}
+	if p.sess.running == p {
+		p.sess.running = nil
+	}
+	b.pumpLocked()
+}
+
+// failWaiting fails every waiting call with err (the extension went away,
+// or the daemon is shutting down): nothing was sent, and nobody hangs.
+func (b *Broker) failWaiting(err *toolerr.Error) int {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	ws := slices.Clone(b.waiting)
+	for _, p := range ws {
+		b.dropLocked(p, err)
+	}
+	return len(ws)
+}

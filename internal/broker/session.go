@@ -1,0 +1,245 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Kind says where a session comes from.
+type Kind string
+
+const (
+	KindStdio Kind = "stdio" // one `torii mcp` process (one control connection)
+	KindHTTP  Kind = "http"  // one MCP session at /mcp
+	KindAgent Kind = "agent" // a side-panel agent (the gateway)
+	KindCLI   Kind = "cli"   // `torii exec` calls, one shared session per label
+)
+
+// recentCalls is how many finished calls a session remembers for status.
+const recentCalls = 20
+
+// Session is one agent session. Its identity (ID) is minted here, by the
+// daemon; a label is only a name for the person and never selects a
+// session (SECURITY I-SESS1). The extension owns tabs by this ID.
+type Session struct {
+	b       *Broker
+	id      string
+	label   string
+	kind    Kind
+	started time.Time
+	ctx     context.Context // ends with Close; every call of the session derives from it
+	cancel  context.CancelFunc
+
+	// guarded by b.smu
+	queue   []*pending // waiting, in arrival order
+	running *pending
+	tabs    []int // the session's tabs as the extension last reported them
+	recent  []CallRecord
+	ended   time.Time
+	calls   int
+	onClose []func()
+	once    sync.Once
+}
+
+// CallRecord is one finished call, for status: never arguments or results.
+type CallRecord struct {
+	Tool       string    `json:"tool"`
+	Outcome    string    `json:"outcome"` // "ok" or the error code
+	At         time.Time `json:"at"`
+	DurationMs int64     `json:"durationMs"` // whole call, queue wait included
+	WaitMs     int64     `json:"waitMs"`     // time queued before it was sent
+	TabID      *int      `json:"tabId,omitempty"`
+}
+
+// SessionInfo is a session as `torii status` and the status tool show it.
+type SessionInfo struct {
+	ID       string       `json:"id"`
+	Label    string       `json:"label"`
+	Kind     Kind         `json:"kind"`
+	Started  time.Time    `json:"started"`
+	Ended    *time.Time   `json:"ended,omitempty"`
+	Tabs     []int        `json:"tabs"`
+	Queued   int          `json:"queued"`
+	InFlight int          `json:"inFlight"`
+	Calls    int          `json:"calls"`
+	Recent   []CallRecord `json:"recent"`
+}
+
+// NewSession mints a session. Close it when its client goes: its queued
+// calls fail with cancelled, its in-flight calls are aborted in the
+// extension (mcp/cancel), and the extension is told the session ended.
+func (b *Broker) NewSession(label string, kind Kind) *Session {
+	if label == "" {
+		label = string(kind)
+	}
+	s := &Session{b: b, id: "s-" + uuid.NewString(), label: label, kind: kind, started: time.Now()}
+	s.ctx, s.cancel = context.WithCancel(b.ctx)
+	b.smu.Lock()
+	b.sessions[s.id] = s
+	b.order = append(b.order, s)
+	b.smu.Unlock()
+	b.log.Info("broker: session started", "session", s.id, "label", label, "kind", kind)
+	return s
+}
+
+// ID is the daemon-minted identity.
+func (s *Session) ID() string { return s.id }
+
+// Label is the name shown to the person.
+func (s *Session) Label() string { return s.label }
+
+// Kind says where the session comes from.
+func (s *Session) Kind() Kind { return s.kind }
+
+// Done is closed when the session ends.
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// OnClose registers f to run once when the session ends.
+func (s *Session) OnClose(f func()) {
+	s.b.smu.Lock()
+	defer s.b.smu.Unlock()
+	s.onClose = append(s.onClose, f)
+}
+
+// CallTool runs one tool call as this session.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration) *mcp.CallToolResult {
+	return s.b.CallTool(ctx, Call{Name: name, Arguments: args, Session: s.label, Owner: s, Timeout: timeout})
+}
+
+// Close ends the session (idempotent): queued calls fail with cancelled,
+// in-flight ones are cancelled in the extension, and the extension hears
+// notifications/torii/session_ended (it then treats the session's tabs as
+// an ended session's: first to go under the tab cap, closed at once when
+// the broker's closeTabsOnEnd is set).
+func (s *Session) Close() {
+	s.once.Do(func() {
+		s.cancel()
+		b := s.b
+		b.smu.Lock()
+		s.ended = time.Now()
+		fns := s.onClose
+		s.onClose = nil
+		b.smu.Unlock()
+		for _, f := range fns {
+			f()
+		}
+		b.log.Info("broker: session ended", "session", s.id, "label", s.label)
+		b.notifyEnded(s)
+		b.pruneEnded()
+	})
+}
+
+func (s *Session) info() SessionInfo {
+	in := SessionInfo{ID: s.id, Label: s.label, Kind: s.kind, Started: s.started, Tabs: orEmptyInts(slices.Clone(s.tabs)),
+		Queued: len(s.queue), Calls: s.calls, Recent: slices.Clone(s.recent)}
+	if s.recent == nil {
+		in.Recent = []CallRecord{}
+	}
+	if s.running != nil {
+		in.InFlight = 1
+	}
+	if !s.ended.IsZero() {
+		e := s.ended
+		in.Ended = &e
+	}
+	return in
+}
+
+// Info is the session's status.
+func (s *Session) Info() SessionInfo {
+	s.b.smu.Lock()
+	defer s.b.smu.Unlock()
+	return s.info()
+}
+
+// Sessions lists live sessions and recently ended ones, oldest first.
+func (b *Broker) Sessions() []SessionInfo {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	out := make([]SessionInfo, 0, len(b.order))
+	for _, s := range b.order {
+		out = append(out, s.info())
+	}
+	return out
+}
+
+// Stats are broker-wide numbers for status.
+type Stats struct {
+	InFlight    int `json:"inFlight"`
+	Queued      int `json:"queued"`
+	MaxInFlight int `json:"maxInFlight"`
+}
+
+// Stats is the scheduler's state now.
+func (b *Broker) Stats() Stats {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return Stats{InFlight: b.inflight, Queued: len(b.waiting), MaxInFlight: b.limits.MaxInFlight}
+}
+
+// keepEnded bounds how many ended sessions status still shows.
+const keepEnded = 16
+
+func (b *Broker) pruneEnded() {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	n := 0
+	for _, s := range b.order {
+		if !s.ended.IsZero() {
+			n++
+		}
+	}
+	if n <= keepEnded {
+		return
+	}
+	kept := b.order[:0]
+	for _, s := range b.order {
+		if !s.ended.IsZero() && n > keepEnded {
+			n--
+			delete(b.sessions, s.id)
+			delete(b.byLabel, s.label)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(b.order[len(kept):])
+	b.order = kept
+}
+
+// labelSession is the shared session of a caller that has no session of
+// its own (`torii exec`, an in-daemon caller): one per label, kind cli.
+// It never reaches a session minted with NewSession (SECURITY I-SESS1).
+func (b *Broker) labelSession(label string) *Session {
+	if label == "" {
+		label = "cli"
+	}
+	b.smu.Lock()
+	s := b.byLabel[label]
+	b.smu.Unlock()
+	if s != nil && s.ctx.Err() == nil {
+		return s
+	}
+	s = b.NewSession(label, KindCLI)
+	b.smu.Lock()
+	if old := b.byLabel[label]; old != nil && old.ctx.Err() == nil {
+		b.smu.Unlock()
+		s.Close()
+		return old
+	}
+	b.byLabel[label] = s
+	b.smu.Unlock()
+	return s
+}
+
+func orEmptyInts(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}
