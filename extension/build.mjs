@@ -37,9 +37,12 @@ const options = {
   entryPoints: {
     background: "src/background/index.ts",
     popup: "src/popup/popup.ts",
+    "popup-policy": "src/popup/policy.ts",
     connect: "src/connect/connect.ts",
     page: "src/page/index.ts",
     sidepanel: "src/sidepanel/main.ts",
+    options: "src/options/options.ts",
+    approval: "src/approval/approval.ts",
   },
   outdir: dist,
   bundle: true,

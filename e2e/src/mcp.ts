@@ -98,11 +98,14 @@ export class Mcp {
 
 /** `- button "Save" [ref=e12]` lines → the ref of the first line matching role and name. */
 export function refOf(snapshot: string, role: string, name: string | RegExp): string {
+  // Also inside compact table rows: `- row: Alice | 42 | button "Edit" [ref=e5] | …`.
+  const re = /(?:^|\s|\|)([a-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?(?:\s+\[[^\]]*\])*?\s*\[ref=(e\d+)\]/g;
   for (const line of snapshot.split("\n")) {
-    const m = /^\s*-\s+([a-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?.*?\[ref=(e\d+)\]/.exec(line);
-    if (!m || m[1] !== role) continue;
-    const n = (m[2] ?? "").replace(/\\(.)/g, "$1");
-    if (typeof name === "string" ? n === name : name.test(n)) return m[3] as string;
+    for (const m of line.matchAll(re)) {
+      if (m[1] !== role) continue;
+      const n = (m[2] ?? "").replace(/\\(.)/g, "$1");
+      if (typeof name === "string" ? n === name : name.test(n)) return m[3] as string;
+    }
   }
   throw new Error(`no ${role} ${String(name)} with a ref in:\n${snapshot.slice(0, 4000)}`);
 }

@@ -98,6 +98,9 @@ describeBrowser("browser tools: actions", () => {
   test("click: DOM click by ref and selector; act-and-look with observe text and snapshot", async () => {
     const { mcp } = rig();
     const { tabId, page } = await rig().open("form.html");
+    // The form's required fields, so that submitting it passes validation.
+    await page.locator("#email").fill("ada@example.test");
+    await page.locator("#password").fill("pw");
     await mcp.ok("click", { tabId, selector: "#clicky" });
     expect(await text(page, "#clicky")).toBe("clicked");
     const s = await mcp.ok("snapshot", { tabId });
@@ -133,9 +136,13 @@ describeBrowser("browser tools: actions", () => {
       "pointerdown:free:true", "mousedown:free:true", "mouseup:free:true", "click:free:true",
     ]);
 
-    // The covering element's ref is actionable: close the overlay through it, then Buy.
-    const overlayLine = s.text.split("\n").find((l) => l.includes(`[ref=${by?.ref}]`)) ?? "";
-    expect(overlayLine).toMatch(/Accept|dialog|Cookies|generic/);
+    // The covering element's ref is a live ref of this tab: the overlay, over Buy's point.
+    const cover = await mcp.ok("get_state", { tabId, ref: by?.ref });
+    expect(cover.data).toMatchObject({ exists: true, visible: true });
+    const cb = cover.data.box as { x: number; y: number; w: number; h: number };
+    const bb = await page.locator("#buy").boundingBox();
+    expect(cb.x <= (bb?.x ?? -1) && cb.y <= (bb?.y ?? -1) && cb.x + cb.w >= (bb?.x ?? 0) + (bb?.width ?? 0)).toBe(true);
+    // Close the overlay, then Buy is reachable.
     await mcp.ok("mouse_click", { tabId, ref: refOf(s.text, "button", "Accept") });
     expect(await page.locator("#overlay").count()).toBe(0);
     await mcp.ok("mouse_click", { tabId, ref: buy });
@@ -175,6 +182,8 @@ describeBrowser("browser tools: actions", () => {
   test("type: CDP text into a clicked field; keys mode; submit presses Enter", async () => {
     const { mcp } = rig();
     const { tabId, page } = await rig().open("form.html");
+    await page.locator("#email").fill("ada@example.test");
+    await page.locator("#password").fill("pw");
     await mcp.ok("type", { tabId, selector: "#fullname", text: "Ada Lovelace" });
     expect(await page.locator("#fullname").inputValue()).toBe("Ada Lovelace");
     await page.evaluate(() => {
@@ -259,12 +268,16 @@ describeBrowser("browser tools: actions", () => {
   test("reveal: scrolls a virtual list until the row exists; its ref clicks it", async () => {
     const { mcp } = rig();
     const { tabId, page } = await rig().open("virtual-list.html");
-    expect(await page.getByText("Message 5000", { exact: true }).count()).toBe(0);
-    const r = await mcp.ok("reveal", { tabId, role: "button", name: "Message 5000" });
-    expect(r.text).toMatch(/button "Message 5000" \[ref=e\d+\]/);
-    const ref = refOf(r.text, "button", "Message 5000");
+    expect(await page.getByText("Message 3000", { exact: true }).count()).toBe(0);
+    const r = await mcp.ok("reveal", { tabId, role: "button", name: "Message 3000" });
+    expect(r.text).toMatch(/button "Message 3000" \[ref=e\d+\]/);
+    const ref = refOf(r.text, "button", "Message 3000");
+    expect(await page.getByText("Message 3000", { exact: true }).isVisible()).toBe(true);
     await mcp.ok("click", { tabId, ref });
-    expect(await text(page, "#opened")).toBe("opened 5000");
+    expect(await text(page, "#opened")).toBe("opened 3000");
+    // Not rendered within maxScrolls: not_found, typed, not a hang.
+    const far = await mcp.call("reveal", { tabId, role: "button", name: "Message 9999", maxScrolls: 5 });
+    expect(far.error?.code).toBe("not_found");
   });
 
   test("handle_dialog: alert, confirm (dismiss), prompt (text); no_dialog when none is open", async () => {
@@ -311,7 +324,7 @@ describeBrowser("browser tools: actions", () => {
     const { mcp, site } = rig();
     const { tabId, page } = await rig().open("navself.html");
     const r = await mcp.ok("click", { tabId, selector: "#go", waitFor: { selector: "#landed", timeoutMs: 10_000 } });
-    expect(r.data.observeError).toBeUndefined();
+    expect(r.data.observeError, JSON.stringify(r.data)).toBeUndefined();
     expect(r.data.waitFor).toMatchObject({ found: true });
     await expect.poll(() => page.url()).toBe(site.url("landing.html?from=navself"));
 

@@ -26,7 +26,7 @@ func benchDaemon(b *testing.B) (*daemontest.Daemon, context.Context) {
 		return mcpbridgetest.TextResult("ok"), nil
 	})
 	d.Extension(b, ctx, p, map[string]any{"type": "acp", "name": "torii", "id": "bench-server"})
-	d.WaitTools(b, 1)
+	d.WaitTools(b, 2) // noop + status
 	return d, ctx
 }
 

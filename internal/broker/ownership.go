@@ -13,19 +13,18 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// Meta keys on the wire between the broker and the extension (docs/protocol.md).
-const (
-	// MetaSession (request _meta) is the calling session: {id, label, kind}.
-	MetaSession = "torii/session"
-	// MetaTabCap (request _meta) is the cap on open agent tabs.
-	MetaTabCap = "torii/tabCap"
-	// MetaTabs (result _meta) is the calling session's tabs after the call
-	// (owned and granted); the broker keeps it for status and strips it.
-	MetaTabs = "torii/tabs"
-	// SessionEnded is the inner MCP notification telling the extension a
-	// session ended: {sessionId, closeTabs}.
-	SessionEnded = "notifications/torii/session_ended"
-)
+// MetaKey is the _meta key of Torii's bookkeeping on the wire between the
+// broker and the extension (docs/protocol.md, "Sessions"):
+//
+//	request  _meta.torii = {session: label, sessionId, kind, tabCap}
+//	result   _meta.torii = {tabs: [the calling session's tabs after the call]}
+//
+// The broker keeps the result's tabs for status and strips them.
+const MetaKey = "torii"
+
+// SessionEnded is the inner MCP notification telling the extension a
+// session ended: {sessionId, closeTabs}.
+const SessionEnded = "notifications/torii/session_ended"
 
 // meta is the _meta every tools/call carries: the daemon-minted session
 // (SECURITY I-SESS2). The extension keys tab ownership on its id.
@@ -33,10 +32,7 @@ func (b *Broker) meta(s *Session) map[string]any {
 	b.smu.Lock()
 	tabCap := b.limits.TabCap
 	b.smu.Unlock()
-	return map[string]any{
-		MetaSession: map[string]any{"id": s.id, "label": s.label, "kind": s.kind},
-		MetaTabCap:  tabCap,
-	}
+	return map[string]any{MetaKey: map[string]any{"session": s.label, "sessionId": s.id, "kind": s.kind, "tabCap": tabCap}}
 }
 
 // takeTabs reads the session's tabs from a result's _meta and strips them:
@@ -45,18 +41,21 @@ func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
 	if res == nil || res.Meta == nil {
 		return
 	}
-	raw, ok := res.Meta[MetaTabs]
+	raw, ok := res.Meta[MetaKey]
 	if !ok {
 		return
 	}
-	delete(res.Meta, MetaTabs)
+	delete(res.Meta, MetaKey)
 	if len(res.Meta) == 0 {
 		res.Meta = nil
 	}
-	var tabs []int
-	if b, err := json.Marshal(raw); err != nil || json.Unmarshal(b, &tabs) != nil {
+	var m struct {
+		Tabs *[]int `json:"tabs"`
+	}
+	if b, err := json.Marshal(raw); err != nil || json.Unmarshal(b, &m) != nil || m.Tabs == nil {
 		return
 	}
+	tabs := *m.Tabs
 	slices.Sort(tabs)
 	b.smu.Lock()
 	s.tabs = tabs
@@ -122,8 +121,13 @@ func DaemonTools() []*mcp.Tool { return []*mcp.Tool{statusTool} }
 
 // withDaemonTools is the catalogue agents see: the extension's tools plus
 // the daemon's, the extension's own winning a name clash.
+// With no extension catalogue yet there is none: status stays callable by
+// name (the daemon answers it), but the catalogue reads empty.
 func withDaemonTools(tools []*mcp.Tool) []*mcp.Tool {
 	out := append([]*mcp.Tool(nil), tools...)
+	if len(out) == 0 {
+		return out
+	}
 	for _, t := range DaemonTools() {
 		if !slices.ContainsFunc(out, func(x *mcp.Tool) bool { return x.Name == t.Name }) {
 			out = append(out, t)

@@ -52,11 +52,11 @@ func (f *fakeServer) NotifyServer(_ context.Context, method string, params any) 
 }
 
 func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, _ time.Duration) *mcp.CallToolResult {
-	sess := meta[MetaSession].(map[string]any)
-	id := sess["id"].(string)
+	sess := meta[MetaKey].(map[string]any)
+	id := sess["sessionId"].(string)
 	tab := tabOf(args)
 	f.mu.Lock()
-	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["label"], name, tab))
+	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["session"], name, tab))
 	f.metaSeen = append(f.metaSeen, meta)
 	f.running++
 	f.peak = max(f.peak, f.running)
@@ -81,7 +81,7 @@ func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.Ra
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s tab %d", id, tab)}},
-		Meta: mcp.Meta{MetaTabs: tabs}}
+		Meta: mcp.Meta{MetaKey: map[string]any{"tabs": tabs}}}
 }
 
 func (f *fakeServer) startedN() int {
@@ -360,7 +360,7 @@ func TestIdentityAndOwnership(t *testing.T) {
 	}
 	// Each call carried its own session's id.
 	for _, m := range f.metaSeen {
-		if m[MetaSession].(map[string]any)["id"] != a.ID() {
+		if m[MetaKey].(map[string]any)["sessionId"] != a.ID() {
 			t.Fatalf("meta %v", m)
 		}
 	}

@@ -35,12 +35,13 @@ func (e *LinkTimeoutError) Error() string {
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret.")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--permissive] [--no-wait] [--foreground]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret.")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
 	headless := fs.Bool("headless", false, "run the browser headless (--headless=new)")
 	profile := fs.String("profile", "", "browser profile directory (default: <state dir>/profile)")
 	noWait := fs.Bool("no-wait", false, "do not wait for the extension to connect")
 	foreground := fs.Bool("foreground", false, "stay attached: wait for the browser and pass SIGINT/SIGTERM to it")
+	permissive := fs.Bool("permissive", false, "start the dedicated profile with a permissive policy: every site allowed, act mode on (code execution and passwords stay off)")
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
@@ -82,6 +83,9 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if prof, err = filepath.Abs(prof); err != nil {
 		return err
 	}
+	if *permissive {
+		fmt.Fprintf(s.Err, "torii: permissive policy for this profile: every site is allowed and act mode is on (turn it off in the extension's options)\n")
+	}
 
 	var before statusResult
 	if err := client.Call(ctx, "status", nil, &before); err != nil {
@@ -91,7 +95,7 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if err := client.Call(ctx, "launch.otp", nil, &otp); err != nil {
 		return err
 	}
-	startURL, err := connectURL(otp, before.Listen, cfg.TLSCert != "")
+	startURL, err := connectURL(otp, before.Listen, cfg.TLSCert != "", *permissive)
 	if err != nil {
 		return err
 	}
@@ -135,13 +139,19 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 // ERR_BLOCKED_BY_CLIENT, because the tab navigates before the extension is
 // enabled. The extension's service worker therefore reloads its own
 // connect.html tabs when it starts (that reload works, the fragment intact).
-func connectURL(otp otpResult, listen string, tls bool) (string, error) {
+//
+// permissive asks the extension to start with its permissive policy; the extension applies it
+// only after the managed pairing with this one-time secret connects (SECURITY I-14).
+func connectURL(otp otpResult, listen string, tls, permissive bool) (string, error) {
 	if otp.OTP == "" {
 		return "", errors.New("the daemon returned an empty one-time secret")
 	}
 	daemonURL := otp.URL
 	switch {
 	case strings.HasPrefix(daemonURL, "chrome-extension://"):
+		if permissive {
+			return daemonURL + "&policy=permissive", nil
+		}
 		return daemonURL, nil
 	case strings.HasPrefix(daemonURL, "ws://") || strings.HasPrefix(daemonURL, "wss://"):
 	default:
@@ -157,6 +167,9 @@ func connectURL(otp otpResult, listen string, tls bool) (string, error) {
 	frag := url.Values{}
 	frag.Set("daemon", daemonURL)
 	frag.Set("otp", otp.OTP)
+	if permissive {
+		frag.Set("policy", "permissive")
+	}
 	// url.Values sorts keys; the page parses them by name.
 	return "chrome-extension://" + extension.ID + "/connect.html#" + frag.Encode(), nil
 }

@@ -71,7 +71,7 @@ func newToolsEnv(t *testing.T) *toolsEnv {
 
 func (e *toolsEnv) connect(ctx context.Context) {
 	e.d.Extension(e.t, ctx, e.p, map[string]any{"type": "acp", "name": "torii", "id": fakeServerID})
-	e.d.WaitTools(e.t, 4)
+	e.d.WaitTools(e.t, 5)
 }
 
 func tctx(t *testing.T) context.Context {
@@ -112,7 +112,7 @@ func TestMCPServesExtensionTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := e.d.WaitTools(t, 4)
+	want := e.d.WaitTools(t, 5)
 	got, _ := json.Marshal(tl.Tools)
 	exp, _ := json.Marshal(want.Tools)
 	if !jsonEqualSet(t, got, exp) {
@@ -188,7 +188,7 @@ func TestMCPToolsAppearLate(t *testing.T) {
 			t.Fatalf("session %d: no tools/list_changed after the extension connected", i)
 		}
 		tl, err := s.cs.ListTools(ctx, nil)
-		if err != nil || len(tl.Tools) != 4 {
+		if err != nil || len(tl.Tools) != 5 {
 			t.Fatalf("session %d: tools after connect: %v %+v", i, err, tl)
 		}
 	}
@@ -298,16 +298,17 @@ func TestToolsCommand(t *testing.T) {
 	}
 	e.connect(ctx)
 	r = e.run("", "tools")
-	want := "echo  R  Echo the arguments.\n" +
-		"slow  W  Wait until cancelled.\n" +
-		"fail  W  Always not_found.\n" +
-		"shot  R  A screenshot.\n"
+	want := "echo    R  Echo the arguments.\n" +
+		"slow    W  Wait until cancelled.\n" +
+		"fail    W  Always not_found.\n" +
+		"shot    R  A screenshot.\n" +
+		"status  R  This session's own state, from the daemon (no browser round trip): its tabs, queued and running calls, latest calls with outcome and duration.\n"
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("tools:\n%s\nwant:\n%s(%s)", r.stdout, want, r.stderr)
 	}
 	r = e.run("", "tools", "--json")
 	var tools []*mcp.Tool
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != 4 || tools[0].Name != "echo" ||
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != 5 || tools[0].Name != "echo" ||
 		tools[0].Annotations == nil || !tools[0].Annotations.ReadOnlyHint {
 		t.Fatalf("tools --json: %+v", r)
 	}

@@ -100,7 +100,7 @@ func TestToolsServedAndRouted(t *testing.T) {
 		t.Fatalf("no extension: %s", c)
 	}
 	d.Extension(t, ctx, p, genA())
-	lst := d.WaitTools(t, 4)
+	lst := d.WaitTools(t, 5)
 	if lst.Tools[0].Name != "echo" || lst.Tools[0].Annotations == nil || !lst.Tools[0].Annotations.ReadOnlyHint {
 		t.Fatalf("catalogue: %+v", lst.Tools[0])
 	}
@@ -123,7 +123,7 @@ func TestToolsServedAndRouted(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl, err := s.ListTools(ctx, nil)
-	if err != nil || len(tl.Tools) != 4 {
+	if err != nil || len(tl.Tools) != 5 {
 		t.Fatalf("tools/list over /mcp: %v %+v", err, tl)
 	}
 	byName := map[string]*mcp.Tool{}
@@ -171,7 +171,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 	ctx := tctx(t)
 	p := fakeProvider()
 	ext := d.Extension(t, ctx, p, genA())
-	d.WaitTools(t, 4)
+	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 	// The catalogue stays listed; calls now fail fast with the same code.
 	var lst daemon.ToolsListResult
 	d.Call(t, "tools.list", nil, &lst)
-	if lst.ExtensionConnected || len(lst.Tools) != 4 {
+	if lst.ExtensionConnected || len(lst.Tools) != 5 {
 		t.Fatalf("after drop: %+v", lst)
 	}
 	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
@@ -225,7 +225,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	ctx := tctx(t)
 	p := fakeProvider()
 	d.Extension(t, ctx, p, genA())
-	d.WaitTools(t, 4)
+	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +407,7 @@ func TestGenBAndFailedInitialize(t *testing.T) {
 	// Gen B: the declaration's serverId is what mcp/connect carries.
 	p := fakeProvider()
 	ext := d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "serverId": serverID})
-	d.WaitTools(t, 4)
+	d.WaitTools(t, 5)
 	ev, err := p.WaitFor("mcp/connect", "", time.Second)
 	if err != nil || !strings.Contains(string(ev.Params), `"serverId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "acpId") {
 		t.Fatalf("Gen B mcp/connect: %s %v", ev.Params, err)

@@ -226,7 +226,7 @@ func (g *Gateway) mint(s *Session) (string, [32]byte) {
 
 // revoke removes exactly the token with hash h. Revocation is token
 // specific (OpenAB review F1): an old process's cleanup can never revoke
-// the token minted for its replacement.
+// the token minted for its replacement (SECURITY I-18).
 func (g *Gateway) revoke(h [32]byte) {
 	g.mu.Lock()
 	delete(g.tokens, h)

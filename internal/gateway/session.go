@@ -70,6 +70,9 @@ type Session struct {
 	mir   *broker.Mirror
 	done  chan struct{}
 	label string
+	// bs is the session's broker session (KindAgent): its browser calls
+	// run as it, and the extension owns its tabs by its ID.
+	bs *broker.Session
 
 	sending atomic.Bool
 
@@ -155,6 +158,9 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	}
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
+	if g.opts.Broker != nil {
+		s.bs = g.opts.Broker.NewSession(s.label, broker.KindAgent)
+	}
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
@@ -734,6 +740,9 @@ func (s *Session) close(why string) {
 	s.g.revoke(h)
 	s.g.remove(s)
 	close(s.done)
+	if s.bs != nil {
+		s.bs.Close() // its calls end; the extension hears the session ended
+	}
 	if t != nil {
 		t.killed.Store(true)
 		t.cancel()

@@ -24,7 +24,7 @@ func (g *Gateway) allowed(server string) bool {
 	return slices.Contains(g.opts.Policy.Allow, server)
 }
 
-// pinned: deny-all unless the tool is listed for its server.
+// pinned: deny-all unless the tool is listed for its server (SECURITY I-18).
 func (g *Gateway) pinned(server, tool string) bool {
 	return slices.Contains(g.opts.Policy.Pins[server], tool)
 }
@@ -76,7 +76,7 @@ func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
 
 // refreshTools sets the session's MCP tools: the browser tools, plus each
 // registered server's pinned tools as <server>.<tool>. The catalogue is
-// fetched ∩ pinned, so a client cannot widen it past policy.
+// fetched ∩ pinned, so a client cannot widen it past policy (SECURITY I-18).
 func (s *Session) refreshTools() {
 	var tools []*mcp.Tool
 	if b := s.g.opts.Broker; b != nil {
@@ -162,6 +162,9 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		if !readOnly(b, name) {
 			return toolerr.Result(toolerr.Paused, "this agent has read-only browser access and %s may change the page; nothing was sent", name), nil
 		}
+	}
+	if s.bs != nil {
+		return s.bs.CallTool(ctx, name, req.Params.Arguments, 0), nil
 	}
 	return b.CallTool(ctx, broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label}), nil
 }

@@ -18,6 +18,10 @@ import (
 // ErrConnClosed is returned by Call on a connection that has ended.
 var ErrConnClosed = errors.New("link: connection closed")
 
+// ErrBusy is returned by Call when MaxPending requests already await this
+// peer's answers; nothing was sent (SECURITY I-17).
+var ErrBusy = errors.New("link: too many requests awaiting the peer's answers")
+
 type authState int
 
 const (
@@ -123,6 +127,12 @@ func (c *Conn) CallID(ctx context.Context, id json.RawMessage, method string, pa
 		c.pmu.Unlock()
 		return ErrConnClosed
 	}
+	if len(c.pending) >= MaxPending {
+		// SECURITY I-17: a per-connection budget of outstanding requests
+		// bounds the answers (up to MaxFrame each) one peer can make us hold.
+		c.pmu.Unlock()
+		return ErrBusy
+	}
 	c.pending[string(id)] = ch
 	c.pmu.Unlock()
 	defer func() {
@@ -173,10 +183,18 @@ func (c *Conn) send(ctx context.Context, m *jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing was written; the connection is untouched
+	}
 	c.srv.logFrame("out", c, b)
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	// A write interrupted by cancellation makes coder/websocket close the whole
+	// connection without a close frame, so once started a write is bounded only
+	// by the write timeout and the connection's own lifetime, never by the caller.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	if err := c.ws.Write(wctx, websocket.MessageText, b); err != nil {
 		return fmt.Errorf("%w: %v", ErrConnClosed, err)
 	}
 	return nil

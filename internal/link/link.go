@@ -34,6 +34,10 @@ const (
 	// MaxRequest this bounds a connection's retained request bytes to
 	// maxInFlight MiB plus one MaxFrame being read.
 	maxInFlight = 16
+	// MaxPending bounds the daemon's own requests awaiting one peer's
+	// answers (tool calls over mcp/message); past it Call fails with
+	// ErrBusy and nothing is sent (SECURITY I-17).
+	MaxPending = 32
 	// writeTimeout: a peer that stops reading cannot pin a writer forever.
 	writeTimeout = 10 * time.Second
 )

@@ -292,6 +292,8 @@ func (b *Bridge) CallToolMeta(ctx context.Context, name string, args json.RawMes
 	}
 	var rpcErr *jsonrpc.Error
 	switch {
+	case errors.Is(err, link.ErrBusy):
+		return toolerr.Result(toolerr.Busy, "too many calls are waiting on this connection; %s was not sent", name)
 	case b.conn.Context().Err() != nil || errors.Is(err, link.ErrConnClosed):
 		return toolerr.Result(toolerr.ExtensionNotConnected, "the extension disconnected during %s; it may have run", name)
 	case b.ctx.Err() != nil:

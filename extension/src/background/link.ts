@@ -168,11 +168,13 @@ export class Link {
     this.deps.onState?.(this.state());
   }
 
-  /** Worker start-up: resume the link if paired and not paused. */
+  /**
+   * Worker start-up: resume the link if paired. A paused extension stays linked, so every tool
+   * call is answered at once with `paused` rather than looking like a lost browser (SECURITY I-20).
+   */
   async start(): Promise<LinkState> {
     const s = await this.load();
-    if (s.paused) this.set("paused");
-    else if (this.paired(s)) this.connect("auth");
+    if (this.paired(s)) this.connect("auth");
     else this.set("disconnected", NOT_PAIRED_REASON);
     return this.state();
   }
@@ -180,7 +182,7 @@ export class Link {
   /** Alarm backstop: reconnect if the link should be up and nothing is already trying. */
   async kick(): Promise<void> {
     const s = await this.load();
-    if (s.paused || this.conn || this.retryTimer) return;
+    if (this.conn || this.retryTimer) return;
     if (this.paired(s)) {
       this.attempt = 0;
       this.connect("auth");
@@ -232,15 +234,13 @@ export class Link {
     await this.load();
     await this.deps.settings.update({ paused });
     const s = await this.reload();
-    if (paused) {
-      // Pause means down: close the socket and do not come back until resumed.
-      this.closeConn(1000, "paused");
-      this.set("paused");
-    } else if (this.paired(s)) {
+    // Pause keeps the link: the tool gate refuses every call with `paused` and stops the ones in
+    // flight (tools/gate.ts, mcp/index.ts); the state tells every page.
+    if (!paused && !this.conn && !this.retryTimer && this.paired(s)) {
       this.attempt = 0;
       this.connect("auth");
     } else {
-      this.set("disconnected", NOT_PAIRED_REASON);
+      this.deps.onState?.(this.state());
     }
     return this.state();
   }
@@ -583,7 +583,7 @@ export class Link {
 
   private failed(mode: Mode, why: string): void {
     const s = this.settings;
-    if (!s || s.paused) return;
+    if (!s) return;
     if (mode === "pair" && !this.paired(s)) {
       if (this.validOtp()) {
         this.scheduleRetry("pair", why); // managed launch: the daemon may still be starting

@@ -29,7 +29,7 @@ if (!params) {
   errorEl.textContent = "This page is opened by `torii launch`; it needs #daemon=…&otp=… in its address.";
   void send({ type: "torii.getState" }).then(render, () => undefined);
 } else {
-  send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp }).then(render, (e: unknown) => {
+  send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp, ...(params.policy ? { policy: params.policy } : {}) }).then(render, (e: unknown) => {
     errorEl.textContent = e instanceof Error ? e.message : String(e);
   });
 }

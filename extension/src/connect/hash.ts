@@ -3,6 +3,8 @@
 export interface LaunchParams {
   daemonUrl: string;
   otp: string;
+  /** `torii launch --permissive`: a dedicated profile starts with the permissive policy. */
+  policy?: "permissive";
 }
 
 export function parseLaunchHash(hash: string): LaunchParams | null {
@@ -10,5 +12,5 @@ export function parseLaunchHash(hash: string): LaunchParams | null {
   const daemonUrl = p.get("daemon") ?? "";
   const otp = p.get("otp") ?? "";
   if (daemonUrl === "" || otp === "") return null;
-  return { daemonUrl, otp };
+  return p.get("policy") === "permissive" ? { daemonUrl, otp, policy: "permissive" } : { daemonUrl, otp };
 }

@@ -25,7 +25,7 @@ export type Request =
   | { type: "torii.setPaused"; paused: boolean }
   | { type: "torii.setDeviceName"; name: string }
   | { type: "torii.setDaemonUrl"; url: string }
-  | { type: "torii.connect"; daemonUrl: string; otp: string };
+  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive" };
 
 export type Response = { ok: true; state: LinkState } | { ok: false; error: string; state?: LinkState };
 
@@ -63,9 +63,9 @@ export function parseRequest(msg: unknown): Request | null {
     case "torii.setDaemonUrl":
       return typeof m.url === "string" ? { type: "torii.setDaemonUrl", url: m.url } : null;
     case "torii.connect":
-      return typeof m.daemonUrl === "string" && typeof m.otp === "string"
-        ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp }
-        : null;
+      if (typeof m.daemonUrl !== "string" || typeof m.otp !== "string") return null;
+      if (m.policy === "permissive") return { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, policy: "permissive" };
+      return m.policy === undefined ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp } : null;
     default:
       return null;
   }

@@ -312,11 +312,14 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   };
   try {
     const store = refs();
-    const base = (await store.get(tabId)).next;
+    const base = await store.base(tabId);
     const callArgs = { ...args, refBase: base, ...(o.docId ? { docId: o.docId } : {}) };
     const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
+        // The engine always answers; no answer means its document went away mid-call (Chrome
+        // resolves the injection with no result when the frame navigates or unloads).
+        if (r === undefined || r === null) throw toolError("navigation_failed", `the page navigated or unloaded during ${method}`);
         throw toolError("internal", `page engine gave no reply to ${method}`);
       }
       if (typeof r.nextRef === "number" && typeof r.docId === "string") await store.record(tabId, frameId, r.docId, base, r.nextRef);

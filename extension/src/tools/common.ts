@@ -278,7 +278,8 @@ export async function act(
   await assertLanding(tabId);
   try {
     if (a.waitFor) {
-      const w = await waitForCond(tabId, a.waitFor, ctx);
+      const wf = a.waitFor;
+      const w = await afterNavigation(ctx, () => waitForCond(tabId, wf, ctx));
       data.waitFor = w;
       parts.push(`waitFor: ${w.found === false ? "not found (timed out)" : "ok"}`);
     }
@@ -305,16 +306,23 @@ export async function act(
 }
 
 async function observe(tabId: number, mode: "snapshot" | "diff" | "text", ctx: ToolContext): Promise<ToolOutput> {
-  const run = () =>
-    mode === "text" ? readText(tabId, { maxChars: 4_000 }, ctx) : takeSnapshot(tabId, { diff: mode === "diff", maxChars: 20_000 }, ctx);
-  try {
-    return await run();
-  } catch (e) {
-    // A late navigation interrupted the look: wait for it and look once more.
-    if (e instanceof ToolError && e.code === "navigation_failed") {
+  return afterNavigation(ctx, () =>
+    mode === "text" ? readText(tabId, { maxChars: 4_000 }, ctx) : takeSnapshot(tabId, { diff: mode === "diff", maxChars: 20_000 }, ctx),
+  );
+}
+
+/**
+ * Runs a look (waitFor, observe) after an action. A navigation the action started late (e.g. a
+ * button that navigates after a timer) interrupts it with navigation_failed: wait for the new
+ * document and look there, a few times at most.
+ */
+async function afterNavigation<T>(ctx: ToolContext, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof ToolError && e.code === "navigation_failed") || attempt >= 3 || left(ctx.deadline) < 1_000) throw e;
       await sleep(300, ctx.signal);
-      return run();
     }
-    throw e;
   }
 }

@@ -42,17 +42,16 @@ async function runInPage(tabId: number, expression: string, timeoutMs: number, c
   );
 }
 
-export const evaluate = defineTool<{ tabId?: number; expression?: string; program?: string; timeoutMs?: number; maxChars?: number }>({
+export const evaluate = defineTool<{ tabId?: number; expression?: string; program?: string; timeoutMs?: number }>({
   name: "evaluate",
-  description: "Run JavaScript in the page: expression (value returned) or program (async body; return a value). Off unless the person enabled it for the origin.",
+  description: "Run JS in the page: expression, or program (async body, use return). Needs the person's per-origin switch.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
-      expression: { type: "string", minLength: 1, maxLength: 20000 },
-      program: { type: "string", minLength: 1, maxLength: 100000 },
+      expression: { type: "string", minLength: 1 },
+      program: { type: "string", minLength: 1 },
       timeoutMs: S.timeoutMs(30000),
-      maxChars: { type: "integer", minimum: 100, maximum: 200000 },
     },
   },
   readOnly: false,
@@ -69,7 +68,7 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
     }
     const res = r.result;
     const value = res?.unserializableValue ?? res?.value;
-    const out = render(value, a.maxChars ?? MAX_CHARS);
+    const out = render(value, MAX_CHARS);
     return {
       text: out.text + (out.truncated ? "\n[truncated]" : ""),
       data: { tabId, type: res?.subtype ?? res?.type ?? "undefined", ...(out.truncated ? { truncated: true } : {}) },
@@ -79,19 +78,17 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
-export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: string; headers?: Record<string, string>; body?: string; maxChars?: number; timeoutMs?: number }>({
+export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: string; headers?: Record<string, string>; body?: string }>({
   name: "fetch_in_page",
-  description: "HTTP request from the page with its cookies; returns status, type and body text. Off unless the person enabled it for the origin.",
+  description: "HTTP request with the page's cookies; returns status and body text. Needs the person's per-origin switch.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       url: { type: "string", minLength: 1 },
       method: { type: "string", enum: METHODS },
-      headers: { type: "object", description: "name → value strings" },
-      body: { type: "string", maxLength: 1000000 },
-      maxChars: { type: "integer", minimum: 100, maximum: 200000 },
-      timeoutMs: S.timeoutMs(30000),
+      headers: { type: "object" },
+      body: { type: "string" },
     },
     required: ["url"],
   },
@@ -101,13 +98,13 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
       if (typeof v !== "string") throw toolError("invalid_argument", `headers.${k}: expected a string`);
     }
     const tabId = (await resolveTab(a.tabId)).id as number;
-    const p = JSON.stringify({ url: a.url, method: a.method ?? "GET", headers: a.headers ?? {}, body: a.body, max: a.maxChars ?? MAX_CHARS });
+    const p = JSON.stringify({ url: a.url, method: a.method ?? "GET", headers: a.headers ?? {}, body: a.body, max: MAX_CHARS });
     const src = `(async (p) => {
   const r = await fetch(p.url, { method: p.method, headers: p.headers, body: p.body, credentials: "include", redirect: "follow" });
   const t = p.method === "HEAD" ? "" : await r.text();
   return { status: r.status, url: r.url, redirected: r.redirected, type: r.headers.get("content-type") || "", length: t.length, body: t.slice(0, p.max) };
 })(${p})`;
-    const r = await runInPage(tabId, src, a.timeoutMs ?? 15_000, ctx);
+    const r = await runInPage(tabId, src, 15_000, ctx);
     await assertLanding(tabId);
     if (r.exceptionDetails) {
       const msg = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "fetch failed";

@@ -76,14 +76,14 @@ function hideBanner(): void {
 
 export const handoff = defineTool<{ tabId?: number; reason: string; message?: string; timeoutMs?: number }>({
   name: "handoff",
-  description: "Hand the tab to the person (QR, MFA, CAPTCHA, device confirmation): focuses it, shows a banner, waits for Done or Cancel.",
+  description: "Hand the tab to the person (QR, MFA, CAPTCHA…): banner, waits for their Done or Cancel.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       reason: { type: "string", enum: Object.keys(REASONS) },
       message: { type: "string", maxLength: 200 },
-      timeoutMs: { type: "integer", minimum: 1000, maximum: 170000 },
+      timeoutMs: S.timeoutMs(170000),
     },
     required: ["reason"],
   },
@@ -109,7 +109,7 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
       if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "completed") void inject();
       if (ev.tabId === tabId && ev.kind === "removed") finish("cancelled");
     });
-    const timer = setTimeout(() => finish("timeout"), a.timeoutMs ?? 120_000);
+    const timer = setTimeout(() => finish("timeout"), Math.max(1_000, a.timeoutMs ?? 120_000));
     const onAbort = () => finish("cancelled");
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {

@@ -7,12 +7,12 @@ import { left } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
-import { checkNoDialog, engine, frameOffset, guarded, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { checkNoDialog, engine, frameOffset, guarded, onNav, resolveTab, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
 import { guardPassword } from "./safety.js";
 
 /** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
-const ALLOW_PASSWORD = { allowPassword: { type: "boolean", description: "Only if the person allowed passwords here" } } as const;
+const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
 
 /** Refuses a password target and (checkFocus) a focused password field unless the gate allowed it. */
 function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<void> {
@@ -162,16 +162,43 @@ async function typeText(tabId: number, text: string, keys: boolean, ctx: ToolCon
     await input(tabId, "Input.insertText", { text }, ctx);
     return;
   }
-  for (const ch of text) {
-    const k = charKey(ch);
-    const base = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, nativeVirtualKeyCode: k.keyCode, modifiers: 0 };
-    if (k.text !== undefined) {
-      await input(tabId, "Input.dispatchKeyEvent", { type: "keyDown", ...base, text: k.text, unmodifiedText: k.text }, ctx);
-    } else {
-      await input(tabId, "Input.dispatchKeyEvent", { type: "rawKeyDown", ...base }, ctx);
+  const nav = navigationStop(tabId);
+  try {
+    for (const ch of text) {
+      nav.check("typing");
+      await typeChar(tabId, ch, ctx);
     }
-    await input(tabId, "Input.dispatchKeyEvent", { type: "keyUp", ...base }, ctx);
+  } finally {
+    nav.off();
   }
+}
+
+/**
+ * Notices the tab's top frame loading another document while a sequence of key events is sent, so
+ * the rest of the sequence is not typed into the next page (same-document route changes are fine).
+ */
+function navigationStop(tabId: number): { check(what: string): void; off(): void } {
+  let gone: string | undefined;
+  const off = onNav((ev) => {
+    if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "committed") gone = ev.url ?? "another page";
+  });
+  return {
+    check(what) {
+      if (gone !== undefined) throw toolError("navigation_failed", `the page navigated (to ${gone}) during ${what}; the rest was not sent`);
+    },
+    off,
+  };
+}
+
+async function typeChar(tabId: number, ch: string, ctx: ToolContext): Promise<void> {
+  const k = charKey(ch);
+  const base = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, nativeVirtualKeyCode: k.keyCode, modifiers: 0 };
+  if (k.text !== undefined) {
+    await input(tabId, "Input.dispatchKeyEvent", { type: "keyDown", ...base, text: k.text, unmodifiedText: k.text }, ctx);
+  } else {
+    await input(tabId, "Input.dispatchKeyEvent", { type: "rawKeyDown", ...base }, ctx);
+  }
+  await input(tabId, "Input.dispatchKeyEvent", { type: "keyUp", ...base }, ctx);
 }
 
 async function focusTarget(tabId: number, t: Target, ctx: ToolContext): Promise<void> {
@@ -229,7 +256,15 @@ export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?:
       await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
       await pw(tabId, {}, ctx, true);
-      for (let i = 0; i < (a.repeat ?? 1); i++) await pressCombo(tabId, a.key, ctx);
+      const nav = navigationStop(tabId);
+      try {
+        for (let i = 0; i < (a.repeat ?? 1); i++) {
+          nav.check(`press_key ${a.key}`);
+          await pressCombo(tabId, a.key, ctx);
+        }
+      } finally {
+        nav.off();
+      }
       return { text: `pressed ${a.key}${(a.repeat ?? 1) > 1 ? ` ×${a.repeat}` : ""}` };
     });
   },

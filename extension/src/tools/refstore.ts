@@ -58,7 +58,25 @@ export function lookupRange(t: TabRefs, n: number): RefRange | undefined {
 
 export class RefStore {
   private cache = new Map<number, TabRefs>();
+  /** Highest ref number issued on any tab (+1), so that each tab's refs are unlike every other's. */
+  private globalNext: number | undefined;
   constructor(private readonly kv: SessionKV) {}
+
+  private static readonly GLOBAL_KEY = "torii.refs.next";
+
+  /**
+   * Where the next engine call on this tab numbers new refs from: past every ref issued on any tab,
+   * so a ref copied from another tab is never one this tab issued (it gets stale_ref, not an
+   * action on an element of this tab that happens to share the number).
+   */
+  async base(tabId: number): Promise<number> {
+    const t = await this.get(tabId);
+    if (this.globalNext === undefined) {
+      const g = await this.kv.get(RefStore.GLOBAL_KEY);
+      this.globalNext = typeof g === "number" && g >= 1 ? g : 1;
+    }
+    return Math.max(t.next, this.globalNext);
+  }
 
   private key(tabId: number): string {
     return `torii.refs.${tabId}`;
@@ -77,6 +95,10 @@ export class RefStore {
   async record(tabId: number, frameId: number, docId: string, base: number, nextRef: number): Promise<void> {
     const t = await this.get(tabId);
     const u = recordRange(t, frameId, docId, base, nextRef);
+    if (u.next > (this.globalNext ?? 1)) {
+      this.globalNext = u.next;
+      await this.kv.set(RefStore.GLOBAL_KEY, u.next);
+    }
     if (u === t) return;
     this.cache.set(tabId, u);
     await this.kv.set(this.key(tabId), u);

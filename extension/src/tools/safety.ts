@@ -163,7 +163,9 @@ export async function guardPassword(
   if (allow) return;
   if (t.ref !== undefined || t.selector !== undefined) {
     const r = await riskOf(tabId, t, o.signal);
-    if (!r || r.isPassword) throw passwordError();
+    // Still fail closed, but with the code the agent can act on: nothing matched, nothing was typed.
+    if (!r) throw toolError("not_found", `${t.ref ?? t.selector} matches nothing; nothing was typed`);
+    if (r.isPassword) throw passwordError();
   }
   if (o.checkFocus && (await probeFocus(tabId)).password) throw passwordError();
 }

@@ -7,6 +7,8 @@ const EXPECTED = [
   "tabs", "snapshot", "find", "read_text", "get_state", "screenshot", "wait_for", "settle",
   "navigate", "history", "reload", "close_tab", "click", "mouse_click", "hover", "fill", "type",
   "press_key", "select_option", "scroll", "reveal", "handle_dialog",
+  // issue 4: code execution (own switches) and human handoff
+  "evaluate", "fetch_in_page", "handoff",
 ];
 
 describe("registry → tools/list", () => {
@@ -25,15 +27,16 @@ describe("registry → tools/list", () => {
     expect(list.find((t) => t.name === "snapshot")?.annotations).toEqual({ readOnlyHint: true });
   });
 
-  it("fits the catalogue budget (≤ 12,000 characters)", () => {
+  // Issue 4 added evaluate, fetch_in_page, handoff and allowPassword (~1.3k): the budget grew with them.
+  it("fits the catalogue budget (≤ 13,500 characters)", () => {
     const size = JSON.stringify({ tools: listTools() }).length;
     console.log(`tools/list: ${TOOLS.length} tools, ${size} characters`);
-    expect(size).toBeLessThanOrEqual(12_000);
+    expect(size).toBeLessThanOrEqual(13_500);
   });
 
   it("every action takes waitFor and observe", () => {
     for (const t of listTools()) {
-      if (t.annotations.readOnlyHint || t.name === "close_tab") continue;
+      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page"].includes(t.name)) continue;
       const props = (t.inputSchema as { properties: Record<string, unknown> }).properties;
       expect(props.waitFor, t.name).toBeDefined();
       expect(props.observe, t.name).toBeDefined();

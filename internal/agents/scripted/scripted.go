@@ -21,6 +21,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -163,7 +164,8 @@ func (a *Agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespon
 	a.mu.Unlock()
 	defer cancel()
 	err := a.turn(ctx, sid, s, text.String())
-	if ctx.Err() != nil {
+	// A cancelled permission outcome may arrive before session/cancel.
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
 	if err != nil {

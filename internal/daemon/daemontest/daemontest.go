@@ -124,7 +124,8 @@ func (d *Daemon) Extension(tb testing.TB, ctx context.Context, p *mcpbridgetest.
 	return c
 }
 
-// WaitTools polls tools.list until the extension's n tools are served.
+// WaitTools polls tools.list until n tools are served (the extension's
+// plus the daemon's own status tool).
 func (d *Daemon) WaitTools(tb testing.TB, n int) daemon.ToolsListResult {
 	tb.Helper()
 	deadline := time.Now().Add(10 * time.Second)

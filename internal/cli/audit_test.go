@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/audit"
+	"github.com/torii-browser/torii/internal/daemon"
+)
+
+// `torii audit` end to end: the real binary, a real daemon with a fake
+// extension; calls made with `torii exec` are listed, filtered and exported.
+func TestAuditCommand(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.d.Extension(t, ctx, e.p, map[string]any{"type": "acp", "name": "torii", "id": fakeServerID})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var r daemon.ToolsListResult
+		e.d.Call(t, "tools.list", nil, &r)
+		if r.ExtensionConnected && slices.ContainsFunc(r.Tools, func(x *mcp.Tool) bool { return x.Name == "fail" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tools")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	const secret = "S3NT1N3L-cli-typed-value"
+	if r := e.run("", "exec", "--session-label", "alice", "echo", "text="+secret); r.code != 0 {
+		t.Fatalf("exec echo: %+v", r)
+	}
+	if r := e.run("", "exec", "--session-label", "bob", "fail"); r.code == 0 {
+		t.Fatalf("exec fail succeeded: %+v", r)
+	}
+	if r := e.run("", "exec", "--session-label", "bob", "echo", "text=x"); r.code != 0 {
+		t.Fatalf("exec echo: %+v", r)
+	}
+
+	// Table (default), newest first.
+	r := e.run("", "audit")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "TIME") ||
+		!strings.Contains(lines[1], "bob") || !strings.Contains(lines[2], "not_found") || !strings.Contains(lines[3], "alice") {
+		t.Fatalf("audit table: %+v", r)
+	}
+	// JSON, filtered.
+	r = e.run("", "audit", "--format", "json", "--session", "bob", "--since", "1h")
+	var recs []audit.Record
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 2 || recs[0].Tool != "echo" || recs[1].Code != "not_found" {
+		t.Fatalf("audit json: %+v", r)
+	}
+	r = e.run("", "audit", "--format", "json", "--outcome", "error")
+	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Tool != "fail" || recs[0].Outcome != "error" {
+		t.Fatalf("--outcome error: %+v", r)
+	}
+	r = e.run("", "audit", "--format", "json", "--code", "not_found", "--tool", "fail")
+	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 {
+		t.Fatalf("--code --tool: %+v", r)
+	}
+	r = e.run("", "audit", "--format", "json", "--limit", "1")
+	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Session != "bob" {
+		t.Fatalf("--limit 1: %+v", r)
+	}
+	r = e.run("", "audit", "--format", "json", "--until", "1h")
+	if r.stdout != "[]\n" {
+		t.Fatalf("--until 1h ago: %+v", r)
+	}
+	// CSV to a file, owner-only.
+	out := filepath.Join(t.TempDir(), "audit.csv")
+	r = e.run("", "audit", "--format", "csv", "--limit", "0", "--out", out)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("--out: %+v", r)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("export file: %v %v", fi, err)
+	}
+	b, _ := os.ReadFile(out)
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(audit.CSVHeader, ",") || rows[3][3] != "alice" || rows[3][5] != "ok" {
+		t.Fatalf("csv: %v %q", err, b)
+	}
+	if strings.Contains(string(b), secret) {
+		t.Fatal("the export holds the typed value")
+	}
+	for _, args := range [][]string{
+		{"audit", "--format", "xml"},
+		{"audit", "--since", "yesterday"},
+		{"audit", "--outcome", "maybe"},
+		{"audit", "--limit", "-1"},
+		{"audit", "extra"},
+	} {
+		if r := e.run("", args...); r.code != 2 {
+			t.Errorf("torii %v: exit %d (%q), want 2", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"":                     {},
+		"90s":                  now.Add(-90 * time.Second),
+		"1h":                   now.Add(-time.Hour),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"2026-07-01T00:00:00Z": time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		if got, err := parseWhen(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"-1h", "soon", "7x"} {
+		if _, err := parseWhen(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
