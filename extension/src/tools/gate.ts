@@ -12,6 +12,7 @@ import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { maskSecret } from "../policy/approvals.js";
 import { toolError } from "./errors.js";
 import type { AnyTool } from "./define.js";
+import { checkOwnership, type SessionRef } from "./ownership.js";
 
 export interface GateCall {
   tool: AnyTool;
@@ -23,6 +24,8 @@ export interface GateContext {
   signal: AbortSignal;
   /** The agent session's label, when the daemon sends one. */
   session?: string;
+  /** The daemon-minted session the call belongs to (tools/ownership.ts). */
+  owner?: SessionRef;
   /** Set by the gate: the tab the call acts on and its origin ("" when none). */
   tabId?: number;
   origin?: string;
@@ -94,6 +97,8 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
   }
+  // SECURITY I-SESS2: the session's own tabs and its grants only; fills in its default tab.
+  await checkOwnership(call, ctx.owner);
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
   const policy = await env.policy();

@@ -88,8 +88,16 @@ export function setAuditSink(f: AuditSink): void {
   auditSink = f;
 }
 
+/** `_meta.torii` of a tools/call, as the daemon sends it (provider.ts parses it). */
+export interface CallMeta {
+  session?: string;
+  sessionId?: string;
+  kind?: string;
+  tabCap?: number;
+}
+
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
-export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: { session?: string }): Promise<CallToolResult> {
+export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: CallMeta): Promise<CallToolResult> {
   const t0 = Date.now();
   // A call-local signal, so pausing can stop every call in flight at once (abortAll).
   const local = new AbortController();
@@ -97,10 +105,12 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   if (signal?.aborted) local.abort(signal.reason);
   signal?.addEventListener("abort", onOuter, { once: true });
   active.add(local);
-  const gctx: GateContext = { signal: local.signal, ...(meta?.session ? { session: meta.session } : {}) };
+  const owner = sessionFromMeta(meta);
+  const gctx: GateContext = { signal: local.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}) };
   let r: CallToolResult;
   try {
     r = await runTool(name, args, gctx, local.signal);
+    r = await afterCall(r, owner, gctx.tabId);
   } finally {
     active.delete(local);
     signal?.removeEventListener("abort", onOuter);

@@ -1,0 +1,530 @@
+// Tab ownership (issue 5, items 2 and 5 of issue 4): which agent session may see and act on which
+// tab. The daemon mints every session and names it in each tools/call `_meta.torii`
+// ({session: label, sessionId, kind, tabCap}); the extension enforces ownership itself, whatever
+// the daemon asks (brief decision 2; SECURITY I-SESS2):
+//
+// - a session owns the tabs it opened (navigate without tabId) and the tabs its pages open
+//   (popups, target=_blank); it may use the person's own tabs only through a grant the person made
+//   in the popup (scopes read / write / evaluate, expiring, revocable);
+// - `tabs` lists only those; naming any other tab (another session's, the person's, or none at
+//   all) is `tab_not_owned`, the same words either way;
+// - each session's tabs live in a window of their own that never takes the person's focus;
+//   leaving or closing them raises no beforeunload prompt unless the person has looked at them;
+// - at most `tabCap` agent tabs: an ended session's tabs go first, then the caller's own least
+//   recently used; never a tab the person looked at, never another live session's.
+//
+// State lives in chrome.storage.session (cleared when the browser exits, so a tab id recycled by a
+// new browser run has no owner; a removed tab's record is dropped at once: SECURITY I-SESS4).
+// Nothing here is reachable from the link or a page: grants come only from the extension's own
+// pages (SECURITY I-SESS5). Importing this file touches no chrome.* API.
+
+import { attach, cdp } from "../cdp/debugger.js";
+import { withDeadline } from "../cdp/deadline.js";
+import type { CallToolResult } from "./errors.js";
+import { toolError } from "./errors.js";
+
+export interface SessionRef {
+  id: string;
+  label: string;
+  kind?: string;
+  tabCap?: number;
+}
+
+export type Scope = "read" | "write" | "evaluate";
+
+export interface Grant {
+  id: string;
+  tabId: number;
+  sessionId: string;
+  label: string;
+  scopes: Scope[];
+  origin: string;
+  docId?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+interface OwnerRec {
+  session: string;
+  at: number;
+  used: number;
+  looked?: boolean;
+}
+
+interface SessRec {
+  id: string;
+  label: string;
+  kind: string;
+  window?: number;
+  seen: number;
+  ended?: number;
+}
+
+interface State {
+  owners: Record<string, OwnerRec>;
+  sessions: Record<string, SessRec>;
+  grants: Grant[];
+  /** Tabs a session had that were closed since (so a call on one says no_tab, not tab_not_owned). */
+  closed: Record<string, number[]>;
+  /** The session's last used tab: the default when a call names none. */
+  last: Record<string, number>;
+}
+
+const KEY = "torii_sessions";
+export const DEFAULT_TAB_CAP = 20;
+/** Calls the daemon sent without a session (an older daemon): one anonymous session, same rules. */
+export const ANONYMOUS: SessionRef = { id: "anonymous", label: "anonymous" };
+
+let st: State = { owners: {}, sessions: {}, grants: [], closed: {}, last: {} };
+let installed = false;
+let loaded: Promise<void> | undefined;
+
+function load(): Promise<void> {
+  loaded ??= chrome.storage.session.get(KEY).then(async (r) => {
+    const v = r[KEY] as Partial<State> | undefined;
+    if (v) st = { owners: v.owners ?? {}, sessions: v.sessions ?? {}, grants: v.grants ?? [], closed: v.closed ?? {}, last: v.last ?? {} };
+    // SECURITY I-SESS4: a record for a tab that no longer exists is dropped before anything uses it.
+    const live = new Set((await chrome.tabs.query({})).map((t) => t.id));
+    for (const k of Object.keys(st.owners)) if (!live.has(Number(k))) delete st.owners[k];
+    st.grants = st.grants.filter((g) => live.has(g.tabId));
+  });
+  return loaded;
+}
+
+let saving: Promise<void> | undefined;
+function save(): void {
+  saving = (saving ?? Promise.resolve()).then(() => chrome.storage.session.set({ [KEY]: st })).catch(() => undefined);
+}
+
+/** The session `_meta.torii` names (see provider.ts), or undefined. */
+export function sessionFromMeta(m: { sessionId?: string; session?: string; kind?: string; tabCap?: number } | undefined): SessionRef | undefined {
+  if (!m?.sessionId) return undefined;
+  return { id: m.sessionId.slice(0, 80), label: (m.session ?? "").slice(0, 120), ...(m.kind ? { kind: m.kind } : {}), ...(m.tabCap ? { tabCap: m.tabCap } : {}) };
+}
+
+function touch(s: SessionRef): SessRec {
+  const r = (st.sessions[s.id] ??= { id: s.id, label: s.label, kind: s.kind ?? "", seen: Date.now() });
+  r.seen = Date.now();
+  delete r.ended; // a call proves the session is alive (revives one marked ended on reconnect)
+  return r;
+}
+
+function ownerOf(tabId: number): OwnerRec | undefined {
+  return st.owners[String(tabId)];
+}
+
+function isLive(sessionId: string): boolean {
+  const s = st.sessions[sessionId];
+  return !!s && s.ended === undefined;
+}
+
+/** Tool names that take no tab. */
+const NO_TAB = new Set(["tabs"]);
+/** Tools that need the evaluate scope on a granted tab. */
+const EVAL_TOOLS = new Set(["evaluate", "fetch_in_page"]);
+
+export interface OwnershipCall {
+  tool: { name: string; readOnly: boolean };
+  args: Record<string, unknown>;
+}
+
+/**
+ * SECURITY I-SESS2: the ownership check of the gate. Fills in args.tabId with the session's own
+ * default tab when the call names none (never the person's active tab), and refuses any tab that
+ * is not the session's own or granted to it. Without installOwnership (unit tests) it does nothing.
+ */
+export async function checkOwnership(call: OwnershipCall, owner: SessionRef | undefined): Promise<void> {
+  if (!installed) return;
+  await load();
+  const s = owner ?? ANONYMOUS;
+  touch(s);
+  const name = call.tool.name;
+  if (NO_TAB.has(name) || (name === "navigate" && call.args.tabId === undefined)) return;
+  let tabId = call.args.tabId as number | undefined;
+  if (tabId === undefined) {
+    tabId = st.last[s.id];
+    if (tabId === undefined || !(await usable(s, tabId))) {
+      throw toolError("no_tab", "this session has no tab yet", "Call navigate with a url to open one, or tabs to list yours.");
+    }
+    call.args.tabId = tabId;
+  }
+  const rec = ownerOf(tabId);
+  if (rec?.session === s.id) {
+    rec.used = Date.now();
+    st.last[s.id] = tabId;
+    save();
+    if (name === "screenshot") await showInOwnWindow(tabId);
+    return;
+  }
+  const g = grantFor(tabId, s.id);
+  if (!g) {
+    if (st.closed[s.id]?.includes(tabId)) throw toolError("no_tab", `tab ${tabId} was closed`);
+    throw notOwned(tabId);
+  }
+  const need: Scope = EVAL_TOOLS.has(name) ? "evaluate" : call.tool.readOnly ? "read" : "write";
+  if (!g.scopes.includes(need)) throw toolError("tab_not_owned", `the person granted this session ${g.scopes.join("+")} on tab ${tabId}, not ${need}`, "Ask the person to widen the grant in the Torii popup; nothing was sent.");
+  // SECURITY I-SESS6: a grant is bound to its origin and document; neither silently retargets.
+  const t = await chrome.tabs.get(tabId).catch(() => undefined);
+  if (!t) throw notOwned(tabId);
+  if (originOf(t.url ?? t.pendingUrl ?? "") !== g.origin) {
+    throw toolError("origin_changed", `granted tab ${tabId} is no longer on the origin it was granted for; nothing was sent or read`);
+  }
+  const doc = await docIdOf(tabId);
+  if (g.docId && doc && doc !== g.docId) {
+    throw toolError("stale_document", `granted tab ${tabId} shows another document than the one granted (reloaded?); nothing was sent or read`);
+  }
+  st.last[s.id] = tabId;
+  save();
+}
+
+function notOwned(tabId: number) {
+  // The same words for another session's tab, the person's tab and a tab that does not exist.
+  return toolError("tab_not_owned", `tab ${tabId} is not one of this session's tabs`);
+}
+
+async function usable(s: SessionRef, tabId: number): Promise<boolean> {
+  if (ownerOf(tabId)?.session !== s.id && !grantFor(tabId, s.id)) return false;
+  return (await chrome.tabs.get(tabId).catch(() => undefined)) !== undefined;
+}
+
+function grantFor(tabId: number, sessionId: string): Grant | undefined {
+  const now = Date.now();
+  const before = st.grants.length;
+  st.grants = st.grants.filter((g) => g.expiresAt > now);
+  if (st.grants.length !== before) save();
+  return st.grants.find((g) => g.tabId === tabId && g.sessionId === sessionId);
+}
+
+export function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.origin === "null" ? url : u.origin;
+  } catch {
+    return "";
+  }
+}
+
+async function docIdOf(tabId: number): Promise<string | undefined> {
+  const f = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId: 0 }), 3_000, "getFrame").catch(() => null);
+  return (f as { documentId?: string } | null)?.documentId;
+}
+
+/** The session's tabs now: owned and granted, for `tabs` and the result's `_meta.torii.tabs`. */
+export function visibleTabs(owner: SessionRef | undefined): Set<number> {
+  const s = owner ?? ANONYMOUS;
+  const out = new Set<number>();
+  for (const [k, r] of Object.entries(st.owners)) if (r.session === s.id) out.add(Number(k));
+  const now = Date.now();
+  for (const g of st.grants) if (g.sessionId === s.id && g.expiresAt > now) out.add(g.tabId);
+  return out;
+}
+
+/**
+ * After a call: a granted tab the agent moved within the same origin keeps its grant on the new
+ * document (the agent did it); and the result carries the session's tabs for the daemon's status.
+ */
+export async function afterCall(r: CallToolResult, owner: SessionRef | undefined, tabId: number | undefined): Promise<CallToolResult> {
+  if (!installed) return r;
+  const s = owner ?? ANONYMOUS;
+  if (!r.isError && tabId !== undefined && ownerOf(tabId)?.session !== s.id) {
+    const g = grantFor(tabId, s.id);
+    const t = g ? await chrome.tabs.get(tabId).catch(() => undefined) : undefined;
+    if (g && t && originOf(t.url ?? "") === g.origin) {
+      const d = await docIdOf(tabId);
+      if (d) g.docId = d;
+      save();
+    }
+  }
+  const meta = (r as { _meta?: Record<string, unknown> })._meta ?? {};
+  return { ...r, _meta: { ...meta, torii: { tabs: [...visibleTabs(owner)].sort((a, b) => a - b) } } } as CallToolResult;
+}
+
+// ---------- opening agent tabs: own window, no focus, tab cap ----------
+
+let focusGuardUntil = 0;
+let personWindow: number | undefined;
+
+/**
+ * Opens an about:blank tab for the session in its own unfocused window (creating the window
+ * first), after making room under the tab cap; the caller navigates it. The tab is owned from the
+ * moment it exists.
+ */
+export async function openAgentTab(owner: SessionRef | undefined, signal?: AbortSignal): Promise<number> {
+  await load();
+  const s = owner ?? ANONYMOUS;
+  const rec = touch(s);
+  await makeRoom(s, s.tabCap ?? DEFAULT_TAB_CAP);
+  focusGuardUntil = Date.now() + 3_000;
+  let tab: chrome.tabs.Tab | undefined;
+  if (rec.window !== undefined) {
+    const w = await chrome.windows.get(rec.window).catch(() => undefined);
+    if (w) tab = await withDeadline(chrome.tabs.create({ windowId: rec.window, url: "about:blank", active: true }), 10_000, "tabs.create", signal);
+  }
+  if (!tab) {
+    const w = await withDeadline(chrome.windows.create({ url: "about:blank", focused: false, type: "normal" }), 10_000, "windows.create", signal);
+    rec.window = w.id;
+    tab = w.tabs?.[0];
+  }
+  if (tab?.id === undefined) throw toolError("internal", "the new tab has no id");
+  st.owners[String(tab.id)] = { session: s.id, at: Date.now(), used: Date.now() };
+  st.last[s.id] = tab.id;
+  save();
+  await quiet(tab.id);
+  return tab.id;
+}
+
+/** Closes tabs until a new one fits under the cap; busy when none may go. */
+async function makeRoom(s: SessionRef, cap: number): Promise<void> {
+  for (;;) {
+    const all = Object.entries(st.owners).map(([k, r]) => ({ tabId: Number(k), r }));
+    if (all.length < cap) return;
+    const free = (x: { r: OwnerRec }) => !x.r.looked;
+    const ended = all.filter((x) => free(x) && !isLive(x.r.session) && x.r.session !== s.id).sort((a, b) => a.r.used - b.r.used);
+    const own = all.filter((x) => free(x) && x.r.session === s.id).sort((a, b) => a.r.used - b.r.used);
+    const victim = ended[0] ?? own[0];
+    if (!victim) {
+      throw toolError("busy", `the cap of ${cap} open agent tabs is reached and none may be closed for this session; nothing was opened`, "Close one of your tabs with close_tab, or ask the person to close agent tabs in the Torii popup.");
+    }
+    await closeAgentTab(victim.tabId);
+  }
+}
+
+/** Closes an agent tab without a beforeunload prompt (unless the person looked at it). */
+export async function closeAgentTab(tabId: number): Promise<void> {
+  await quiet(tabId);
+  forget(tabId);
+  await withDeadline(chrome.tabs.remove(tabId), 5_000, "tabs.remove").catch(() => undefined);
+}
+
+// A capture-phase beforeunload listener registered before the page's own, in the page's world:
+// it stops every later listener (including onbeforeunload), so leaving the page asks nothing.
+// The person's own tabs, and agent tabs the person looked at, never get it.
+const QUIET_FLAG = "__toriiQuietUnload";
+const QUIET_SRC = `(()=>{const k=${JSON.stringify(QUIET_FLAG)};if(globalThis[k]!==undefined)return;globalThis[k]=true;addEventListener("beforeunload",(e)=>{if(globalThis[k]===true)e.stopImmediatePropagation();},true);})()`;
+const quietScripts = new Map<number, string>();
+
+async function quiet(tabId: number): Promise<void> {
+  const r = ownerOf(tabId);
+  if (!r || r.looked) return;
+  try {
+    await attach(tabId, 3_000);
+    if (!quietScripts.has(tabId)) {
+      const x = await cdp<{ identifier: string }>(tabId, "Page.addScriptToEvaluateOnNewDocument", { source: QUIET_SRC }, 3_000);
+      quietScripts.set(tabId, x.identifier);
+    }
+    await cdp(tabId, "Runtime.evaluate", { expression: QUIET_SRC }, 3_000);
+  } catch {
+    // best effort: a page that cannot be scripted has no beforeunload to fear either
+  }
+}
+
+async function unquiet(tabId: number): Promise<void> {
+  const id = quietScripts.get(tabId);
+  quietScripts.delete(tabId);
+  try {
+    if (id) await cdp(tabId, "Page.removeScriptToEvaluateOnNewDocument", { identifier: id }, 3_000);
+    await cdp(tabId, "Runtime.evaluate", { expression: `globalThis[${JSON.stringify(QUIET_FLAG)}]=false` }, 3_000);
+  } catch {
+    // detached: nothing registered any more
+  }
+}
+
+/** Makes an agent tab the active one of its own (unfocused) window, so CDP captures render it. */
+async function showInOwnWindow(tabId: number): Promise<void> {
+  const t = await chrome.tabs.get(tabId).catch(() => undefined);
+  if (t && !t.active) {
+    focusGuardUntil = Date.now() + 2_000;
+    await chrome.tabs.update(tabId, { active: true }).catch(() => undefined);
+  }
+}
+
+function forget(tabId: number): void {
+  const r = ownerOf(tabId);
+  if (r) {
+    const c = (st.closed[r.session] ??= []);
+    c.push(tabId);
+    if (c.length > 64) c.splice(0, c.length - 64);
+    delete st.owners[String(tabId)];
+  }
+  quietScripts.delete(tabId);
+  st.grants = st.grants.filter((g) => g.tabId !== tabId);
+  save();
+}
+
+function adopt(child: number, opener: number | undefined): void {
+  if (opener === undefined || ownerOf(child)) return;
+  const r = ownerOf(opener);
+  if (!r) return;
+  // Tabs a page opens belong to the opener's owner (SECURITY I-SESS2).
+  st.owners[String(child)] = { session: r.session, at: Date.now(), used: Date.now() };
+  save();
+  void quiet(child);
+}
+
+/** The daemon ended a session: its tabs become first to go, or close now when asked to. */
+export async function sessionEnded(sessionId: string, closeTabs: boolean): Promise<void> {
+  await load();
+  const s = st.sessions[sessionId];
+  if (s) s.ended = Date.now();
+  save();
+  if (closeTabs) await closeSessionTabs(sessionId);
+}
+
+/** A (re)connected daemon: every session the extension knew is over until it calls again. */
+export async function daemonConnected(): Promise<void> {
+  await load();
+  const now = Date.now();
+  for (const s of Object.values(st.sessions)) s.ended ??= now;
+  save();
+}
+
+export async function closeSessionTabs(sessionId: string): Promise<number> {
+  await load();
+  const mine = Object.entries(st.owners).filter(([, r]) => r.session === sessionId).map(([k]) => Number(k));
+  for (const t of mine) await closeAgentTab(t);
+  return mine.length;
+}
+
+/** Registers the chrome.* listeners (at service-worker start) and turns the checks on. */
+export function installOwnership(): void {
+  if (installed) return;
+  installed = true;
+  void load();
+  chrome.tabs.onCreated.addListener((t) => {
+    if (t.id !== undefined) void load().then(() => adopt(t.id as number, t.openerTabId));
+  });
+  chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => void load().then(() => adopt(d.tabId, d.sourceTabId)));
+  chrome.tabs.onRemoved.addListener((tabId) => void load().then(() => forget(tabId)));
+  chrome.windows.onRemoved.addListener((w) => {
+    for (const s of Object.values(st.sessions)) if (s.window === w) delete s.window;
+    if (personWindow === w) personWindow = undefined;
+  });
+  // Focus: an agent window never keeps the person's focus when Chrome brings it forward on our
+  // account (window or tab creation); a window the person brings forward themselves stays, and
+  // the tab they look at is marked looked (it keeps its beforeunload prompts and is never evicted).
+  chrome.windows.onFocusChanged.addListener((w) => {
+    if (w === chrome.windows.WINDOW_ID_NONE) return;
+    const agent = Object.values(st.sessions).some((s) => s.window === w);
+    if (!agent) {
+      personWindow = w;
+      return;
+    }
+    if (Date.now() < focusGuardUntil && personWindow !== undefined) {
+      void chrome.windows.update(personWindow, { focused: true }).catch(() => undefined);
+      return;
+    }
+    void chrome.tabs.query({ active: true, windowId: w }).then(([t]) => t?.id !== undefined && markLooked(t.id));
+  });
+  chrome.tabs.onActivated.addListener((a) => {
+    if (Date.now() < focusGuardUntil) return;
+    void chrome.windows.getLastFocused().then((w) => {
+      if (w.focused && w.id === a.windowId) markLooked(a.tabId);
+    }).catch(() => undefined);
+  });
+}
+
+function markLooked(tabId: number): void {
+  const r = ownerOf(tabId);
+  if (!r || r.looked) return;
+  r.looked = true;
+  save();
+  void unquiet(tabId);
+}
+
+// ---------- the popup's view and the person's grants (extension pages only) ----------
+
+export interface SessionsView {
+  sessions: { id: string; label: string; kind: string; ended?: number; tabs: { tabId: number; title: string; url: string; looked: boolean }[] }[];
+  grants: Grant[];
+  personTabs: { tabId: number; title: string; url: string }[];
+}
+
+export async function sessionsView(): Promise<SessionsView> {
+  await load();
+  const tabs = await chrome.tabs.query({});
+  const byId = new Map(tabs.map((t) => [t.id, t]));
+  const sessions = Object.values(st.sessions).map((s) => ({
+    id: s.id,
+    label: s.label,
+    kind: s.kind,
+    ...(s.ended !== undefined ? { ended: s.ended } : {}),
+    tabs: Object.entries(st.owners)
+      .filter(([, r]) => r.session === s.id)
+      .map(([k, r]) => {
+        const t = byId.get(Number(k));
+        return { tabId: Number(k), title: t?.title ?? "", url: t?.url ?? "", looked: r.looked === true };
+      }),
+  }));
+  const personTabs = tabs
+    .filter((t) => t.id !== undefined && !ownerOf(t.id) && /^https?:/.test(t.url ?? ""))
+    .map((t) => ({ tabId: t.id as number, title: t.title ?? "", url: t.url ?? "" }));
+  const now = Date.now();
+  return { sessions, grants: st.grants.filter((g) => g.expiresAt > now), personTabs };
+}
+
+/** SECURITY I-SESS5: only the person, from an extension page, creates a grant. */
+export async function createGrant(p: { tabId: number; sessionId: string; scopes: Scope[]; minutes: number }): Promise<Grant> {
+  await load();
+  const s = st.sessions[p.sessionId];
+  if (!s) throw new Error("no such session");
+  if (ownerOf(p.tabId)) throw new Error("that tab is an agent tab");
+  const scopes = [...new Set(p.scopes.filter((x): x is Scope => x === "read" || x === "write" || x === "evaluate"))];
+  if (scopes.length === 0) throw new Error("pick at least one scope");
+  const minutes = Math.min(Math.max(1, Math.floor(p.minutes)), 24 * 60);
+  const t = await chrome.tabs.get(p.tabId);
+  const origin = originOf(t.url ?? "");
+  if (!/^https?:/.test(origin)) throw new Error("only http(s) pages can be granted");
+  const g: Grant = {
+    id: crypto.randomUUID(),
+    tabId: p.tabId,
+    sessionId: s.id,
+    label: s.label,
+    scopes,
+    origin,
+    ...((await docIdOf(p.tabId)) ? { docId: (await docIdOf(p.tabId)) as string } : {}),
+    createdAt: Date.now(),
+    expiresAt: Date.now() + minutes * 60_000,
+  };
+  st.grants = st.grants.filter((x) => !(x.tabId === g.tabId && x.sessionId === g.sessionId)).concat(g);
+  save();
+  return g;
+}
+
+export async function revokeGrant(id: string): Promise<void> {
+  await load();
+  st.grants = st.grants.filter((g) => g.id !== id);
+  save();
+}
+
+/** Handles the popup's messages; anything not from the extension's own pages is ignored. */
+export function installSessionMessages(): void {
+  chrome.runtime.onMessage.addListener((msg: unknown, sender, reply) => {
+    const m = msg as { type?: unknown } | null;
+    if (!m || typeof m.type !== "string" || !m.type.startsWith("torii.sessions.")) return false;
+    // SECURITY I-SESS5: extension pages only (popup); never a content script or another extension.
+    if (sender.id !== chrome.runtime.id || !String(sender.url ?? "").startsWith(`chrome-extension://${chrome.runtime.id}/`)) {
+      reply({ error: "refused" });
+      return false;
+    }
+    const p = msg as Record<string, unknown>;
+    const run = async (): Promise<unknown> => {
+      switch (m.type) {
+        case "torii.sessions.view":
+          return sessionsView();
+        case "torii.sessions.closeAll":
+          return { closed: await closeSessionTabs(String(p.sessionId)) };
+        case "torii.sessions.grant":
+          return createGrant({ tabId: Number(p.tabId), sessionId: String(p.sessionId), scopes: (p.scopes as Scope[]) ?? [], minutes: Number(p.minutes) });
+        case "torii.sessions.revoke":
+          await revokeGrant(String(p.id));
+          return {};
+      }
+      throw new Error("unknown message");
+    };
+    run().then(
+      (v) => reply(v),
+      (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
+    );
+    return true;
+  });
+}
