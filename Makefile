@@ -17,7 +17,7 @@ EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
 BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke
+.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load
 
 all: build
 
@@ -56,6 +56,7 @@ ext-test: $(EXT_DEPS)
 	$(NPM) --prefix extension run typecheck
 	$(NPM) --prefix extension test
 	$(NPM) --prefix extension run test:page
+	$(NPM) --prefix extension run docs:check
 
 e2e: build $(E2E_DEPS)
 	$(NPM) --prefix e2e run typecheck
@@ -82,3 +83,19 @@ bench: build $(BENCH_DEPS)
 # One repetition on the smallest page, all three servers; fails if any cannot be driven (CI).
 bench-smoke: build $(BENCH_DEPS)
 	$(NPM) --prefix bench run smoke
+
+# Issue 3's speed bench on table.html (100 / 1,000 / 10,000 rows) through the real MCP path:
+# snapshot, click+observe, no-op round trip, tools/list size vs the targets. Not part of `make test`
+# (one repetition alone takes ~40 s). `make bench-tools BENCH_REPS=5`; BENCH_STRICT=1 fails on a miss.
+BENCH_REPS ?= 20
+bench-tools: build $(E2E_DEPS)
+	BENCH_REPS=$(BENCH_REPS) $(NPM) --prefix e2e run bench
+
+# Issue 5's load bench: 8 concurrent `torii mcp` sessions x 200 mixed calls (snapshot, click, fill,
+# read_text), each on its own tab, in one real Chromium: throughput, latency, queue waits, daemon
+# RSS, misrouted/lost responses, fairness; writes bench/results/load.json. Not part of `make test`.
+# `make bench-load LOAD_CALLS=50` for a shorter run.
+LOAD_SESSIONS ?= 8
+LOAD_CALLS ?= 200
+bench-load: build $(E2E_DEPS)
+	LOAD_SESSIONS=$(LOAD_SESSIONS) LOAD_CALLS=$(LOAD_CALLS) $(NPM) --prefix e2e exec -- vitest run --config load/vitest.config.ts

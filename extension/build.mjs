@@ -38,6 +38,7 @@ const options = {
     background: "src/background/index.ts",
     popup: "src/popup/popup.ts",
     "popup-policy": "src/popup/policy.ts",
+    "popup-sessions": "src/popup/sessions.ts",
     connect: "src/connect/connect.ts",
     page: "src/page/index.ts",
     sidepanel: "src/sidepanel/main.ts",

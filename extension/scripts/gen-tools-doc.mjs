@@ -97,6 +97,24 @@ for (const t of tools) {
   }
 }
 lines.push("");
+lines.push("## Daemon tools");
+lines.push("");
+lines.push("The daemon adds these to the catalogue it serves to agents and answers them itself, without a browser " +
+  "round trip (internal/broker/ownership.go).");
+lines.push("");
+lines.push("| tool | R/W | description |");
+lines.push("|---|---|---|");
+lines.push("| `status` | R | This session's own state: its tabs (owned and granted), queued and running calls, the latest calls with " +
+  "outcome, duration and queue wait (never arguments), and the browser-wide calls in flight. |");
+lines.push("");
+lines.push("## Sessions and tab ownership");
+lines.push("");
+lines.push("Every agent (a `torii mcp` process, an MCP session at `/mcp`, a side-panel agent) is a session the daemon mints. " +
+  "A session sees and acts only on the tabs it opened (`navigate` without `tabId`, in a window of its own that never takes " +
+  "the person's focus), the tabs those pages open, and tabs the person granted it in the Torii popup. Without `tabId` a call " +
+  "acts on the session's last used tab. Any other tab is `tab_not_owned`. A session's calls run one at a time in order; " +
+  "at most 8 calls run in the browser at once; a call queued past its budget fails with `busy` (never sent).");
+lines.push("");
 lines.push("## Error codes");
 lines.push("");
 lines.push("A failed call is an MCP result with `isError: true`, text `<code>: <message>\\nhint: <hint>` and " +

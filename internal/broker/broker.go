@@ -63,6 +63,7 @@ type Broker struct {
 
 	mu     sync.Mutex
 	cur    ToolServer
+	gen    uint64 // bumped on every attach and detach: a call queued under one link never runs on the next
 	tools  []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName map[string]*mcp.Tool
 
@@ -146,6 +147,7 @@ func (b *Broker) AttachServer(br ToolServer) {
 	b.mu.Lock()
 	old := b.cur
 	b.cur = br
+	b.gen++
 	changed := !sameTools(b.tools, tools)
 	if changed {
 		b.tools = tools
@@ -172,6 +174,7 @@ func (b *Broker) detach(br ToolServer) {
 	gone := b.cur == br
 	if gone {
 		b.cur = nil
+		b.gen++
 	}
 	b.mu.Unlock()
 	if gone {
@@ -180,6 +183,12 @@ func (b *Broker) detach(br ToolServer) {
 		n := b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension disconnected; nothing was sent"))
 		b.log.Info("broker: extension tool server detached", "link", br.LinkID(), "queuedFailed", n)
 	}
+}
+
+func (b *Broker) generation() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen
 }
 
 func (b *Broker) current() ToolServer {
@@ -252,6 +261,7 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
+	gen := b.generation()
 	p, refused := b.enqueue(s, call.Name, tab)
 	if refused == nil {
 		refused = b.wait(ctx, p)
@@ -263,8 +273,10 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 	waited := time.Since(start)
 	defer b.release(p)
 	srv := b.current()
-	if srv == nil {
-		e := toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension is not connected; nothing was sent")
+	if srv == nil || b.generation() != gen || srv.Context().Err() != nil {
+		// The link it was queued for went away meanwhile (even if another came back): its
+		// caller hears so at once rather than having it run on a browser state it did not see.
+		e := toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension disconnected while %s was queued; nothing was sent", call.Name)
 		b.record(s, call.Name, tab, start, waited, e.Code, nil)
 		return e.Result()
 	}
@@ -273,6 +285,11 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
 	}
 	b.takeTabs(s, res)
+	// The agent may see how long its call queued (and the load bench measures it).
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta[MetaKey] = map[string]any{"waitMs": waited.Milliseconds()}
 	code := toolerr.Code("")
 	if e := toolerr.FromResult(res); e != nil {
 		code = e.Code

@@ -342,7 +342,7 @@ func TestIdentityAndOwnership(t *testing.T) {
 	if a.ID() == forged.ID() {
 		t.Fatal("two sessions share an id")
 	}
-	if r := a.CallTool(context.Background(), "work", args(42), 0); code(r) != "ok" || r.Meta != nil {
+	if r := a.CallTool(context.Background(), "work", args(42), 0); code(r) != "ok" || fmt.Sprint(r.Meta) != "map[torii:map[waitMs:0]]" {
 		t.Fatalf("owner: %s %+v", code(r), r.Meta)
 	}
 	if got := a.Info().Tabs; fmt.Sprint(got) != "[42]" {

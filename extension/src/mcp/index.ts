@@ -9,11 +9,14 @@ import { setGateState } from "../tools/gate.js";
 import { toolError } from "../tools/errors.js";
 import { abortAll, callTool, listTools, setAuditSink } from "../tools/registry.js";
 import { installSafety, policyEnv, recordAudit } from "../tools/safety.js";
+import { daemonConnected, installOwnership, installSessionMessages, sessionEnded } from "../tools/ownership.js";
 import { McpProvider } from "./provider.js";
 
 installDebugger();
 installBrowser();
 installSafety();
+installOwnership();
+installSessionMessages();
 setAuditSink(recordAudit);
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
@@ -41,5 +44,7 @@ export const provider = new McpProvider({
   version: chrome.runtime.getManifest().version,
   listTools,
   callTool,
+  sessionEnded: (id, closeTabs) => void sessionEnded(id, closeTabs),
+  connected: () => void daemonConnected(),
 });
 provider.install(registerHandler);

@@ -8,7 +8,7 @@
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError, type HandlerContext, type RpcPeer } from "../background/rpc.js";
 import type { CallToolResult } from "../tools/errors.js";
 import { toolError } from "../tools/errors.js";
-import type { McpTool } from "../tools/registry.js";
+import type { CallMeta, McpTool } from "../tools/registry.js";
 
 export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
@@ -18,7 +18,7 @@ export const MAX_CONNECTIONS = 32;
 
 /** Conventions shared by every tool, said once here instead of in each schema. */
 export const INSTRUCTIONS =
-  "Tools for the person's real Chrome. tabId defaults to the active tab. Perceive with snapshot: interactive elements carry refs (e12); " +
+  "Tools for the person's real Chrome. You see only your own tabs (navigate without tabId opens one) and tabs the person granted you; tabId defaults to your last used tab. Perceive with snapshot: interactive elements carry refs (e12); " +
   "act by ref (or CSS selector). Refs are per tab and document: stale_ref means take a new snapshot. Actions accept " +
   "waitFor {selector|text|ref, state: appear|disappear, timeoutMs} and observe none|snapshot|diff|text to act and look in one call. " +
   "Errors carry a code and a hint; busy means nothing was sent, timeout means it may have run.";
@@ -28,7 +28,11 @@ export interface ProviderDeps {
   serverId(): Promise<string> | string;
   version: string;
   listTools(): McpTool[];
-  callTool(name: unknown, args: unknown, signal: AbortSignal, meta?: { session?: string }): Promise<CallToolResult>;
+  callTool(name: unknown, args: unknown, signal: AbortSignal, meta?: CallMeta): Promise<CallToolResult>;
+  /** The daemon ended a session (`notifications/torii/session_ended`). */
+  sessionEnded?(sessionId: string, closeTabs: boolean): void;
+  /** A daemon connected (mcp/connect): sessions known before are over until they call again. */
+  connected?(): void;
   newId?(): string;
 }
 
@@ -77,6 +81,7 @@ export class McpProvider {
       this.drop(oldest);
     }
     this.conns.set(id, { id, peer: ctx.peer, initialized: false, inflight: new Map() });
+    this.deps.connected?.();
     return { connectionId: id };
   }
 
@@ -141,6 +146,11 @@ export class McpProvider {
           this.abortRequest(ip.requestId, ctx, c.id);
           return undefined;
         }
+        case "notifications/torii/session_ended": {
+          const ip = typeof inner === "object" ? (inner as Record<string, unknown>) : {};
+          if (typeof ip.sessionId === "string") this.deps.sessionEnded?.(ip.sessionId, ip.closeTabs === true);
+          return undefined;
+        }
         default:
           return undefined; // unknown notifications are ignored, as MCP requires
       }
@@ -188,11 +198,18 @@ export class McpProvider {
   }
 }
 
-/** The calling session's label from `_meta.torii` (for the person's audit view), when the daemon sends one. */
-function callMeta(meta: unknown): { session?: string } | undefined {
+/**
+ * The calling session from `_meta.torii` when the daemon sends one: its label (for the person's
+ * audit view) and the daemon-minted sessionId tab ownership keys on (tools/ownership.ts).
+ */
+function callMeta(meta: unknown): CallMeta | undefined {
   const t = meta && typeof meta === "object" ? (meta as { torii?: unknown }).torii : undefined;
   if (!t || typeof t !== "object") return undefined;
   const o = t as Record<string, unknown>;
   const s = [o.session, o.sessionLabel, o.label].find((x) => typeof x === "string" && x !== "");
-  return typeof s === "string" ? { session: s.slice(0, 120) } : undefined;
+  const out: CallMeta = typeof s === "string" ? { session: s.slice(0, 120) } : {};
+  if (typeof o.sessionId === "string" && o.sessionId !== "") out.sessionId = o.sessionId.slice(0, 80);
+  if (typeof o.kind === "string") out.kind = o.kind.slice(0, 16);
+  if (typeof o.tabCap === "number" && Number.isInteger(o.tabCap) && o.tabCap > 0) out.tabCap = Math.min(o.tabCap, 500);
+  return out.session !== undefined || out.sessionId !== undefined ? out : undefined;
 }

@@ -245,6 +245,11 @@ export async function act(
     out = await fn();
   } catch (e) {
     watch.stop();
+    // The page navigated away while the action ran (its target went with the old document):
+    // say so rather than "not found".
+    if (e instanceof ToolError && (e.code === "not_found" || e.code === "stale_ref") && watch.committed()) {
+      throw toolError("navigation_failed", `the page navigated during the action; ${e.message}`);
+    }
     if (e instanceof DialogRaised) {
       return {
         text: `${e.dialog.type} dialog opened: ${JSON.stringify(e.dialog.message)}\nCall handle_dialog to accept or dismiss it.`,

@@ -7,6 +7,7 @@ import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { awaitLoad, checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
+import { openAgentTab, ownershipOn } from "./ownership.js";
 import { assertLanding, assertUrlAllowed } from "./safety.js";
 
 const LOAD_MS = 30_000;
@@ -72,7 +73,16 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
   async handler(a, ctx) {
     const url = checkUrl(a.url);
     let tabId: number;
-    if (a.tabId === undefined) {
+    if (a.tabId === undefined && ownershipOn()) {
+      // SECURITY I-SESS2: the session's new tab, in its own unfocused window, owned from birth;
+      // it starts blank and is navigated like any other tab.
+      tabId = await openAgentTab(ctx.gate?.owner, ctx.signal);
+      const id = tabId;
+      return act(id, a, ctx, async () => {
+        const r = await navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS);
+        return summary(id, { created: true, ...(r.loaded ? {} : { loaded: false }) });
+      });
+    } else if (a.tabId === undefined) {
       // A new tab loads the URL itself; its events are buffered until its id is known.
       const w = watchNav(undefined);
       let t: chrome.tabs.Tab;

@@ -219,6 +219,23 @@ export function visibleTabs(owner: SessionRef | undefined): Set<number> {
   return out;
 }
 
+/** The checks are on (the service worker installed them). */
+export function ownershipOn(): boolean {
+  return installed;
+}
+
+/** `tabs` lists only the session's own and granted tabs (every tab in unit tests). */
+export function ownedOnly<T extends { id?: number }>(all: T[], owner: SessionRef | undefined): T[] {
+  if (!installed) return all;
+  const mine = visibleTabs(owner);
+  return all.filter((t) => t.id !== undefined && mine.has(t.id));
+}
+
+/** True when the tab is an agent tab (close it with closeAgentTab: no beforeunload prompt). */
+export function isAgentTab(tabId: number): boolean {
+  return installed && ownerOf(tabId) !== undefined;
+}
+
 /**
  * After a call: a granted tab the agent moved within the same origin keeps its grant on the new
  * document (the agent did it); and the result carries the session's tabs for the daemon's status.
@@ -262,8 +279,8 @@ export async function openAgentTab(owner: SessionRef | undefined, signal?: Abort
   }
   if (!tab) {
     const w = await withDeadline(chrome.windows.create({ url: "about:blank", focused: false, type: "normal" }), 10_000, "windows.create", signal);
-    rec.window = w.id;
-    tab = w.tabs?.[0];
+    rec.window = w?.id;
+    tab = w?.tabs?.[0];
   }
   if (tab?.id === undefined) throw toolError("internal", "the new tab has no id");
   st.owners[String(tab.id)] = { session: s.id, at: Date.now(), used: Date.now() };

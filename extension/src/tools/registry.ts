@@ -6,6 +6,7 @@ import type { AnyTool, ToolContext } from "./define.js";
 import { toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, type GateContext } from "./gate.js";
+import { afterCall, sessionFromMeta } from "./ownership.js";
 import { evaluate, fetchInPage } from "./evaluate.js";
 import { handoff } from "./handoff.js";
 import { SchemaError, validate } from "./schema.js";

@@ -6,14 +6,16 @@ import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
 import { tabVisible } from "./safety.js";
+import { closeAgentTab, isAgentTab, ownedOnly } from "./ownership.js";
 
 export const tabs = defineTool<Record<string, never>>({
   name: "tabs",
   description: "List open tabs: id, title, URL, active, open dialog.",
   inputSchema: { type: "object", properties: {} },
   readOnly: true,
-  async handler() {
-    const all = await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query");
+  async handler(_a, ctx) {
+    // SECURITY I-SESS2: only the session's own and granted tabs; the rest are not even counted.
+    const all = ownedOnly(await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"), ctx.gate?.owner);
     const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
     // SECURITY I-14: tabs on origins off the allowlist are listed by id only (no title, no URL).
     const visible = new Map<number, boolean>();
@@ -54,7 +56,9 @@ export const closeTab = defineTool<{ tabId: number }>({
   async handler(a) {
     await resolveTab(a.tabId);
     try {
-      await withDeadline(chrome.tabs.remove(a.tabId), 5_000, "tabs.remove");
+      // An agent tab closes without a beforeunload prompt in front of the person.
+      if (isAgentTab(a.tabId)) await closeAgentTab(a.tabId);
+      else await withDeadline(chrome.tabs.remove(a.tabId), 5_000, "tabs.remove");
     } catch (e) {
       throw toolError("no_tab", e instanceof Error ? e.message : String(e));
     }
