@@ -64,8 +64,6 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
       cells.forEach((cell, i) => {
         const c = cell.trim();
         const bare = /^\[ref=([^\]\s]+)\]/.exec(c);
-        const h = HEAD.exec(c);
-        const r = REF.exec(c);
         if (bare) {
           const prev = above[i];
           if (prev) {
@@ -73,10 +71,13 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
             out.push(a);
             cur[i] = a;
           }
-        } else if (h && r) {
-          const a = { role: h[1] as string, name: unq(h[2] ?? ""), ref: r[1] as string };
+          return;
+        }
+        // A cell may hold several controls: `link "View" [ref=e5] button "Refund" [ref=e6]`.
+        for (const m of c.matchAll(/([A-Za-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s+\[ref=([^\]\s]+)\]/g)) {
+          const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
           out.push(a);
-          cur[i] = a;
+          cur[i] ??= a;
         }
       });
       above = cur;

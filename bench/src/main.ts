@@ -90,10 +90,13 @@ async function main(): Promise<void> {
 
     let pages: Page[] = smoke ? [TABLE_PAGES[0]!] : [...TABLE_PAGES, ...REALISTIC_PAGES];
     if (flags.pages) pages = [...TABLE_PAGES, ...REALISTIC_PAGES].filter((p) => flags.pages!.split(",").includes(p.id));
+    // The last snapshot of each page per server, for auditing the fidelity check.
+    const dumpDir = join(resultsDir, "snapshots");
+    await mkdir(dumpDir, { recursive: true });
     log(`snapshots (${reps} repetitions, interleaved ${servers.map((s) => s.label).join(" → ")}):`);
     for (const p of pages) {
       const n = smoke ? 1 : (p.reps ?? reps);
-      result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke && p.reps === undefined, tolerate: !smoke }, log) };
+      result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke && p.reps === undefined, tolerate: !smoke, dumpDir }, log) };
     }
     const article = REALISTIC_PAGES.find((p) => p.id === "article")!;
     const table = TABLE_PAGES[0]!;

@@ -1,5 +1,7 @@
 // The measurements. Every one interleaves the servers (A B C A B C …) so that drift — a warming
 // JIT, a busy core, a growing heap — hits all of them alike, and repeats enough for medians and p95.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Fixtures, type Page } from "./fixtures.ts";
 import { coverage, expectedFor, findAll, parseSnapshot, type Coverage, type Dialect } from "./fidelity.ts";
 import { tokens } from "./metrics.ts";
@@ -42,7 +44,7 @@ async function interleave(servers: BenchServer[], reps: number, fn: (s: BenchSer
  * fails on this page (its own time limit on a huge page, say) is recorded as failing and skipped
  * after two failures, instead of ending the run; the smoke run tolerates nothing.
  */
-export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: Page, reps: number, opts: { warmup: boolean; tolerate: boolean }, log: Log): Promise<PerServer<SnapshotStats>> {
+export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: Page, reps: number, opts: { warmup: boolean; tolerate: boolean; dumpDir?: string }, log: Log): Promise<PerServer<SnapshotStats>> {
   const url = fx.url(page);
   const out: PerServer<SnapshotStats & { last: string }> = {};
   for (const s of servers) out[s.id] = { ...series(), tokens: 0, calls: 1, fidelity: { found: 0, total: 0, missing: [] }, failures: 0, last: "" };
@@ -75,6 +77,7 @@ export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: P
       res[s.id] = o;
       continue;
     }
+    if (opts.dumpDir) writeFileSync(join(opts.dumpDir, `${page.id}.${s.id}.txt`), last);
     o.tokens = tokens(last);
     o.fidelity = coverage(s.id, last, expected);
     if (!parseSnapshot(s.id, last).length) throw new Error(`${s.label}: the snapshot of ${page.title} has no addressable element:\n${last.slice(0, 1000)}`);

@@ -34,7 +34,7 @@ type Call struct {
 	Arguments json.RawMessage // passed through untouched; the extension validates
 	// Session is the calling session's label, for the person. It never
 	// selects a session: with Owner nil the call runs in the shared cli
-	// session of that label (SECURITY I-SESS1).
+	// session of that label (SECURITY I-23).
 	Session string
 	// Owner is the daemon-minted session the call belongs to.
 	Owner *Session

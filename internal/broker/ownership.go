@@ -27,7 +27,7 @@ const MetaKey = "torii"
 const SessionEnded = "notifications/torii/session_ended"
 
 // meta is the _meta every tools/call carries: the daemon-minted session
-// (SECURITY I-SESS2). The extension keys tab ownership on its id.
+// (SECURITY I-24). The extension keys tab ownership on its id.
 func (b *Broker) meta(s *Session) map[string]any {
 	b.smu.Lock()
 	tabCap := b.limits.TabCap
@@ -63,7 +63,7 @@ func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
 }
 
 // ownedByOther reports whether another session (live or ended) holds tab,
-// as the extension last reported: SECURITY I-SESS2, checked in the daemon
+// as the extension last reported: SECURITY I-24, checked in the daemon
 // before anything is sent. The extension checks again, and alone decides
 // for tabs the daemon has not heard of (the person's, grants).
 func (b *Broker) ownedByOther(s *Session, tab int) bool {

@@ -26,7 +26,7 @@ const recentCalls = 20
 
 // Session is one agent session. Its identity (ID) is minted here, by the
 // daemon; a label is only a name for the person and never selects a
-// session (SECURITY I-SESS1). The extension owns tabs by this ID.
+// session (SECURITY I-23). The extension owns tabs by this ID.
 type Session struct {
 	b       *Broker
 	id      string
@@ -214,7 +214,7 @@ func (b *Broker) pruneEnded() {
 
 // labelSession is the shared session of a caller that has no session of
 // its own (`torii exec`, an in-daemon caller): one per label, kind cli.
-// It never reaches a session minted with NewSession (SECURITY I-SESS1).
+// It never reaches a session minted with NewSession (SECURITY I-23).
 func (b *Broker) labelSession(label string) *Session {
 	if label == "" {
 		label = "cli"

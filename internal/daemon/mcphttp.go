@@ -102,7 +102,7 @@ func (d *daemon) proxyTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 // httpSession is the broker session of one /mcp MCP session (bound to the
 // token that opened it), minted on its first call and ended when the MCP
-// session closes (SECURITY I-SESS1).
+// session closes (SECURITY I-23).
 func (d *daemon) httpSession(ss *mcp.ServerSession, label string) *broker.Session {
 	if ss == nil {
 		return nil

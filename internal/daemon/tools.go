@@ -87,7 +87,7 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 
 // connSession is the session of the control connection ctx belongs to,
 // minted on first use and ended when the connection closes (SECURITY
-// I-SESS1): the connection is the identity, the label only a name.
+// I-23): the connection is the identity, the label only a name.
 func (d *daemon) connSession(ctx context.Context, label string) *broker.Session {
 	c := control.ConnFrom(ctx)
 	if c == nil {

@@ -256,7 +256,7 @@ func (b *Bridge) CallTool(ctx context.Context, name string, args json.RawMessage
 }
 
 // CallToolMeta is CallTool with the request's _meta: the broker passes the
-// calling session there (SECURITY I-SESS2), so the extension can enforce tab
+// calling session there (SECURITY I-24), so the extension can enforce tab
 // ownership itself.
 func (b *Bridge) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult {
 	if timeout <= 0 {

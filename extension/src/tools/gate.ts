@@ -97,7 +97,7 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
   }
-  // SECURITY I-SESS2: the session's own tabs and its grants only; fills in its default tab.
+  // SECURITY I-24: the session's own tabs and its grants only; fills in its default tab.
   await checkOwnership(call, ctx.owner);
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");

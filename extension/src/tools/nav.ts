@@ -74,7 +74,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
     const url = checkUrl(a.url);
     let tabId: number;
     if (a.tabId === undefined && ownershipOn()) {
-      // SECURITY I-SESS2: the session's new tab, in its own unfocused window, owned from birth;
+      // SECURITY I-24: the session's new tab, in its own unfocused window, owned from birth;
       // it starts blank and is navigated like any other tab.
       tabId = await openAgentTab(ctx.gate?.owner, ctx.signal);
       const id = tabId;

@@ -1,7 +1,7 @@
 // Tab ownership (issue 5, items 2 and 5 of issue 4): which agent session may see and act on which
 // tab. The daemon mints every session and names it in each tools/call `_meta.torii`
 // ({session: label, sessionId, kind, tabCap}); the extension enforces ownership itself, whatever
-// the daemon asks (brief decision 2; SECURITY I-SESS2):
+// the daemon asks (brief decision 2; SECURITY I-24):
 //
 // - a session owns the tabs it opened (navigate without tabId) and the tabs its pages open
 //   (popups, target=_blank); it may use the person's own tabs only through a grant the person made
@@ -14,9 +14,9 @@
 //   recently used; never a tab the person looked at, never another live session's.
 //
 // State lives in chrome.storage.session (cleared when the browser exits, so a tab id recycled by a
-// new browser run has no owner; a removed tab's record is dropped at once: SECURITY I-SESS4).
+// new browser run has no owner; a removed tab's record is dropped at once: SECURITY I-26).
 // Nothing here is reachable from the link or a page: grants come only from the extension's own
-// pages (SECURITY I-SESS5). Importing this file touches no chrome.* API.
+// pages (SECURITY I-27). Importing this file touches no chrome.* API.
 
 import { attach, cdp } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
@@ -83,7 +83,7 @@ function load(): Promise<void> {
   loaded ??= chrome.storage.session.get(KEY).then(async (r) => {
     const v = r[KEY] as Partial<State> | undefined;
     if (v) st = { owners: v.owners ?? {}, sessions: v.sessions ?? {}, grants: v.grants ?? [], closed: v.closed ?? {}, last: v.last ?? {} };
-    // SECURITY I-SESS4: a record for a tab that no longer exists is dropped before anything uses it.
+    // SECURITY I-26: a record for a tab that no longer exists is dropped before anything uses it.
     const live = new Set((await chrome.tabs.query({})).map((t) => t.id));
     for (const k of Object.keys(st.owners)) if (!live.has(Number(k))) delete st.owners[k];
     st.grants = st.grants.filter((g) => live.has(g.tabId));
@@ -129,7 +129,7 @@ export interface OwnershipCall {
 }
 
 /**
- * SECURITY I-SESS2: the ownership check of the gate. Fills in args.tabId with the session's own
+ * SECURITY I-24: the ownership check of the gate. Fills in args.tabId with the session's own
  * default tab when the call names none (never the person's active tab), and refuses any tab that
  * is not the session's own or granted to it. Without installOwnership (unit tests) it does nothing.
  */
@@ -163,7 +163,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   }
   const need: Scope = EVAL_TOOLS.has(name) ? "evaluate" : call.tool.readOnly ? "read" : "write";
   if (!g.scopes.includes(need)) throw toolError("tab_not_owned", `the person granted this session ${g.scopes.join("+")} on tab ${tabId}, not ${need}`, "Ask the person to widen the grant in the Torii popup; nothing was sent.");
-  // SECURITY I-SESS6: a grant is bound to its origin and document; neither silently retargets.
+  // SECURITY I-28: a grant is bound to its origin and document; neither silently retargets.
   const t = await chrome.tabs.get(tabId).catch(() => undefined);
   if (!t) throw notOwned(tabId);
   if (originOf(t.url ?? t.pendingUrl ?? "") !== g.origin) {
@@ -372,7 +372,7 @@ function adopt(child: number, opener: number | undefined): void {
   if (opener === undefined || ownerOf(child)) return;
   const r = ownerOf(opener);
   if (!r) return;
-  // Tabs a page opens belong to the opener's owner (SECURITY I-SESS2).
+  // Tabs a page opens belong to the opener's owner (SECURITY I-24).
   st.owners[String(child)] = { session: r.session, at: Date.now(), used: Date.now() };
   save();
   void quiet(child);
@@ -479,7 +479,7 @@ export async function sessionsView(): Promise<SessionsView> {
   return { sessions, grants: st.grants.filter((g) => g.expiresAt > now), personTabs };
 }
 
-/** SECURITY I-SESS5: only the person, from an extension page, creates a grant. */
+/** SECURITY I-27: only the person, from an extension page, creates a grant. */
 export async function createGrant(p: { tabId: number; sessionId: string; scopes: Scope[]; minutes: number }): Promise<Grant> {
   await load();
   const s = st.sessions[p.sessionId];
@@ -518,7 +518,7 @@ export function installSessionMessages(): void {
   chrome.runtime.onMessage.addListener((msg: unknown, sender, reply) => {
     const m = msg as { type?: unknown } | null;
     if (!m || typeof m.type !== "string" || !m.type.startsWith("torii.sessions.")) return false;
-    // SECURITY I-SESS5: extension pages only (popup); never a content script or another extension.
+    // SECURITY I-27: extension pages only (popup); never a content script or another extension.
     if (sender.id !== chrome.runtime.id || !String(sender.url ?? "").startsWith(`chrome-extension://${chrome.runtime.id}/`)) {
       reply({ error: "refused" });
       return false;

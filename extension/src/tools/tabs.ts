@@ -14,7 +14,7 @@ export const tabs = defineTool<Record<string, never>>({
   inputSchema: { type: "object", properties: {} },
   readOnly: true,
   async handler(_a, ctx) {
-    // SECURITY I-SESS2: only the session's own and granted tabs; the rest are not even counted.
+    // SECURITY I-24: only the session's own and granted tabs; the rest are not even counted.
     const all = ownedOnly(await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"), ctx.gate?.owner);
     const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
     // SECURITY I-14: tabs on origins off the allowlist are listed by id only (no title, no URL).
