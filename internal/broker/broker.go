@@ -63,7 +63,7 @@ type Broker struct {
 
 	mu     sync.Mutex
 	cur    ToolServer
-	gen    uint64 // bumped on every attach and detach: a call queued under one link never runs on the next
+	gen    uint64      // bumped on every attach and detach: a call queued under one link never runs on the next
 	tools  []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName map[string]*mcp.Tool
 
