@@ -45,8 +45,8 @@ export function kindOf(role: string): Kind | undefined {
 const unq = (s: string) => s.replace(/\\(.)/g, "$1");
 export const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
 
-const HEAD = /^([A-Za-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?/;
-const REF = /\[ref=([^\]\s]+)\]/;
+/** `role "name" [states…] [ref=X]`, the name optional (Playwright prints states before the ref); several may share a line. */
+const CONTROL = /([A-Za-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?(?:\s+\[(?!ref=)[^\]]*\])*\s+\[ref=([^\]\s]+)\]/g;
 
 /** Torii and Playwright print YAML-style lines: `- role "name" [ref=e12] [states]`. */
 function parseYaml(text: string, compactRows: boolean): Addressable[] {
@@ -74,7 +74,7 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
           return;
         }
         // A cell may hold several controls: `link "View" [ref=e5] button "Refund" [ref=e6]`.
-        for (const m of c.matchAll(/([A-Za-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s+\[ref=([^\]\s]+)\]/g)) {
+        for (const m of c.matchAll(CONTROL)) {
           const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
           out.push(a);
           cur[i] ??= a;
@@ -84,9 +84,11 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
       continue;
     }
     above = [];
-    const h = HEAD.exec(line);
-    const r = REF.exec(line);
-    if (h && r && raw.trimStart().startsWith("-")) out.push({ role: h[1] as string, name: unq(h[2] ?? ""), ref: r[1] as string });
+    // Every control on the line: Torii prints leaves inline (`- listitem: link "X" [ref=e5]`);
+    // Playwright single-quotes lines holding ": " (`- 'checkbox "Done: X" [ref=e9]'`).
+    const body = line.startsWith("'") ? line.slice(1).replace(/''/g, "'") : line;
+    if (!raw.trimStart().startsWith("-")) continue;
+    for (const m of body.matchAll(CONTROL)) out.push({ role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string });
   }
   return out;
 }

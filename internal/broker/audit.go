@@ -2,8 +2,10 @@ package broker
 
 // The audit hook (issue 4 item 9). Keep it through restructurings: every
 // finished call — refused by the gate, refused in the queue, or run on the
-// extension — reaches the Observer exactly once, through record(). The
-// daemon registers internal/audit's store here (internal/daemon/audit.go).
+// extension — reaches the Observer exactly once, through record(); a call
+// to a client-declared server's tool through the gateway, through
+// ObserveExternal. The daemon registers internal/audit's store here
+// (internal/daemon/audit.go).
 
 import (
 	"encoding/json"
@@ -61,6 +63,30 @@ func (b *Broker) observe(s *Session, tool string, start time.Time, code toolerr.
 		r.Outcome = "error"
 	}
 	r.Origin, r.Approval = takeAudit(res)
+	(*p).CallDone(r)
+}
+
+// ObserveExternal hands the Observer a call that does not pass the broker:
+// a tool of an MCP server a chat client declared, called through the
+// gateway as <server>.<tool> (internal/gateway/tools.go), recorded under
+// that full name with the same metadata-only record. res is the answer the
+// agent got (a refusal included). Such a server is not the extension: its
+// _meta is never read as an origin or approval. A nil broker records
+// nothing.
+func (b *Broker) ObserveExternal(session, tool string, start time.Time, res *mcp.CallToolResult) {
+	if b == nil {
+		return
+	}
+	p := b.observer.Load()
+	if p == nil || *p == nil {
+		return
+	}
+	r := AuditRecord{Time: start, Tool: tool, Session: session, Outcome: "ok", Duration: time.Since(start)}
+	if e := toolerr.FromResult(res); e != nil {
+		r.Outcome, r.Code = "error", string(e.Code)
+	} else if res == nil || res.IsError {
+		r.Outcome, r.Code = "error", string(toolerr.Internal)
+	}
 	(*p).CallDone(r)
 }
 

@@ -108,11 +108,14 @@ func (b *Broker) notifyEnded(s *Session) {
 // round trip: the calling session's own state.
 const StatusTool = "status"
 
+// statusTool is served in the same compact form as the extension's tools
+// (tools/list is paid for on every agent turn); docs/tools.md states it
+// (extension/scripts/gen-tools-doc.mjs DAEMON_TOOLS) and the served size.
 var statusTool = &mcp.Tool{
 	Name:        StatusTool,
-	Description: "This session's own state, from the daemon (no browser round trip): its tabs, queued and running calls, latest calls with outcome and duration.",
-	InputSchema: map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false},
-	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	Description: "Your session's tabs, queued and running calls, and latest calls.",
+	InputSchema: map[string]any{"type": "object"},
+	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 }
 
 // DaemonTools are the tools the daemon serves itself (documented in

@@ -155,3 +155,48 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 		}
 	}
 }
+
+// What the extension reports in _meta["torii/audit"] on a refusal reaches
+// the record too, and never the agent: the literal "blocked" for a page off
+// the allowlist (SECURITY I-14/I-15: no host), and the person's "denied".
+func TestAuditOriginAndApprovalOfRefusals(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := mcpbridgetest.New(serverID, []map[string]any{
+		{"name": "read", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+		{"name": "click", "inputSchema": mcpbridgetest.Schema(nil)},
+	}, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
+		if name == "read" {
+			r := mcpbridgetest.ErrorResult("origin_not_allowed", "the page in tab 3 is not on the person's allowlist", "")
+			r["_meta"] = map[string]any{broker.MetaAudit: map[string]any{"origin": "blocked"}}
+			return r, nil
+		}
+		r := mcpbridgetest.ErrorResult("approval_denied", "the person denied click (submit)", "")
+		r["_meta"] = map[string]any{broker.MetaAudit: map[string]any{"origin": "https://shop.example", "approval": "denied"}}
+		return r, nil
+	})
+	d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "id": serverID})
+	d.WaitTools(t, 3)
+	for _, name := range []string{"read", "click"} {
+		var r mcp.CallToolResult
+		d.Call(t, "tools.call", daemon.ToolsCallParams{Name: name, SessionLabel: "cli-agent"}, &r)
+		if !r.IsError {
+			t.Fatalf("%s: %+v", name, r)
+		}
+		if _, ok := r.Meta[broker.MetaAudit]; ok {
+			t.Errorf("%s: the audit _meta reached the agent", name)
+		}
+	}
+	var page daemon.AuditQueryResult
+	d.Call(t, "audit.query", daemon.AuditQueryParams{}, &page)
+	byTool := map[string]audit.Record{}
+	for _, rec := range page.Records {
+		byTool[rec.Tool] = rec
+	}
+	if rec := byTool["read"]; rec.Code != "origin_not_allowed" || rec.Origin != "blocked" || rec.Approval != "" {
+		t.Errorf("blocked read: %+v", rec)
+	}
+	if rec := byTool["click"]; rec.Code != "approval_denied" || rec.Origin != "https://shop.example" || rec.Approval != "denied" {
+		t.Errorf("denied click: %+v", rec)
+	}
+}

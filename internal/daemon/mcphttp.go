@@ -25,8 +25,7 @@ func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
 		Logger:       d.log,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Instructions: "Torii drives the person's own Chrome through the Torii extension. " +
-			"Run `torii status` or `torii doctor` if the browser is not connected.",
+		Instructions: broker.ServerInstructions,
 	})
 	mirror := broker.NewMirror(srv, d.proxyTool)
 	srv.AddReceivingMiddleware(mirror.UnknownTools(d.proxyTool))

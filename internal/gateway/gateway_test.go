@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -336,6 +337,19 @@ func TestForeignMCPServers(t *testing.T) {
 	mustPrompt(t, c, sid, `/tool alpha.secret {"text":"x"}`, "end_turn")
 	c.waitText(sid, "tool failed: tool_not_pinned:")
 	p.none(t, 200*time.Millisecond, func(e provEvent) bool { return e.tool == "secret" })
+
+	// They bypass the broker, and are audited all the same: under the full
+	// name, the agent session's label, the refusal with its code.
+	var page daemon.AuditQueryResult
+	d.Call(t, "audit.query", daemon.AuditQueryParams{Session: "agent:scripted:" + sid[:8]}, &page)
+	got := map[string]string{}
+	for _, r := range page.Records {
+		got[r.Tool] = r.Outcome + "/" + r.Code
+	}
+	want := map[string]string{"alpha.echo": "ok/", "beta.add": "ok/", "alpha.secret": "error/tool_not_pinned"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("audit of declared servers' tools: %v, want %v", got, want)
+	}
 }
 
 // Last attach wins: a resume on a new socket moves the session and its

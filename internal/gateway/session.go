@@ -147,7 +147,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	s.label = "agent:" + name + ":" + s.ID[:8]
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: g.opts.Version},
 		&mcp.ServerOptions{Logger: g.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-			Instructions: "Torii drives the person's own Chrome. Tools named <server>.<tool> belong to MCP servers of the chat client."})
+			Instructions: broker.Instructions + " Tools named <server>.<tool> belong to MCP servers of the chat client."})
 	s.mir = broker.NewMirror(s.srv, s.callTool)
 	s.srv.AddReceivingMiddleware(s.mir.UnknownTools(s.callTool))
 

@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -130,23 +132,11 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	name := req.Params.Name
 	if server, tool, ok := strings.Cut(name, "."); ok && (s.g.allowed(server) || s.hasBridge(server)) {
-		if !s.g.pinned(server, tool) {
-			return pinRefusal(server, tool), nil
-		}
-		s.mu.Lock()
-		br := s.bridges[server]
-		s.mu.Unlock()
-		if br == nil {
-			return toolerr.Result(toolerr.UnknownTool, "MCP server %s is not connected to this session", server), nil
-		}
-		known := false
-		for _, t := range br.Tools() {
-			known = known || t.Name == tool
-		}
-		if !known {
-			return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, tool), nil
-		}
-		return br.CallTool(ctx, tool, req.Params.Arguments, 0), nil
+		// Not through the broker, so recorded here, through the same audit Observer.
+		start := time.Now()
+		res := s.callDeclared(ctx, server, tool, req.Params.Arguments)
+		s.g.opts.Broker.ObserveExternal(s.label, name, start, res)
+		return res, nil
 	}
 	s.mu.Lock()
 	access := s.access
@@ -167,6 +157,27 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return s.bs.CallTool(ctx, name, req.Params.Arguments, 0), nil
 	}
 	return b.CallTool(ctx, broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label}), nil
+}
+
+// callDeclared calls tool on the client-declared server, within the pins.
+func (s *Session) callDeclared(ctx context.Context, server, tool string, args json.RawMessage) *mcp.CallToolResult {
+	if !s.g.pinned(server, tool) {
+		return pinRefusal(server, tool)
+	}
+	s.mu.Lock()
+	br := s.bridges[server]
+	s.mu.Unlock()
+	if br == nil {
+		return toolerr.Result(toolerr.UnknownTool, "MCP server %s is not connected to this session", server)
+	}
+	known := false
+	for _, t := range br.Tools() {
+		known = known || t.Name == tool
+	}
+	if !known {
+		return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, tool)
+	}
+	return br.CallTool(ctx, tool, args, 0)
 }
 
 func (s *Session) hasBridge(server string) bool {

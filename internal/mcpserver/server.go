@@ -86,8 +86,7 @@ func New(o Options) *Server {
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Title: title, Version: o.Version}, &mcp.ServerOptions{
 		Logger:       o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Instructions: "Torii drives the person's own Chrome through the Torii extension. " +
-			"Run `torii status` or `torii doctor` if the browser is not connected.",
+		Instructions: broker.ServerInstructions,
 	})
 	s.mirror = broker.NewMirror(s.srv, s.callTool)
 	// A name not (yet) mirrored still goes to the daemon, which answers with

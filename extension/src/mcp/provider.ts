@@ -16,12 +16,19 @@ export const SERVER_NAME = "torii-extension";
 /** Connections per provider; the oldest is dropped beyond this (a daemon reconnecting many times). */
 export const MAX_CONNECTIONS = 32;
 
-/** Conventions shared by every tool, said once here instead of in each schema. */
+/**
+ * Conventions shared by every tool, said once here instead of in each tool (tools/list is paid for
+ * on every agent turn). The daemon serves the same text to agents (internal/broker/instructions.go;
+ * a Go test pins it to docs/tools.md, which is generated from this).
+ */
 export const INSTRUCTIONS =
-  "Tools for the person's real Chrome. You see only your own tabs (navigate without tabId opens one) and tabs the person granted you; tabId defaults to your last used tab. Perceive with snapshot: interactive elements carry refs (e12); " +
-  "act by ref (or CSS selector). Refs are per tab and document: stale_ref means take a new snapshot. Actions accept " +
-  "waitFor {selector|text|ref, state: appear|disappear, timeoutMs} and observe none|snapshot|diff|text to act and look in one call. " +
-  "Errors carry a code and a hint; busy means nothing was sent, timeout means it may have run.";
+  "Tools for the person's real Chrome. You see your own tabs (navigate without tabId opens one) and tabs the person granted you; " +
+  "tabId defaults to your last used tab. snapshot gives interactive elements refs (e12; interactive:true lists only those and headings); " +
+  "act by ref or CSS selector (root and container take either). Refs are per tab and document: stale_ref means take a new snapshot. " +
+  "Every action takes waitFor {selector|text|ref, state: appear|disappear, timeoutMs ≤ 30000, default 5000} and " +
+  "observe none|snapshot|diff|text (diff: changes since this tab's last snapshot), to act and look in one call. " +
+  "The person decides what may run: act mode for actions, a per-origin switch for evaluate and fetch_in_page. " +
+  "Errors carry a code and a hint (invalid_argument names the field and its limit); busy means nothing was sent, timeout means it may have run.";
 
 export interface ProviderDeps {
   /** The serverId declared in session/new. */

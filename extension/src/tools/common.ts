@@ -22,18 +22,10 @@ import { assertLanding } from "./safety.js";
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
 // Conventions the descriptions do not repeat (they are in the server's `instructions` and in
-// docs/tools.md): tabId defaults to the active tab; ref is from snapshot (e12); selector is CSS.
-export const S = {
-  tabId: { type: "integer", minimum: 0 } as JsonSchema,
-  ref: { type: "string" } as JsonSchema,
-  selector: { type: "string", minLength: 1 } as JsonSchema,
-  timeoutMs: (max: number): JsonSchema => ({ type: "integer", minimum: 0, maximum: max }),
-  /** Published compactly; its fields are checked against WAIT_FOR_SCHEMA by the registry. */
-  waitFor: { type: "object", description: "{selector|text|ref, state, timeoutMs}" } as JsonSchema,
-  observe: { enum: ["none", "snapshot", "diff", "text"] } as JsonSchema,
-};
+// docs/tools.md): tabId defaults to the session's last used tab; ref is from snapshot (e12);
+// selector is CSS; waitFor and observe work the same on every action.
 
-/** The full schema of the waitFor argument (validated in callTool with the rest of the arguments). */
+/** The full schema of the waitFor argument; tools/list publishes `{type: object}` (the instructions say the rest). */
 export const WAIT_FOR_SCHEMA: JsonSchema = {
   type: "object",
   properties: {
@@ -44,6 +36,17 @@ export const WAIT_FOR_SCHEMA: JsonSchema = {
     timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
   },
   additionalProperties: false,
+  wire: { type: "object" },
+};
+
+export const S = {
+  tabId: { type: "integer", minimum: 0 } as JsonSchema,
+  ref: { type: "string" } as JsonSchema,
+  selector: { type: "string", minLength: 1 } as JsonSchema,
+  timeoutMs: (max: number): JsonSchema => ({ type: "integer", minimum: 0, maximum: max }),
+  waitFor: WAIT_FOR_SCHEMA,
+  /** tools/list publishes `{type: string}`; the instructions list the values once. */
+  observe: { type: "string", enum: ["none", "snapshot", "diff", "text"], wire: { type: "string" } } as JsonSchema,
 };
 
 /** Properties every action takes. */

@@ -1,5 +1,6 @@
 // defineTool: one registry entry per tool — name, description, input schema, read/write class and
-// handler in one place. tools/list and docs/tools.md are derived from these entries.
+// handler in one place. tools/list (the compact wire form, schema.ts wireSchema), validation (the
+// full schema) and docs/tools.md are derived from these entries.
 // Importing this file (or any tool file) touches no chrome.* API, so node can load the registry.
 
 import type { CallToolResult } from "./errors.js";
@@ -26,13 +27,18 @@ export interface ToolOutput {
 
 export interface ToolDef<A = Record<string, unknown>> {
   name: string;
-  /** One or two short sentences: tools/list is paid for on every agent turn. */
+  /**
+   * One short sentence: tools/list is paid for on every agent turn. Conventions shared by every
+   * tool (tabId, refs, waitFor, observe) are in the server instructions, not here.
+   */
   description: string;
   inputSchema: JsonSchema & { type: "object" };
   /** Read tools never change the page; write tools do (policy and act mode key on this). */
   readOnly: boolean;
   /** Irreversible effect (e.g. closing a tab). */
   destructive?: boolean;
+  /** Repeating the call with the same arguments has no further effect; default: readOnly. */
+  idempotent?: boolean;
   /** Whole-call deadline; default 60 s. */
   timeoutMs?: number;
   handler(args: A, ctx: ToolContext): Promise<ToolOutput>;

@@ -10,7 +10,7 @@ import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 
 export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptText?: string }>({
   name: "handle_dialog",
-  description: "Accept or dismiss the open alert/confirm/prompt/beforeunload dialog; promptText answers a prompt.",
+  description: "Accept or dismiss the open JS dialog; promptText answers a prompt.",
   inputSchema: {
     type: "object",
     properties: { tabId: S.tabId, accept: { type: "boolean" }, promptText: { type: "string" }, ...ACTION_PROPS },

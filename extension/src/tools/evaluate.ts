@@ -44,7 +44,7 @@ async function runInPage(tabId: number, expression: string, timeoutMs: number, c
 
 export const evaluate = defineTool<{ tabId?: number; expression?: string; program?: string; timeoutMs?: number }>({
   name: "evaluate",
-  description: "Run JS in the page: expression, or program (async body, use return). Needs the person's per-origin switch.",
+  description: "Run JS in the page: expression, or program (async body with return).",
   inputSchema: {
     type: "object",
     properties: {
@@ -80,7 +80,7 @@ const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
 export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: string; headers?: Record<string, string>; body?: string }>({
   name: "fetch_in_page",
-  description: "HTTP request with the page's cookies; returns status and body text. Needs the person's per-origin switch.",
+  description: "HTTP request with the page's cookies; returns status and body.",
   inputSchema: {
     type: "object",
     properties: {

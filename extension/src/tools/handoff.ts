@@ -76,7 +76,7 @@ function hideBanner(): void {
 
 export const handoff = defineTool<{ tabId?: number; reason: string; message?: string; timeoutMs?: number }>({
   name: "handoff",
-  description: "Hand the tab to the person (QR, MFA, CAPTCHA…): banner, waits for their Done or Cancel.",
+  description: "Let the person act on the tab (QR, MFA, CAPTCHA…) until they click Done or Cancel.",
   inputSchema: {
     type: "object",
     properties: {
@@ -89,6 +89,8 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
   },
   // It reads nothing and changes nothing on the page itself; the person acts.
   readOnly: true,
+  // Each call asks the person again.
+  idempotent: false,
   timeoutMs: 175_000,
   async handler(a, ctx) {
     const tab = await resolveTab(a.tabId);

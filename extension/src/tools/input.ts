@@ -81,7 +81,7 @@ function modMask(mods: string[] | undefined): number {
 
 export const click = defineTool<ActionArgs & Target>({
   name: "click",
-  description: "DOM click on an element (works even if covered). mouse_click for real pointer events.",
+  description: "DOM click, even if covered (mouse_click: real pointer events).",
   inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
   readOnly: false,
   async handler(a, ctx) {
@@ -97,7 +97,7 @@ export const click = defineTool<ActionArgs & Target>({
 
 export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; clickCount?: number; modifiers?: string[] }>({
   name: "mouse_click",
-  description: "Real mouse click at the element's visible point; error covered (with the covering ref) if occluded.",
+  description: "Real mouse click at the element's visible point; if occluded, error covered with the covering ref.",
   inputSchema: {
     type: "object",
     properties: {
@@ -122,7 +122,7 @@ export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; cl
 
 export const hover = defineTool<ActionArgs & Target>({
   name: "hover",
-  description: "Move the mouse over an element (opens menus, tooltips).",
+  description: "Move the mouse over an element.",
   inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
   readOnly: false,
   async handler(a, ctx) {
@@ -138,7 +138,7 @@ export const hover = defineTool<ActionArgs & Target>({
 
 export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "set" | "insertText"; allowPassword?: boolean }>({
   name: "fill",
-  description: "Replace a field's value (React/Vue see it). mode insertText for rich editors, contenteditable.",
+  description: "Set a field's value so frameworks see it; insertText mode for rich editors.",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
@@ -220,7 +220,7 @@ async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promis
 
 export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean; allowPassword?: boolean }>({
   name: "type",
-  description: "Type text into the focused element (or click ref/selector first). keys: per-char key events. submit: Enter after.",
+  description: "Type into the focus (or click ref/selector first); keys: key events; submit: Enter after.",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
@@ -242,7 +242,7 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
 
 export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?: number; allowPassword?: boolean }>({
   name: "press_key",
-  description: "Press a key or combo: Enter, Tab, Escape, ArrowDown, Mod+A (Cmd on mac, else Ctrl), Shift+Tab. ref/selector is clicked first.",
+  description: "Press a key or combo: Enter, Shift+Tab, Mod+A (Mod: Cmd on macOS, else Ctrl).",
   inputSchema: {
     type: "object",
     properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
@@ -281,7 +281,7 @@ function parseComboChecked(spec: string): void {
 
 export const selectOption = defineTool<ActionArgs & Target & { values?: string[]; labels?: string[]; indexes?: number[] }>({
   name: "select_option",
-  description: "Choose option(s) of a <select> by value, label or index.",
+  description: "Select options by values, labels or indexes.",
   inputSchema: {
     type: "object",
     properties: {

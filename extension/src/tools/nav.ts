@@ -56,13 +56,13 @@ async function summary(tabId: number, extra: Record<string, unknown>) {
 
 export const navigate = defineTool<ActionArgs & { url: string; background?: boolean; timeoutMs?: number }>({
   name: "navigate",
-  description: "Open a URL: in a new tab without tabId, else in that tab. Waits for load.",
+  description: "Open a URL in a new tab, or in tabId; waits for load.",
   inputSchema: {
     type: "object",
     properties: {
       url: { type: "string", minLength: 1 },
-      tabId: { type: "integer", minimum: 0, description: "Omit to open a new tab" },
-      background: { type: "boolean", description: "New tab not focused" },
+      tabId: { type: "integer", minimum: 0, doc: "Omit to open a new tab" },
+      background: { type: "boolean", doc: "New tab not focused" },
       timeoutMs: S.timeoutMs(60000),
       ...ACTION_PROPS,
     },
@@ -112,7 +112,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
 
 export const history = defineTool<ActionArgs & { direction: "back" | "forward"; steps?: number; timeoutMs?: number }>({
   name: "history",
-  description: "Go back or forward in the tab's history.",
+  description: "Go back or forward.",
   inputSchema: {
     type: "object",
     properties: {

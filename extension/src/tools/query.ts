@@ -7,17 +7,16 @@ import { readText, requireTarget, S, takeSnapshot, type SnapshotOpts } from "./c
 
 export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
   name: "snapshot",
-  description:
-    "Accessibility outline of the page, one line per node with refs (e12) on interactive elements; includes shadow DOM and iframes. diff: only changes since the last snapshot.",
+  description: "Accessibility outline with refs, incl. shadow DOM and iframes; diff: only changes.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
-      root: { type: "string", description: "Subtree: ref or CSS selector" },
-      interactive: { type: "boolean", description: "Only elements with refs (+ headings)" },
+      root: { type: "string", doc: "Subtree: ref or CSS selector" },
+      interactive: { type: "boolean", doc: "Only elements with refs (+ headings)" },
       diff: { type: "boolean" },
       maxChars: { type: "integer", minimum: 500, maximum: 200000 },
-      cursor: { type: "string", description: "From a previous result: next page" },
+      cursor: { type: "string", doc: "From a previous result: next page" },
     },
   },
   readOnly: true,
@@ -29,7 +28,7 @@ export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
 
 export const find = defineTool<{ tabId?: number; role?: string; name?: string; text?: string; limit?: number; root?: string }>({
   name: "find",
-  description: "Find elements by role, accessible name or text; exact matches first. Returns snapshot lines with refs.",
+  description: "Find elements by role, name or text, exact first; returns snapshot lines.",
   inputSchema: {
     type: "object",
     properties: {
@@ -38,7 +37,7 @@ export const find = defineTool<{ tabId?: number; role?: string; name?: string; t
       name: { type: "string", minLength: 1 },
       text: { type: "string", minLength: 1 },
       limit: { type: "integer", minimum: 1, maximum: 200 },
-      root: { type: "string", description: "ref or CSS selector" },
+      root: { type: "string", doc: "ref or CSS selector" },
     },
   },
   readOnly: true,
@@ -56,12 +55,12 @@ export const find = defineTool<{ tabId?: number; role?: string; name?: string; t
 
 export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?: number; maxChars?: number }>({
   name: "read_text",
-  description: "Visible text of the page or a subtree, paginated by offset/maxChars.",
+  description: "Visible text of the page or root, paged by offset/maxChars.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
-      root: { type: "string", description: "ref or CSS selector" },
+      root: { type: "string", doc: "ref or CSS selector" },
       offset: { type: "integer", minimum: 0 },
       maxChars: { type: "integer", minimum: 100, maximum: 200000 },
     },
@@ -77,7 +76,7 @@ export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?:
 
 export const getState = defineTool<{ tabId?: number; ref?: string; selector?: string }>({
   name: "get_state",
-  description: "An element's state: exists, visible, enabled, checked, focused, box, inViewport (never its value).",
+  description: "Element state (visible, enabled, checked, focused, box), never its value.",
   inputSchema: { type: "object", properties: { tabId: S.tabId, ref: S.ref, selector: S.selector } },
   readOnly: true,
   async handler(a, ctx) {

@@ -1,6 +1,6 @@
 // The tool registry: every tool, in catalogue order. tools/list, docs/tools.md and the daemon's
 // pinned catalogue are all derived from this list; callTool is the single entry for execution
-// (validate → gate → handler with deadline and cancellation → MCP result).
+// (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
 import type { AnyTool, ToolContext } from "./define.js";
 import { toCallResult } from "./define.js";
@@ -9,7 +9,7 @@ import { gate, type GateContext } from "./gate.js";
 import { afterCall, sessionFromMeta } from "./ownership.js";
 import { evaluate, fetchInPage } from "./evaluate.js";
 import { handoff } from "./handoff.js";
-import { SchemaError, validate } from "./schema.js";
+import { SchemaError, validate, wireSchema } from "./schema.js";
 import { closeTab, tabs } from "./tabs.js";
 import { history, navigate, reload } from "./nav.js";
 import { find, getState, readTextTool, snapshot } from "./query.js";
@@ -18,7 +18,6 @@ import { reveal, scroll } from "./scroll.js";
 import { settle, waitFor } from "./wait.js";
 import { screenshot } from "./screenshot.js";
 import { handleDialog } from "./dialog.js";
-import { WAIT_FOR_SCHEMA } from "./common.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -63,16 +62,23 @@ export interface McpTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint: boolean; destructiveHint?: boolean };
+  annotations: { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
 }
 
-/** The tools/list entries, derived from the registry. */
+/**
+ * The tools/list entries, derived from the registry: the compact wire form of each schema
+ * (wireSchema; calls are validated against the full one). The annotations carry the fields the
+ * daemon's Go SDK always writes (idempotentHint, readOnlyHint), so agents get this catalogue
+ * byte for byte in size, plus the daemon's own tools (docs/tools.md states the total).
+ */
 export function listTools(): McpTool[] {
   return TOOLS.map((t) => ({
     name: t.name,
     description: t.description,
-    inputSchema: t.inputSchema as unknown as Record<string, unknown>,
-    annotations: t.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: t.destructive === true },
+    inputSchema: wireSchema(t.inputSchema) as Record<string, unknown>,
+    annotations: t.readOnly
+      ? { readOnlyHint: true, idempotentHint: t.idempotent ?? true }
+      : { readOnlyHint: false, destructiveHint: t.destructive === true, idempotentHint: t.idempotent ?? false },
   }));
 }
 
@@ -118,17 +124,48 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   }
   // Metadata only: never arguments, typed text, page content or results.
   const err = r.isError ? (r.structuredContent?.error as { code?: unknown } | undefined) : undefined;
+  const code = err && typeof err.code === "string" ? err.code : undefined;
+  const a = auditOf(gctx, code);
   auditSink({
     ts: t0,
     tool: typeof name === "string" ? name.slice(0, 64) : "?",
     ...(gctx.session ? { session: gctx.session } : {}),
-    origin: gctx.origin ?? "",
+    origin: a.origin,
     outcome: r.isError ? "error" : "ok",
-    ...(err && typeof err.code === "string" ? { code: err.code } : {}),
+    ...(code ? { code } : {}),
     ms: Date.now() - t0,
     ...(gctx.approval ? { approval: gctx.approval } : {}),
   });
-  return r;
+  return withAuditMeta(r, a);
+}
+
+/** `_meta` key of what the daemon's audit records from the extension (internal/broker/audit.go MetaAudit). */
+export const META_AUDIT = "torii/audit";
+
+/** What the daemon's audit may know of a call: never arguments, content or results. */
+export interface AuditMeta {
+  /** The origin the call acted on; "blocked" for a page off the allowlist (never its host, SECURITY I-14/I-15); "" for none. */
+  origin: string;
+  /** The person's decision when an approval was asked. */
+  approval?: "approved" | "denied" | "timeout";
+}
+
+/** The call's audit metadata, from what the gate learnt and how the call ended. */
+export function auditOf(gctx: Pick<GateContext, "origin" | "approval">, code: string | undefined): AuditMeta {
+  // A refusal for a page, destination or landing off the allowlist names no host, here either.
+  const origin = code === "origin_not_allowed" ? "blocked" : (gctx.origin ?? "");
+  const ap = gctx.approval;
+  return { origin, ...(ap === "approved" || ap === "denied" || ap === "timeout" ? { approval: ap } : {}) };
+}
+
+/** The result with `_meta["torii/audit"]` for the daemon (which strips it before the agent sees the result). */
+function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
+  const m: Record<string, string> = {};
+  if (a.origin) m.origin = a.origin;
+  if (a.approval) m.approval = a.approval;
+  if (Object.keys(m).length === 0) return r;
+  const meta = (r as { _meta?: Record<string, unknown> })._meta ?? {};
+  return { ...r, _meta: { ...meta, [META_AUDIT]: m } } as CallToolResult;
 }
 
 async function runTool(name: unknown, args: unknown, gctx: GateContext, signal?: AbortSignal): Promise<CallToolResult> {
@@ -138,9 +175,8 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, signal?:
     if (!tool) throw toolError("unknown_tool", `no tool named ${JSON.stringify(name)}`);
     const a = args === undefined || args === null ? {} : args;
     try {
+      // The full schema (waitFor's fields, additionalProperties:false), not tools/list's wire form.
       validate(tool.inputSchema, a);
-      const w = (a as { waitFor?: unknown }).waitFor;
-      if (w !== undefined && tool.inputSchema.properties?.waitFor) validate(WAIT_FOR_SCHEMA, w, "waitFor");
     } catch (e) {
       if (e instanceof SchemaError) throw toolError("invalid_argument", e.message, undefined, { field: e.field });
       throw e;

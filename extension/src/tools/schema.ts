@@ -2,6 +2,7 @@
 // required, enum, minimum/maximum, minLength/maxLength, minItems/maxItems, items,
 // additionalProperties:false, anyOf (of required-sets, for "ref or selector").
 // One place validates every call; a failure names the offending field.
+// wireSchema derives the compact form tools/list publishes from the same schema.
 
 export interface JsonSchema {
   type?: "object" | "string" | "number" | "integer" | "boolean" | "array";
@@ -18,6 +19,13 @@ export interface JsonSchema {
   minItems?: number;
   maxItems?: number;
   default?: unknown;
+  /** A note for docs/tools.md only (tools/list leaves it out: the name or the instructions say it). */
+  doc?: string;
+  /**
+   * Published in tools/list instead of this schema (a shared convention the server instructions
+   * describe once, e.g. waitFor). Validation and docs/tools.md use the schema itself.
+   */
+  wire?: JsonSchema;
 }
 
 export class SchemaError extends Error {
@@ -82,4 +90,26 @@ export function validate(schema: JsonSchema, value: unknown, path = ""): void {
       validate(p, v, at(k));
     }
   }
+}
+
+/**
+ * The compact form of a schema that tools/list publishes (every agent turn pays for it), derived
+ * from the full one, which stays the one that validates and the one docs/tools.md shows: type,
+ * enum, description, items, properties and required are kept; bounds (a value out of range gets
+ * invalid_argument naming the bound), additionalProperties (unknown properties are still refused)
+ * and a `type` beside an `enum` are left out. A property with `wire` is published as that.
+ */
+export function wireSchema(schema: JsonSchema): JsonSchema {
+  const s = schema.wire ?? schema;
+  const w: JsonSchema = {};
+  if (s.type !== undefined && s.enum === undefined) w.type = s.type;
+  if (s.enum !== undefined) w.enum = s.enum;
+  if (s.description !== undefined) w.description = s.description;
+  if (s.default !== undefined) w.default = s.default;
+  if (s.items !== undefined) w.items = wireSchema(s.items);
+  if (s.properties !== undefined && Object.keys(s.properties).length > 0) {
+    w.properties = Object.fromEntries(Object.entries(s.properties).map(([k, p]) => [k, wireSchema(p)]));
+  }
+  if (s.required !== undefined && s.required.length > 0) w.required = s.required;
+  return w;
 }

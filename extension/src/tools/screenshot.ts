@@ -32,14 +32,14 @@ interface Args {
 
 export const screenshot = defineTool<Args>({
   name: "screenshot",
-  description: "Capture the viewport, fullPage, a region (CSS px) or an element (ref/selector). JPEG unless png.",
+  description: "Capture the viewport, fullPage, a region or an element; JPEG unless png.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       format: { type: "string", enum: ["jpeg", "png"] },
-      quality: { type: "integer", minimum: 1, maximum: 100, description: "JPEG, default 70" },
-      maxWidth: { type: "integer", minimum: 16, maximum: 8192, description: "Downscale to this width (px)" },
+      quality: { type: "integer", minimum: 1, maximum: 100, doc: "JPEG, default 70" },
+      maxWidth: { type: "integer", minimum: 16, maximum: 8192, doc: "Downscale to this width (px)" },
       fullPage: { type: "boolean" },
       ref: S.ref,
       selector: S.selector,
@@ -53,6 +53,7 @@ export const screenshot = defineTool<Args>({
         },
         required: ["x", "y", "width", "height"],
         additionalProperties: false,
+        wire: { type: "object", description: "{x, y, width, height} in CSS px" },
       },
     },
   },

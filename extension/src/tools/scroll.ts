@@ -9,7 +9,7 @@ import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 
 export const scroll = defineTool<ActionArgs & { ref?: string; to?: "top" | "bottom"; dx?: number; dy?: number }>({
   name: "scroll",
-  description: "Scroll the page or a ref's container: to the ref, by dx/dy pixels, or to top/bottom. Reports atBottom.",
+  description: "Scroll the page or ref's container to the ref, by dx/dy px, or to top/bottom.",
   inputSchema: {
     type: "object",
     properties: {
@@ -22,6 +22,8 @@ export const scroll = defineTool<ActionArgs & { ref?: string; to?: "top" | "bott
     },
   },
   readOnly: true,
+  // dx/dy scroll further each time.
+  idempotent: false,
   async handler(a, ctx) {
     if (a.ref === undefined && a.to === undefined && a.dx === undefined && a.dy === undefined) {
       throw toolError("invalid_argument", "give ref, to, dx or dy");
@@ -45,7 +47,7 @@ export const scroll = defineTool<ActionArgs & { ref?: string; to?: "top" | "bott
 
 export const reveal = defineTool<ActionArgs & { role?: string; name?: string; text?: string; container?: string; maxScrolls?: number }>({
   name: "reveal",
-  description: "Scroll a (virtual) list until an element matching role/name/text is rendered; returns its line and ref.",
+  description: "Scroll a virtual list until role/name/text matches; returns its line.",
   inputSchema: {
     type: "object",
     properties: {
@@ -53,7 +55,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       role: { type: "string", minLength: 1 },
       name: { type: "string", minLength: 1 },
       text: { type: "string", minLength: 1 },
-      container: { type: "string", description: "ref of the scroller" },
+      container: { type: "string", doc: "ref of the scroller" },
       maxScrolls: { type: "integer", minimum: 1, maximum: 500 },
       ...ACTION_PROPS,
     },

@@ -10,7 +10,7 @@ import { closeAgentTab, isAgentTab, ownedOnly } from "./ownership.js";
 
 export const tabs = defineTool<Record<string, never>>({
   name: "tabs",
-  description: "List open tabs: id, title, URL, active, open dialog.",
+  description: "Your tabs: id, title, URL, active, dialog.",
   inputSchema: { type: "object", properties: {} },
   readOnly: true,
   async handler(_a, ctx) {

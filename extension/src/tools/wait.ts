@@ -6,7 +6,7 @@ import { waitForCond, type WaitForArg } from "./common.js";
 
 export const waitFor = defineTool<WaitForArg & { tabId?: number }>({
   name: "wait_for",
-  description: "Wait until a selector, text or ref appears (or disappears). found:false on timeout.",
+  description: "Wait for a selector, text or ref to appear or disappear; found:false on timeout.",
   inputSchema: {
     type: "object",
     properties: {
@@ -15,7 +15,7 @@ export const waitFor = defineTool<WaitForArg & { tabId?: number }>({
       text: { type: "string", minLength: 1 },
       ref: { type: "string" },
       state: { type: "string", enum: ["appear", "disappear"] },
-      timeoutMs: { type: "integer", minimum: 0, maximum: 30000, description: "Default 5000" },
+      timeoutMs: { type: "integer", minimum: 0, maximum: 30000, doc: "Default 5000" },
     },
   },
   readOnly: true,
@@ -32,7 +32,7 @@ export const waitFor = defineTool<WaitForArg & { tabId?: number }>({
 
 export const settle = defineTool<{ tabId?: number; quietMs?: number; timeoutMs?: number }>({
   name: "settle",
-  description: "Wait until the DOM has been quiet for quietMs (default 500).",
+  description: "Wait until the DOM is quiet for quietMs (default 500).",
   inputSchema: {
     type: "object",
     properties: {

@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The agent-facing instructions are the extension's conventions, as
+// docs/tools.md (generated from the extension) shows them.
+func TestInstructionsMatchDocs(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(md), "## Conventions\n\n")
+	if !ok {
+		t.Fatal("docs/tools.md has no Conventions section")
+	}
+	got, _, _ := strings.Cut(after, "\n")
+	if got != Instructions {
+		t.Fatalf("broker.Instructions differs from docs/tools.md's Conventions (extension/src/mcp/provider.ts):\n got %q\nwant %q", Instructions, got)
+	}
+}
+
+// docs/tools.md states the status tool as the daemon serves it; the
+// served size it states counts this form (the e2e catalogue test pins it).
+func TestStatusToolMatchesDocs(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "| `status` | read | " + statusTool.Description + " |"
+	if !strings.Contains(string(md), row) {
+		t.Fatalf("docs/tools.md lacks %q (extension/scripts/gen-tools-doc.mjs DAEMON_TOOLS)", row)
+	}
+	b, _ := json.Marshal(statusTool)
+	want := `{"annotations":{"idempotentHint":true,"readOnlyHint":true},"description":` +
+		string(must(json.Marshal(statusTool.Description))) + `,"inputSchema":{"type":"object"},"name":"status"}`
+	if string(b) != want {
+		t.Fatalf("status tool served as\n %s\nwant\n %s", b, want)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
