@@ -81,7 +81,7 @@ async function main(): Promise<void> {
         node: process.versions.node,
         chromium: chromiumVersion,
         tokenizer: TOKENIZER,
-        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "torii" ? s.version : `${s.version} (npm ${packageVersion(s.id === "playwright" ? "@playwright/mcp" : "chrome-devtools-mcp")})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
+        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "torii" ? `${s.version}${(s as { permissive?: boolean }).permissive ? " (`torii launch --permissive`: every origin allowed, approvals pre-granted; the policy gate still runs on every call)" : ""}` : `${s.version} (npm ${packageVersion(s.id === "playwright" ? "@playwright/mcp" : "chrome-devtools-mcp")})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
         notes: [],
       },
       snapshot: {},

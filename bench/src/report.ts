@@ -312,7 +312,9 @@ export function svg(r: RunResult): string {
         parts.push(`<rect x="${x}" y="${yb - bh}" width="${bw - 3}" height="${bh}" fill="${COLORS[d]}"/>`);
         parts.push(`<text x="${x + (bw - 3) / 2}" y="${yb - bh - 4}" font-size="10" text-anchor="middle">${short(v)}</text>`);
       });
-      parts.push(`<text x="${x0 + gi * gw + gw / 2}" y="${yb + 18}" font-size="12" text-anchor="middle">${esc(g.label)}</text>`);
+      // Long labels wrap at ": " or " + " so neighbours do not overlap.
+      const lines = g.label.length > 18 ? g.label.split(/(?<=:) | (?=\+ )/) : [g.label];
+      lines.forEach((ln, li) => parts.push(`<text x="${x0 + gi * gw + gw / 2}" y="${yb + 18 + li * 14}" font-size="12" text-anchor="middle">${esc(ln)}</text>`));
     });
   });
   parts.push("</svg>");

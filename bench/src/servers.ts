@@ -246,6 +246,8 @@ export class ToriiMcp extends BenchServer {
   private daemonPid = 0;
   private browserPid = 0;
   private tabId: number | undefined;
+  /** Launched with `--permissive` (see start). */
+  permissive = false;
   /** Snapshot page size: the largest the tool allows, so a full snapshot takes the fewest calls. */
   static readonly SNAPSHOT_PAGE = 200_000;
 
@@ -259,7 +261,13 @@ export class ToriiMcp extends BenchServer {
     await writeFile(join(config, "config.json"), JSON.stringify({ listen: `127.0.0.1:${port}` }), { mode: 0o600 });
     this.env = { ...(process.env as Record<string, string>), TORII_STATE_DIR: state, TORII_CONFIG_DIR: config, NO_COLOR: "1" };
 
-    const launched = await run(toriiBin, ["launch", "--headless", "--browser", browserPath()], this.env, 90_000);
+    // The peers have no policy at all; Torii's dedicated profile gets `--permissive` (every origin
+    // allowed, act mode on, approvals pre-granted) where the binary has it. Its policy gate still
+    // runs on every call, so its cost is measured. Older binaries had no allowlist and no flag.
+    const help = await run(toriiBin, ["launch", "-h"], this.env, 15_000);
+    this.permissive = /-permissive\b/.test(help.stdout + help.stderr);
+    const launchArgs = ["launch", "--headless", "--browser", browserPath(), ...(this.permissive ? ["--permissive"] : [])];
+    const launched = await run(toriiBin, launchArgs, this.env, 90_000);
     // Pids first, so stop() can end what launch started even when it failed.
     const bp = /\(pid (\d+)/.exec(launched.stderr + launched.stdout);
     if (bp) this.browserPid = Number(bp[1]);

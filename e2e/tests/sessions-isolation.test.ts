@@ -106,9 +106,8 @@ describeBrowser("sessions", () => {
     const runs = ss.map(async (m, i) => {
       const pending: Promise<ToolResult>[] = [];
       for (let k = 0; k < N; k++) {
-        // Sent without awaiting the answers (a few ms apart, so they reach the daemon in this
-        // order): the session's calls must still run one at a time, in order.
-        if (k > 0) await new Promise((r) => setTimeout(r, 15));
+        // Sent back to back without awaiting the answers: `torii mcp` and the daemon keep the
+        // order they were written in, and the session's calls run one at a time, in that order.
         pending.push(k % 3 === 0 ? m.call("fill", { tabId: tabs[i]!, selector: "#field", value: `v${k}` }) : m.call("read_text", { tabId: tabs[i]! }));
       }
       return Promise.all(pending);

@@ -40,6 +40,9 @@ type Call struct {
 	Owner *Session
 	// Timeout is the call's deadline; <= 0 means mcpbridge.DefaultCallTimeout.
 	Timeout time.Duration
+	// Queued, if set, runs once the call has its place in its session's
+	// queue (or was refused): the caller may then submit the next one.
+	Queued func()
 }
 
 // ToolServer is the extension's tool server; *mcpbridge.Bridge is one.
@@ -249,6 +252,9 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 		call.Owner = b.labelSession(call.Session)
 	}
 	s := call.Owner
+	if call.Queued != nil {
+		defer call.Queued() // the early refusals below; must be idempotent
+	}
 	if call.Name == StatusTool {
 		return b.statusResult(s)
 	}
@@ -263,6 +269,9 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 	defer context.AfterFunc(s.ctx, cancel)()
 	gen := b.generation()
 	p, refused := b.enqueue(s, call.Name, tab)
+	if call.Queued != nil {
+		call.Queued()
+	}
 	if refused == nil {
 		refused = b.wait(ctx, p)
 	}

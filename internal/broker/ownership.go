@@ -16,7 +16,7 @@ import (
 // MetaKey is the _meta key of Torii's bookkeeping on the wire between the
 // broker and the extension (docs/protocol.md, "Sessions"):
 //
-//	request  _meta.torii = {session: label, sessionId, kind, tabCap}
+//	request  _meta.torii = {session: label, sessionId, kind, tabCap, gatewaySessionId?}
 //	result   _meta.torii = {tabs: [the calling session's tabs after the call]}
 //
 // The broker keeps the result's tabs for status and strips them.
@@ -31,8 +31,15 @@ const SessionEnded = "notifications/torii/session_ended"
 func (b *Broker) meta(s *Session) map[string]any {
 	b.smu.Lock()
 	tabCap := b.limits.TabCap
+	gw := s.gateway
 	b.smu.Unlock()
-	return map[string]any{MetaKey: map[string]any{"session": s.label, "sessionId": s.id, "kind": s.kind, "tabCap": tabCap}}
+	m := map[string]any{"session": s.label, "sessionId": s.id, "kind": s.kind, "tabCap": tabCap}
+	if gw != "" {
+		// An agent session's chat session, for the extension's window grant
+		// lookup (SECURITY I-29). Never set from anything a client sends.
+		m["gatewaySessionId"] = gw
+	}
+	return map[string]any{MetaKey: m}
 }
 
 // takeTabs reads the session's tabs from a result's _meta and strips them:

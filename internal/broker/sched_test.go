@@ -383,3 +383,27 @@ func TestIdentityAndOwnership(t *testing.T) {
 		t.Fatal("status is not in the catalogue")
 	}
 }
+
+// An agent session's calls name its gateway (chat) session for the
+// extension's window grant (SECURITY I-29); other kinds never carry one.
+func TestGatewaySessionInMeta(t *testing.T) {
+	b, f := setup(t, config.Broker{})
+	close(f.gate)
+	ag := b.NewSession("agent:alpha:1234", KindAgent)
+	ag.SetGatewaySession("chat-1")
+	other := b.NewSession("review", KindHTTP)
+	other.SetGatewaySession("chat-2") // ignored: not an agent session
+	ag.CallTool(context.Background(), "work", args(1), 0)
+	other.CallTool(context.Background(), "work", args(2), 0)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.metaSeen) != 2 {
+		t.Fatalf("calls %d", len(f.metaSeen))
+	}
+	if m := f.metaSeen[0][MetaKey].(map[string]any); m["gatewaySessionId"] != "chat-1" || m["kind"] != KindAgent {
+		t.Fatalf("agent meta %v", m)
+	}
+	if m := f.metaSeen[1][MetaKey].(map[string]any); m["gatewaySessionId"] != nil {
+		t.Fatalf("http meta %v", m)
+	}
+}

@@ -33,6 +33,7 @@ type Session struct {
 	label   string
 	kind    Kind
 	started time.Time
+	gateway string          // the gateway (chat) session an agent session serves; see SetGatewaySession
 	ctx     context.Context // ends with Close; every call of the session derives from it
 	cancel  context.CancelFunc
 
@@ -96,6 +97,19 @@ func (s *Session) Label() string { return s.label }
 
 // Kind says where the session comes from.
 func (s *Session) Kind() Kind { return s.kind }
+
+// SetGatewaySession names the gateway (side-panel chat) session this agent
+// session serves. The extension receives it in every call's
+// _meta.torii.gatewaySessionId and looks up the person's window grant by it
+// (SECURITY I-29); the daemon only says which session calls, the grant
+// itself lives in the extension. Set it before the session's first call.
+func (s *Session) SetGatewaySession(id string) {
+	s.b.smu.Lock()
+	defer s.b.smu.Unlock()
+	if s.kind == KindAgent {
+		s.gateway = id
+	}
+}
 
 // Done is closed when the session ends.
 func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }

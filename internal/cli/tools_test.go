@@ -302,7 +302,7 @@ func TestToolsCommand(t *testing.T) {
 		"slow    W  Wait until cancelled.\n" +
 		"fail    W  Always not_found.\n" +
 		"shot    R  A screenshot.\n" +
-		"status  R  This session's own state, from the daemon (no browser round trip): its tabs, queued and running calls, latest calls with outcome and duration.\n"
+		"status  R  Your session's tabs, queued and running calls, and latest calls.\n"
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("tools:\n%s\nwant:\n%s(%s)", r.stdout, want, r.stderr)
 	}

@@ -102,6 +102,9 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	c.wmu.Lock()
 	_, err = c.conn.Write(append(b, '\n'))
 	c.wmu.Unlock()
+	if f, _ := ctx.Value(sentKey{}).(func()); f != nil {
+		f()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
@@ -130,6 +133,15 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		}
 	}
 	return nil
+}
+
+type sentKey struct{}
+
+// WithSent returns ctx carrying f, which Call runs once its request has been
+// written to the socket (or the write failed), before the answer: `torii mcp`
+// uses it to keep a session's calls in arrival order without serialising them.
+func WithSent(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, sentKey{}, f)
 }
 
 // Close closes the connection.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
 )
@@ -60,6 +61,40 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup // connection goroutines
 	calls  sync.WaitGroup // in-flight handler calls
+
+	ordered map[string]bool // see InOrder
+}
+
+// orderWaitMax bounds how long an ordered request waits for the one before.
+const orderWaitMax = 2 * time.Second
+
+// InOrder makes requests of these methods start, on each connection, only
+// once the previous such request released its turn (Release, or returning).
+// Requests run on their own goroutines, so without it two calls written a
+// moment apart could reach the handler swapped; `torii mcp` relies on its
+// tools.call being queued in the order it sends them. Call before Serve.
+func (s *Server) InOrder(methods ...string) {
+	if s.ordered == nil {
+		s.ordered = map[string]bool{}
+	}
+	for _, m := range methods {
+		s.ordered[m] = true
+	}
+}
+
+type turnKey struct{}
+
+type turn struct {
+	once sync.Once
+	done chan struct{}
+}
+
+// Release ends the turn of an InOrder request (idempotent; no-op otherwise):
+// the connection's next one may start.
+func Release(ctx context.Context) {
+	if t, _ := ctx.Value(turnKey{}).(*turn); t != nil {
+		t.once.Do(func() { close(t.done) })
+	}
 }
 
 // NewServer returns a server; a nil logger discards.
@@ -125,6 +160,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer cancel()
 	ctx = context.WithValue(ctx, connKey{}, &Conn{})
 	r := bufio.NewReaderSize(c, 64<<10)
+	var prev chan struct{} // the last InOrder request's turn
 	var wmu sync.Mutex
 	write := func(m *jsonrpc.Message) {
 		b, err := json.Marshal(m)
@@ -169,8 +205,23 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 		s.calls.Add(1)
 		s.mu.Unlock()
-		go func(msg *jsonrpc.Message) {
+		hctx, wait := ctx, chan struct{}(nil)
+		if s.ordered[msg.Method] {
+			t := &turn{done: make(chan struct{})}
+			hctx, wait, prev = context.WithValue(ctx, turnKey{}, t), prev, t.done
+		}
+		go func(ctx context.Context, msg *jsonrpc.Message) {
 			defer s.calls.Done()
+			defer Release(ctx)
+			if wait != nil {
+				t := time.NewTimer(orderWaitMax)
+				select {
+				case <-wait:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+				t.Stop()
+			}
 			res, err := s.handler(ctx, msg.Method, msg.Params)
 			if !msg.HasID() {
 				return
@@ -185,7 +236,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 				return
 			}
 			write(out)
-		}(msg)
+		}(hctx, msg)
 	}
 }
 

@@ -165,6 +165,9 @@ func Run(ctx context.Context, opts Options) error {
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	httpSrv.RegisterOnShutdown(mcpStop)
 	ctl := control.NewServer(d.handleControl, log)
+	// A connection's tools.call are queued in the order they arrive (a
+	// session's calls run in order; `torii mcp` sends them so).
+	ctl.InOrder("tools.call")
 
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)

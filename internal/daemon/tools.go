@@ -178,6 +178,7 @@ func (d *daemon) handleToolsControl(ctx context.Context, method string, raw json
 		call := broker.Call{Name: p.Name, Arguments: p.Arguments, Session: p.SessionLabel,
 			Timeout: time.Duration(p.TimeoutMs) * time.Millisecond}
 		call.Owner = owner
+		call.Queued = func() { control.Release(ctx) } // InOrder (daemon.go)
 		return d.broker.CallTool(ctx, call), nil
 	case "tools.cancel":
 		p, err := params[ToolsCancelParams](raw, method)

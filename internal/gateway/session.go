@@ -160,6 +160,8 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	g.mu.Unlock()
 	if g.opts.Broker != nil {
 		s.bs = g.opts.Broker.NewSession(s.label, broker.KindAgent)
+		// The extension keys the person's window grant on the gateway session id (SECURITY I-29).
+		s.bs.SetGatewaySession(s.ID)
 	}
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)

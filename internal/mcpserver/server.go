@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -60,6 +61,7 @@ type Server struct {
 	mirror *broker.Mirror
 	log    *slog.Logger
 	wake   chan struct{}
+	order  *order // keeps a session's calls in arrival order (order.go)
 
 	mu        sync.Mutex
 	connected bool
@@ -82,7 +84,7 @@ func New(o Options) *Server {
 	if o.PollConnected <= 0 {
 		o.PollConnected = DefaultPollConnected
 	}
-	s := &Server{o: o, log: o.Logger, wake: make(chan struct{}, 1)}
+	s := &Server{o: o, log: o.Logger, wake: make(chan struct{}, 1), order: newOrder()}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Title: title, Version: o.Version}, &mcp.ServerOptions{
 		Logger:       o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -157,6 +159,12 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if req.Params == nil {
 		return nil, errors.New("tools/call without params")
 	}
+	// Not before every earlier call of this session went out (order.go).
+	sent, err := s.order.turn(ctx, req.Params)
+	defer sent()
+	if err != nil {
+		return nil, err
+	}
 	if s.o.Control == nil {
 		return toolerr.Result(toolerr.ExtensionNotConnected, "this session has no daemon"), nil
 	}
@@ -171,7 +179,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		var raw json.RawMessage
 		// Not ctx: a cancelled call is stopped by tools.cancel below, and
 		// its late answer is read (and dropped) rather than orphaned.
-		err := s.o.Control.Call(context.WithoutCancel(ctx), "tools.call", p, &raw)
+		err := s.o.Control.Call(control.WithSent(context.WithoutCancel(ctx), sent), "tools.call", p, &raw)
 		if err != nil {
 			done <- outcome{err: err}
 			return
@@ -248,7 +256,7 @@ func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser
 		go s.poll(ctx)
 	}
 	d := newDrain()
-	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: d.reader(in), Writer: d.writer(out)})
+	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: d.reader(s.order.reader(in)), Writer: d.writer(s.order.writer(out))})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

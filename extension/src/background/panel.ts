@@ -7,6 +7,7 @@
 // Every listener is registered synchronously at import (MV3 wake-up rule).
 
 import { PANEL_PORT, panelMayCall, type PanelToWorker, type PermissionOutcome, type RpcErrorShape, type WorkerToPanel } from "../room/port.js";
+import { dropWindowGrant, setWindowGrant } from "../tools/ownership.js";
 import { link } from "./index.js";
 import { RpcError, registerHandler } from "./rpc.js";
 
@@ -99,6 +100,38 @@ function sessionOf(params: unknown): string {
   return typeof s === "string" ? s : "";
 }
 
+/** The panel's `_meta.torii` of a call (room, browserAccess), or {}. */
+function toriiMeta(params: unknown): { room?: unknown; browserAccess?: unknown } {
+  const m = (params as { _meta?: { torii?: unknown } } | null)?._meta?.torii;
+  return m && typeof m === "object" ? (m as { room?: unknown; browserAccess?: unknown }) : {};
+}
+
+/**
+ * SECURITY I-29: the person's window grant follows what the person's own panel (an extension page,
+ * checked at connect) did for the session in its window: created or resumed it with a browser
+ * access, changed that access, closed or forgot it. The daemon only answers with the session id;
+ * nothing the link or a page sends reaches this.
+ */
+async function windowGrantAfter(method: string, windowId: number | null, sessionId: string, params: unknown): Promise<void> {
+  if (windowId === null || !sessionId) return;
+  const meta = toriiMeta(params);
+  switch (method) {
+    case "session/new":
+      if (meta.room === `window-${windowId}`) await setWindowGrant(sessionId, windowId, meta.browserAccess);
+      return;
+    case "session/resume":
+    case "session/load":
+      if (meta.browserAccess !== undefined) await setWindowGrant(sessionId, windowId, meta.browserAccess);
+      return;
+    case "torii/session/set_access":
+      await setWindowGrant(sessionId, windowId, (params as { browserAccess?: unknown } | null)?.browserAccess);
+      return;
+    case "torii/session/close":
+      await dropWindowGrant(sessionId);
+      return;
+  }
+}
+
 function errShape(e: unknown): RpcErrorShape {
   if (e instanceof RpcError) return { code: e.code, message: e.message };
   const st = link.state();
@@ -150,6 +183,9 @@ async function call(p: PanelPort, id: number, method: string, params: unknown, t
   const windowId = p.windowId;
   const sessionId = sessionOf(params);
   if (windowId !== null && sessionId && method !== "torii/session/close") own(sessionId, windowId);
+  // SECURITY I-29: a revocation applies at once, whatever the daemon answers.
+  const revoking = method === "torii/session/close" || (method === "torii/session/set_access" && (params as { browserAccess?: unknown } | null)?.browserAccess === "none");
+  if (revoking && sessionId) await dropWindowGrant(sessionId).catch(() => undefined);
   const isPrompt = method === "session/prompt";
   if (isPrompt) busy.add(sessionId);
   try {
@@ -158,6 +194,7 @@ async function call(p: PanelPort, id: number, method: string, params: unknown, t
       const sid = sessionOf(result);
       if (sid) own(sid, windowId);
     }
+    await windowGrantAfter(method, windowId, method === "session/new" ? sessionOf(result) : sessionId, params).catch(() => undefined);
     if (method === "torii/session/close" && sessionId) {
       sessionWindow.delete(sessionId);
       save();
@@ -214,6 +251,7 @@ function onMessage(p: PanelPort, raw: unknown): void {
       if (typeof m.sessionId === "string" && sessionWindow.get(m.sessionId) === p.windowId) {
         sessionWindow.delete(m.sessionId);
         save();
+        void dropWindowGrant(m.sessionId); // SECURITY I-29
       }
       return;
   }

@@ -218,5 +218,7 @@ function callMeta(meta: unknown): CallMeta | undefined {
   if (typeof o.sessionId === "string" && o.sessionId !== "") out.sessionId = o.sessionId.slice(0, 80);
   if (typeof o.kind === "string") out.kind = o.kind.slice(0, 16);
   if (typeof o.tabCap === "number" && Number.isInteger(o.tabCap) && o.tabCap > 0) out.tabCap = Math.min(o.tabCap, 500);
+  // An agent session's chat session: the key of the person's window grant (SECURITY I-29).
+  if (typeof o.gatewaySessionId === "string" && o.gatewaySessionId !== "") out.gatewaySessionId = o.gatewaySessionId.slice(0, 80);
   return out.session !== undefined || out.sessionId !== undefined ? out : undefined;
 }

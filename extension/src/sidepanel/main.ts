@@ -325,7 +325,8 @@ async function resume(a: Agent): Promise<void> {
   if (a.state !== "busy") a.state = "connecting";
   renderRoster();
   try {
-    await call("session/resume", { sessionId: sid, cwd: "/", mcpServers: [] });
+    // The access travels so the worker re-records the person's window grant (SECURITY I-29).
+    await call("session/resume", { sessionId: sid, cwd: "/", mcpServers: [], _meta: { torii: { room: `window-${windowId}`, browserAccess: a.access } } });
     if (a.sessionId !== sid) return;
     if (a.state === "connecting" || UNHEALTHY.includes(a.state)) a.state = a.inTurn ? "busy" : "ready";
     a.detail = "";

@@ -6,6 +6,10 @@
 // - a session owns the tabs it opened (navigate without tabId) and the tabs its pages open
 //   (popups, target=_blank); it may use the person's own tabs only through a grant the person made
 //   in the popup (scopes read / write / evaluate, expiring, revocable);
+// - a side-panel agent may also use the tabs currently in its room's window, within the browser
+//   access the person set for it in that panel (a window grant, recorded by background/panel.ts
+//   when the panel creates or resumes the session; SECURITY I-29), and its navigate without tabId
+//   opens the tab in that window;
 // - `tabs` lists only those; naming any other tab (another session's, the person's, or none at
 //   all) is `tab_not_owned`, the same words either way;
 // - each session's tabs live in a window of their own that never takes the person's focus;
@@ -28,6 +32,8 @@ export interface SessionRef {
   label: string;
   kind?: string;
   tabCap?: number;
+  /** An agent session's gateway (chat) session, named by the daemon: the window grant key. */
+  gateway?: string;
 }
 
 export type Scope = "read" | "write" | "evaluate";
@@ -44,6 +50,17 @@ export interface Grant {
   expiresAt: number;
 }
 
+/**
+ * SECURITY I-29: the person opened a room in a window's side panel and set this agent's browser
+ * access there; the agent (keyed by its gateway session id) may use that window's tabs.
+ */
+export interface WindowGrant {
+  sessionId: string;
+  windowId: number;
+  scopes: Scope[];
+  createdAt: number;
+}
+
 interface OwnerRec {
   session: string;
   at: number;
@@ -56,6 +73,8 @@ interface SessRec {
   label: string;
   kind: string;
   window?: number;
+  /** The gateway session the daemon named for it (agent sessions). */
+  gateway?: string;
   seen: number;
   ended?: number;
 }
@@ -68,6 +87,8 @@ interface State {
   closed: Record<string, number[]>;
   /** The session's last used tab: the default when a call names none. */
   last: Record<string, number>;
+  /** Window grants by gateway session id (SECURITY I-29). */
+  windows: Record<string, WindowGrant>;
 }
 
 const KEY = "torii_sessions";
@@ -75,18 +96,21 @@ export const DEFAULT_TAB_CAP = 20;
 /** Calls the daemon sent without a session (an older daemon): one anonymous session, same rules. */
 export const ANONYMOUS: SessionRef = { id: "anonymous", label: "anonymous" };
 
-let st: State = { owners: {}, sessions: {}, grants: [], closed: {}, last: {} };
+let st: State = { owners: {}, sessions: {}, grants: [], closed: {}, last: {}, windows: {} };
 let installed = false;
 let loaded: Promise<void> | undefined;
 
 function load(): Promise<void> {
   loaded ??= chrome.storage.session.get(KEY).then(async (r) => {
     const v = r[KEY] as Partial<State> | undefined;
-    if (v) st = { owners: v.owners ?? {}, sessions: v.sessions ?? {}, grants: v.grants ?? [], closed: v.closed ?? {}, last: v.last ?? {} };
+    if (v) st = { owners: v.owners ?? {}, sessions: v.sessions ?? {}, grants: v.grants ?? [], closed: v.closed ?? {}, last: v.last ?? {}, windows: v.windows ?? {} };
     // SECURITY I-26: a record for a tab that no longer exists is dropped before anything uses it.
     const live = new Set((await chrome.tabs.query({})).map((t) => t.id));
     for (const k of Object.keys(st.owners)) if (!live.has(Number(k))) delete st.owners[k];
     st.grants = st.grants.filter((g) => live.has(g.tabId));
+    // SECURITY I-29: a window grant ends with its window.
+    const wins = new Set((await chrome.windows.getAll()).map((w) => w.id));
+    for (const [k, w] of Object.entries(st.windows)) if (!wins.has(w.windowId)) delete st.windows[k];
   });
   return loaded;
 }
@@ -97,14 +121,19 @@ function save(): void {
 }
 
 /** The session `_meta.torii` names (see provider.ts), or undefined. */
-export function sessionFromMeta(m: { sessionId?: string; session?: string; kind?: string; tabCap?: number } | undefined): SessionRef | undefined {
+export function sessionFromMeta(
+  m: { sessionId?: string; session?: string; kind?: string; tabCap?: number; gatewaySessionId?: string } | undefined,
+): SessionRef | undefined {
   if (!m?.sessionId) return undefined;
-  return { id: m.sessionId.slice(0, 80), label: (m.session ?? "").slice(0, 120), ...(m.kind ? { kind: m.kind } : {}), ...(m.tabCap ? { tabCap: m.tabCap } : {}) };
+  // Only an agent session serves a gateway (chat) session; the daemon names it (SECURITY I-29).
+  const gateway = m.kind === "agent" && m.gatewaySessionId ? { gateway: m.gatewaySessionId.slice(0, 80) } : {};
+  return { id: m.sessionId.slice(0, 80), label: (m.session ?? "").slice(0, 120), ...(m.kind ? { kind: m.kind } : {}), ...(m.tabCap ? { tabCap: m.tabCap } : {}), ...gateway };
 }
 
 function touch(s: SessionRef): SessRec {
   const r = (st.sessions[s.id] ??= { id: s.id, label: s.label, kind: s.kind ?? "", seen: Date.now() });
   r.seen = Date.now();
+  if (s.gateway) r.gateway = s.gateway;
   delete r.ended; // a call proves the session is alive (revives one marked ended on reconnect)
   return r;
 }
@@ -156,12 +185,22 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     if (name === "screenshot") await showInOwnWindow(tabId);
     return;
   }
+  const need: Scope = EVAL_TOOLS.has(name) ? "evaluate" : call.tool.readOnly ? "read" : "write";
+  // SECURITY I-29: a tab now in the agent's room window, within the access the person set there.
+  const w = await windowGrantCovering(s, tabId);
+  if (w?.scopes.includes(need)) {
+    st.last[s.id] = tabId;
+    save();
+    return;
+  }
   const g = grantFor(tabId, s.id);
+  if (!g && w) {
+    throw toolError("tab_not_owned", `the person gave this agent ${w.scopes.join("+")} access to its window's tabs, not ${need}`, "Ask the person to change your browser access in the side panel; nothing was sent.");
+  }
   if (!g) {
     if (st.closed[s.id]?.includes(tabId)) throw toolError("no_tab", `tab ${tabId} was closed`);
     throw notOwned(tabId);
   }
-  const need: Scope = EVAL_TOOLS.has(name) ? "evaluate" : call.tool.readOnly ? "read" : "write";
   if (!g.scopes.includes(need)) throw toolError("tab_not_owned", `the person granted this session ${g.scopes.join("+")} on tab ${tabId}, not ${need}`, "Ask the person to widen the grant in the Torii popup; nothing was sent.");
   // SECURITY I-28: a grant is bound to its origin and document; neither silently retargets.
   const t = await chrome.tabs.get(tabId).catch(() => undefined);
@@ -183,7 +222,7 @@ function notOwned(tabId: number) {
 }
 
 async function usable(s: SessionRef, tabId: number): Promise<boolean> {
-  if (ownerOf(tabId)?.session !== s.id && !grantFor(tabId, s.id)) return false;
+  if (ownerOf(tabId)?.session !== s.id && !grantFor(tabId, s.id) && !(await windowGrantCovering(s, tabId))) return false;
   return (await chrome.tabs.get(tabId).catch(() => undefined)) !== undefined;
 }
 
@@ -193,6 +232,68 @@ function grantFor(tabId: number, sessionId: string): Grant | undefined {
   st.grants = st.grants.filter((g) => g.expiresAt > now);
   if (st.grants.length !== before) save();
   return st.grants.find((g) => g.tabId === tabId && g.sessionId === sessionId);
+}
+
+// ---------- window grants (SECURITY I-29) ----------
+
+/** The window grant of an agent session, by the gateway session the daemon named; else undefined. */
+function windowGrantOf(s: SessionRef): WindowGrant | undefined {
+  if (s.kind !== "agent" || !s.gateway) return undefined;
+  return st.windows[s.gateway];
+}
+
+/** An http(s) tab of the granted window that is not another session's agent tab. */
+function inGrantedWindow(w: WindowGrant, s: SessionRef, t: { id?: number; windowId?: number; url?: string; pendingUrl?: string }): boolean {
+  if (t.id === undefined || t.windowId !== w.windowId) return false;
+  const o = ownerOf(t.id);
+  if (o && o.session !== s.id) return false;
+  // Never the extension's own pages (the panel as a tab, the approval window), chrome: or file:.
+  return /^https?:/.test(t.url || t.pendingUrl || "");
+}
+
+/** The session's window grant when tabId is a tab now in that window; else undefined. */
+async function windowGrantCovering(s: SessionRef, tabId: number): Promise<WindowGrant | undefined> {
+  const w = windowGrantOf(s);
+  if (!w) return undefined;
+  const t = await chrome.tabs.get(tabId).catch(() => undefined);
+  return t && inGrantedWindow(w, s, t) ? w : undefined;
+}
+
+/** The scopes a side-panel browser access gives on the room window's tabs (evaluate never). */
+export function windowScopes(access: unknown): Scope[] {
+  return access === "act" ? ["read", "write"] : access === "read" ? ["read"] : [];
+}
+
+/**
+ * SECURITY I-29: records the person's window grant. Called only by background/panel.ts, for a
+ * session the person's own panel (an extension page) created, resumed or changed the access of in
+ * that window; never from a tool, the link or a page. `none` (or any other value) removes it.
+ */
+export async function setWindowGrant(sessionId: string, windowId: number, access: unknown): Promise<WindowGrant | undefined> {
+  await load();
+  if (!sessionId) return undefined;
+  const scopes = windowScopes(access);
+  const win = Number.isInteger(windowId) ? await chrome.windows.get(windowId).catch(() => undefined) : undefined;
+  if (scopes.length === 0 || !win) {
+    dropWindowGrantNow(sessionId);
+    return undefined;
+  }
+  const g: WindowGrant = { sessionId, windowId, scopes, createdAt: Date.now() };
+  st.windows[sessionId] = g;
+  save();
+  return g;
+}
+
+/** SECURITY I-29: the room closed (or forgot) the session: its window grant goes. */
+export async function dropWindowGrant(sessionId: string): Promise<void> {
+  await load();
+  dropWindowGrantNow(sessionId);
+}
+
+function dropWindowGrantNow(sessionId: string): void {
+  if (!(sessionId in st.windows)) return;
+  delete st.windows[sessionId];
+  save();
 }
 
 export function originOf(url: string): string {
@@ -209,7 +310,11 @@ async function docIdOf(tabId: number): Promise<string | undefined> {
   return (f as { documentId?: string } | null)?.documentId;
 }
 
-/** The session's tabs now: owned and granted, for `tabs` and the result's `_meta.torii.tabs`. */
+/**
+ * The session's tabs now: owned and granted, for the result's `_meta.torii.tabs`. Tabs reached
+ * through a window grant are left out: they stay the person's, shared by the room's agents, and
+ * the daemon would otherwise refuse them to the room's other agents as held (I-24).
+ */
 export function visibleTabs(owner: SessionRef | undefined): Set<number> {
   const s = owner ?? ANONYMOUS;
   const out = new Set<number>();
@@ -224,11 +329,13 @@ export function ownershipOn(): boolean {
   return installed;
 }
 
-/** `tabs` lists only the session's own and granted tabs (every tab in unit tests). */
-export function ownedOnly<T extends { id?: number }>(all: T[], owner: SessionRef | undefined): T[] {
+/** `tabs` lists only the session's own, granted and window-granted tabs (every tab in unit tests). */
+export function ownedOnly<T extends { id?: number; windowId?: number; url?: string; pendingUrl?: string }>(all: T[], owner: SessionRef | undefined): T[] {
   if (!installed) return all;
   const mine = visibleTabs(owner);
-  return all.filter((t) => t.id !== undefined && mine.has(t.id));
+  const s = owner ?? ANONYMOUS;
+  const w = windowGrantOf(s);
+  return all.filter((t) => t.id !== undefined && (mine.has(t.id) || (w !== undefined && inGrantedWindow(w, s, t))));
 }
 
 /** True when the tab is an agent tab (close it with closeAgentTab: no beforeunload prompt). */
@@ -273,7 +380,13 @@ export async function openAgentTab(owner: SessionRef | undefined, signal?: Abort
   await makeRoom(s, s.tabCap ?? DEFAULT_TAB_CAP);
   focusGuardUntil = Date.now() + 3_000;
   let tab: chrome.tabs.Tab | undefined;
-  if (rec.window !== undefined) {
+  // SECURITY I-29: an agent the person lets act in its room's window opens its tabs there, in the
+  // background (the person's view stays); the window is not made the session's agent window.
+  const wg = windowGrantOf(s);
+  if (wg?.scopes.includes("write") && (await chrome.windows.get(wg.windowId).catch(() => undefined))) {
+    tab = await withDeadline(chrome.tabs.create({ windowId: wg.windowId, url: "about:blank", active: false }), 10_000, "tabs.create", signal);
+  }
+  if (!tab && rec.window !== undefined) {
     const w = await chrome.windows.get(rec.window).catch(() => undefined);
     if (w) tab = await withDeadline(chrome.tabs.create({ windowId: rec.window, url: "about:blank", active: true }), 10_000, "tabs.create", signal);
   }
@@ -383,6 +496,8 @@ export async function sessionEnded(sessionId: string, closeTabs: boolean): Promi
   await load();
   const s = st.sessions[sessionId];
   if (s) s.ended = Date.now();
+  // SECURITY I-29: the agent session closes with its chat session; so does its window grant.
+  if (s?.gateway) delete st.windows[s.gateway];
   save();
   if (closeTabs) await closeSessionTabs(sessionId);
 }
@@ -413,6 +528,11 @@ export function installOwnership(): void {
   chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => void load().then(() => adopt(d.tabId, d.sourceTabId)));
   chrome.tabs.onRemoved.addListener((tabId) => void load().then(() => forget(tabId)));
   chrome.windows.onRemoved.addListener((w) => {
+    void load().then(() => {
+      // SECURITY I-29: closing the window ends every window grant on it.
+      for (const [k, g] of Object.entries(st.windows)) if (g.windowId === w) delete st.windows[k];
+      save();
+    });
     for (const s of Object.values(st.sessions)) if (s.window === w) delete s.window;
     if (personWindow === w) personWindow = undefined;
   });

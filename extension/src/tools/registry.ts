@@ -101,6 +101,8 @@ export interface CallMeta {
   sessionId?: string;
   kind?: string;
   tabCap?: number;
+  /** An agent session's gateway (chat) session: the key of a window grant (SECURITY I-29). */
+  gatewaySessionId?: string;
 }
 
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */

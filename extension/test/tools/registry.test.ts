@@ -21,7 +21,7 @@ describe("registry → tools/list", () => {
       expect(t.name).toMatch(/^[a-z][a-z0-9_]*$/);
       // One sentence: conventions shared by every tool are in the server instructions.
       expect(t.description.length, t.name).toBeLessThanOrEqual(100);
-      expect(t.description.replace(/\.$/, ""), t.name).not.toMatch(/\. /);
+      expect(t.description, t.name).not.toMatch(/\. [A-Z]/);
       expect(t.inputSchema.type).toBe("object");
       expect(typeof t.annotations.readOnlyHint).toBe("boolean");
       // The fields the daemon's Go SDK writes anyway, so the served size is the registry's.
@@ -44,7 +44,6 @@ describe("registry → tools/list", () => {
       .slice(0, 3);
     console.log(`tools/list: ${TOOLS.length} tools, ${size} characters (full schemas: ${full}); largest: ${largest.map(([n, c]) => `${n} ${c}`).join(", ")}`);
     expect(size).toBeLessThanOrEqual(12_000);
-    expect(size).toBeLessThan(10_000);
   });
 
   it("the wire form is derived from the full schema, which alone validates", () => {
