@@ -3,9 +3,9 @@
 // label, origin, outcome, error code, duration and approval decision, in a
 // SQLite database (pure Go, modernc.org/sqlite) in the state directory.
 //
-// SECURITY I-14: a Record has no field that could carry a call's arguments,
+// SECURITY I-31: a Record has no field that could carry a call's arguments,
 // typed text, page content or result, and nothing here accepts them.
-// SECURITY I-15: the database file (and its WAL and shared-memory files) is
+// SECURITY I-32: the database file (and its WAL and shared-memory files) is
 // mode 0600 in the 0700 state directory; rows older than the retention age,
 // and rows past the retention count, are deleted on a timer.
 package audit
@@ -42,7 +42,7 @@ const (
 	OutcomeError = "error"
 )
 
-// Record is one tool call. Only metadata: see SECURITY I-14.
+// Record is one tool call. Only metadata: see SECURITY I-31.
 type Record struct {
 	ID         int64     `json:"id"`
 	Time       time.Time `json:"time"`
@@ -123,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("audit: database path must not contain ? or #")
 	}
-	// SECURITY I-15: create the file 0600 before SQLite opens it; SQLite
+	// SECURITY I-32: create the file 0600 before SQLite opens it; SQLite
 	// gives the -wal and -shm files the main file's mode.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -244,7 +244,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 }
 
-// A Record has only metadata fields (SECURITY I-14): adding a field that
+// A Record has only metadata fields (SECURITY I-31): adding a field that
 // could hold arguments, text or results must be a deliberate change here.
 func TestRecordFieldsAreMetadataOnly(t *testing.T) {
 	var names []string
@@ -253,7 +253,7 @@ func TestRecordFieldsAreMetadataOnly(t *testing.T) {
 		names = append(names, rt.Field(i).Name)
 	}
 	if got := strings.Join(names, ","); got != "ID,Time,Tool,Session,Origin,Outcome,Code,DurationMs,Approval" {
-		t.Fatalf("Record fields changed: %s — the audit is metadata only (SECURITY I-14)", got)
+		t.Fatalf("Record fields changed: %s — the audit is metadata only (SECURITY I-31)", got)
 	}
 }
 

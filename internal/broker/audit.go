@@ -22,7 +22,7 @@ import (
 // strips it. docs/audit.md.
 const MetaAudit = "torii/audit"
 
-// AuditRecord is one finished call as the Observer sees it. SECURITY I-14:
+// AuditRecord is one finished call as the Observer sees it. SECURITY I-31:
 // metadata only — it has no field for arguments, typed text, page content
 // or results, and the broker never puts them in one.
 type AuditRecord struct {

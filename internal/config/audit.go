@@ -46,5 +46,5 @@ func (a Audit) validate() error {
 	return nil
 }
 
-// AuditDB is the audit database (SECURITY I-15: mode 0600).
+// AuditDB is the audit database (SECURITY I-32: mode 0600).
 func (p Paths) AuditDB() string { return filepath.Join(p.StateDir, "audit.db") }

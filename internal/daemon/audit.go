@@ -24,7 +24,7 @@ func (d *daemon) openAudit() error {
 }
 
 // auditObserver writes the broker's finished calls to the store.
-// SECURITY I-14: broker.AuditRecord has no arguments, text or results to
+// SECURITY I-31: broker.AuditRecord has no arguments, text or results to
 // copy; this adapter copies field by field, nothing else.
 type auditObserver struct{ st *audit.Store }
 

@@ -41,7 +41,7 @@ const (
 	sentinelResult = "S3NT1N3L-page-content-91c2"
 )
 
-// SECURITY I-14, I-16: a secret typed through a tool (the fill value), and
+// SECURITY I-31, I-33: a secret typed through a tool (the fill value), and
 // what the page returns, reach neither the audit database's bytes, the
 // daemon log at debug level (--verbose), nor an export — through the real
 // daemon, the real link and a fake extension.
@@ -158,7 +158,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 
 // What the extension reports in _meta["torii/audit"] on a refusal reaches
 // the record too, and never the agent: the literal "blocked" for a page off
-// the allowlist (SECURITY I-14/I-15: no host), and the person's "denied".
+// the allowlist (SECURITY I-31/I-32: no host), and the person's "denied".
 func TestAuditOriginAndApprovalOfRefusals(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)

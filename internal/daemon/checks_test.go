@@ -16,7 +16,7 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// SECURITY I-18 (issue 4 item 10): a token client that declares the
+// SECURITY I-35 (issue 4 item 10): a token client that declares the
 // trusted name "torii" is not the browser: it is never connected as the
 // browser-tool server, so it cannot publish extra tools into the catalogue
 // agents see, nor replace the paired extension's server. (As a foreign
@@ -103,7 +103,7 @@ func waitToolNames(t *testing.T, td *testDaemon, want string) {
 	}
 }
 
-// SECURITY I-8, I-18: tokens are revoked one by one — revoking one closes
+// SECURITY I-8, I-35: tokens are revoked one by one — revoking one closes
 // that token's live link connections and refuses it on /acp and /mcp,
 // while another token's connections and calls go on untouched.
 func TestTokensRevokedOneByOne(t *testing.T) {

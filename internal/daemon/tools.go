@@ -58,7 +58,7 @@ type (
 // onSession connects to the browser-tool server an authenticated extension
 // declares. Token clients (other side panels) may declare servers, but
 // only a paired, signed-in extension provides the browser tools
-// (SECURITY I-18).
+// (SECURITY I-35).
 func (d *daemon) onSession(s acp.Session) {
 	conn := d.link.Hub().Get(s.ConnID)
 	if conn == nil || conn.Info().Kind != link.KindDevice {

@@ -152,6 +152,11 @@ func (g *Gateway) Handle(ctx context.Context, c *link.Conn, method string, param
 		}
 		_ = json.Unmarshal(orEmpty(params), &p)
 		s := g.get(p.SessionID)
+		if s != nil && s.principal != principalOf(c) {
+			// SECURITY I-30: a session is reachable only by the device or token
+			// that created it; to anyone else it does not exist.
+			s = nil
+		}
 		if s == nil {
 			if method == "session/cancel" {
 				return nil, nil, false // maybe the link session's
@@ -226,7 +231,7 @@ func (g *Gateway) mint(s *Session) (string, [32]byte) {
 
 // revoke removes exactly the token with hash h. Revocation is token
 // specific (OpenAB review F1): an old process's cleanup can never revoke
-// the token minted for its replacement (SECURITY I-18).
+// the token minted for its replacement (SECURITY I-35).
 func (g *Gateway) revoke(h [32]byte) {
 	g.mu.Lock()
 	delete(g.tokens, h)

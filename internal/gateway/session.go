@@ -62,14 +62,17 @@ type Session struct {
 	ID    string
 	Agent string
 	Room  string
-	g     *Gateway
-	spec  config.Agent
-	cwd   string
-	buf   *agents.Buffer
-	srv   *mcp.Server
-	mir   *broker.Mirror
-	done  chan struct{}
-	label string
+	// principal is who created the session (a paired device or a token);
+	// only the same principal may reach it again (SECURITY I-30).
+	principal string
+	g         *Gateway
+	spec      config.Agent
+	cwd       string
+	buf       *agents.Buffer
+	srv       *mcp.Server
+	mir       *broker.Mirror
+	done      chan struct{}
+	label     string
 	// bs is the session's broker session (KindAgent): its browser calls
 	// run as it, and the extension owns its tabs by its ID.
 	bs *broker.Session
@@ -142,7 +145,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: browserAccess must be read, act or none")
 	}
 	s := &Session{ID: uuid.NewString(), Agent: name, Room: p.Meta.Torii.Room, g: g, spec: spec, cwd: *p.Cwd,
-		buf: agents.NewBuffer(), done: make(chan struct{}), access: access, status: StatusStarting,
+		principal: principalOf(c), buf: agents.NewBuffer(), done: make(chan struct{}), access: access, status: StatusStarting,
 		bridges: map[string]*mcpbridge.Bridge{}}
 	s.label = "agent:" + name + ":" + s.ID[:8]
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: g.opts.Version},
@@ -830,4 +833,11 @@ func (s *Session) info() SessionInfo {
 		i.MCPServers = append(i.MCPServers, name)
 	}
 	return i
+}
+
+// principalOf names who is behind a connection: the paired device or the
+// token it authenticated with. Connections come and go; principals persist.
+func principalOf(c *link.Conn) string {
+	i := c.Info()
+	return string(i.Kind) + ":" + i.DeviceID + i.TokenID
 }

@@ -26,7 +26,7 @@ func (g *Gateway) allowed(server string) bool {
 	return slices.Contains(g.opts.Policy.Allow, server)
 }
 
-// pinned: deny-all unless the tool is listed for its server (SECURITY I-18).
+// pinned: deny-all unless the tool is listed for its server (SECURITY I-35).
 func (g *Gateway) pinned(server, tool string) bool {
 	return slices.Contains(g.opts.Policy.Pins[server], tool)
 }
@@ -78,7 +78,7 @@ func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
 
 // refreshTools sets the session's MCP tools: the browser tools, plus each
 // registered server's pinned tools as <server>.<tool>. The catalogue is
-// fetched ∩ pinned, so a client cannot widen it past policy (SECURITY I-18).
+// fetched ∩ pinned, so a client cannot widen it past policy (SECURITY I-35).
 func (s *Session) refreshTools() {
 	var tools []*mcp.Tool
 	if b := s.g.opts.Broker; b != nil {

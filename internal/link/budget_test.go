@@ -63,7 +63,7 @@ func (b *blocker) total() int {
 	return n
 }
 
-// SECURITY I-17 (OpenAB review F2/F3): a connection has at most 16 requests
+// SECURITY I-34 (OpenAB review F2/F3): a connection has at most 16 requests
 // in its handlers at once; past that its read loop stops reading, so the
 // peer is pushed back and the retained request bytes stay under 16 × 1 MiB
 // (plus one 8 MiB frame being read). The budget is per connection: another
@@ -143,7 +143,7 @@ func budgetServer(t *testing.T) (*blocker, *link.Server, func(string, func(conte
 	return b, srv, dial
 }
 
-// SECURITY I-17: the daemon's own requests awaiting one peer's answers are
+// SECURITY I-34: the daemon's own requests awaiting one peer's answers are
 // bounded too (MaxPending); past it Call fails at once with ErrBusy and
 // nothing is sent, and the budget is per connection.
 func TestPerConnectionPendingBudget(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 var ErrConnClosed = errors.New("link: connection closed")
 
 // ErrBusy is returned by Call when MaxPending requests already await this
-// peer's answers; nothing was sent (SECURITY I-17).
+// peer's answers; nothing was sent (SECURITY I-34).
 var ErrBusy = errors.New("link: too many requests awaiting the peer's answers")
 
 type authState int
@@ -128,7 +128,7 @@ func (c *Conn) CallID(ctx context.Context, id json.RawMessage, method string, pa
 		return ErrConnClosed
 	}
 	if len(c.pending) >= MaxPending {
-		// SECURITY I-17: a per-connection budget of outstanding requests
+		// SECURITY I-34: a per-connection budget of outstanding requests
 		// bounds the answers (up to MaxFrame each) one peer can make us hold.
 		c.pmu.Unlock()
 		return ErrBusy

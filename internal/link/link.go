@@ -36,7 +36,7 @@ const (
 	maxInFlight = 16
 	// MaxPending bounds the daemon's own requests awaiting one peer's
 	// answers (tool calls over mcp/message); past it Call fails with
-	// ErrBusy and nothing is sent (SECURITY I-17).
+	// ErrBusy and nothing is sent (SECURITY I-34).
 	MaxPending = 32
 	// writeTimeout: a peer that stops reading cannot pin a writer forever.
 	writeTimeout = 10 * time.Second

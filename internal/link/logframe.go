@@ -9,7 +9,7 @@ import (
 
 // logFrame logs one frame when Verbose is on. SECURITY I-10: torii/*
 // params (nonces, keys, signatures, OTP proofs) and every result are
-// never logged — only method, id and size. SECURITY I-16: no params are
+// never logged — only method, id and size. SECURITY I-33: no params are
 // logged at all: mcp/message carries tool arguments (typed text, URLs) and
 // session/prompt the person's words, so a frame is logged as its method,
 // id and size, plus, for mcp/message, the inner MCP method and tool name.
