@@ -63,7 +63,7 @@ e2e: build $(E2E_DEPS)
 	$(NPM) --prefix e2e test
 
 test: setup build
-	$(MAKE) --no-print-directory vet gotest ext-test e2e
+	$(MAKE) --no-print-directory vet gotest ext-test e2e bench-smoke
 
 # The main job: the daemon plus a managed browser paired with it.
 # `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.
