@@ -33,7 +33,7 @@ async function load(): Promise<void> {
   row("Site", req.origin || "(new tab)");
   row("Goes to", req.target);
   row("Element", req.element);
-  row(req.kind === "evaluate" ? "Code" : "Text", req.text);
+  row(req.kind === "evaluate" ? "Code" : req.kind === "upload" ? "Files" : req.kind === "download" ? "Download" : "Text", req.text);
   row("Agent session", req.session);
   const left = Math.max(0, Math.round((req.expiresAt - Date.now()) / 1000));
   stateEl.textContent = `The agent waits for your answer (${left} s left).`;

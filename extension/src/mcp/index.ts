@@ -8,7 +8,8 @@ import { installBrowser } from "../tools/browser.js";
 import { setGateState } from "../tools/gate.js";
 import { toolError } from "../tools/errors.js";
 import { abortAll, callTool, listTools, setAuditSink } from "../tools/registry.js";
-import { installSafety, policyEnv, recordAudit } from "../tools/safety.js";
+import { approvals, getPolicy, installSafety, policyEnv, recordAudit } from "../tools/safety.js";
+import { installDownloads } from "../tools/downloads.js";
 import { daemonConnected, installOwnership, installSessionMessages, sessionEnded } from "../tools/ownership.js";
 import { McpProvider } from "./provider.js";
 
@@ -16,6 +17,7 @@ installDebugger();
 installBrowser();
 installSafety();
 installOwnership();
+installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installSessionMessages();
 setAuditSink(recordAudit);
 

@@ -93,6 +93,8 @@ export class Engine {
         return wait.settle(a as never);
       case "risk":
         return this.risk(a as { ref?: string; selector?: string });
+      case "markFile":
+        return this.markFile(a as { ref?: string; selector?: string; mark?: string });
       case "frameRect":
         return this.frameRect(a as { frame?: number; frameId?: number });
       default:
@@ -287,6 +289,19 @@ export class Engine {
     const mark = el.closest("[data-destructive]");
     const destructive = !!mark && mark.getAttribute("data-destructive") !== "false";
     return { label: `${d.role || d.tag} "${(d.name ?? "").slice(0, 80)}"`, isPassword: d.isPassword, submit, destructive };
+  }
+
+  /**
+   * upload: the target must be an <input type=file>; tags it with `data-torii-file=<mark>` so the
+   * worker can find the node through CDP (DOM.setFileInputFiles), which removes the tag after.
+   */
+  markFile(a: { ref?: string; selector?: string; mark?: string }): { label: string; multiple: boolean } {
+    const el = this.target(a);
+    const inp = el as HTMLInputElement;
+    if (inp.localName !== "input" || String(inp.type).toLowerCase() !== "file") fail("not_editable", `${a.ref ?? a.selector} is not an <input type=file>`, "Target the page's file input (snapshot shows it as a button).");
+    if (inp.disabled) fail("disabled", "the file input is disabled");
+    inp.setAttribute("data-torii-file", String(a.mark ?? ""));
+    return { label: this.risk(a).label, multiple: inp.multiple };
   }
 
   point(a: { ref?: string; selector?: string }): PointResult {

@@ -182,6 +182,10 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       if (r?.submit) asks.push({ kind: "submit", element: r.label });
       if (r?.destructive) asks.push({ kind: "destructive_click", element: r.label });
     }
+    if (tool.name === "upload" && hasTarget(args)) {
+      const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
+      asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.paths) });
+    }
     if (tool.name === "type" && args.submit === true) asks.push({ kind: "submit", text: maskIf(String(args.text ?? ""), ctx.allowPassword) });
     if (tool.name === "press_key" && /(^|\+)(enter|return)$/i.test(String(args.key ?? "")) && (await env.focusInForm(tabId))) {
       asks.push({ kind: "submit", element: "the focused form field" });
@@ -218,6 +222,12 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
     }
   }
+}
+
+/** The file names (not paths, never contents) an upload approval shows. */
+export function fileNames(paths: unknown): string {
+  const list = Array.isArray(paths) ? paths.map(String) : [];
+  return list.map((p) => p.split(/[\\/]/).pop() || p).join(", ");
 }
 
 function maskIf(text: string, secretOk: boolean | undefined): string {

@@ -18,6 +18,8 @@ import { reveal, scroll } from "./scroll.js";
 import { settle, waitFor } from "./wait.js";
 import { screenshot } from "./screenshot.js";
 import { handleDialog } from "./dialog.js";
+import { upload } from "./upload.js";
+import { downloadGuard } from "./downloads.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -41,6 +43,7 @@ export const TOOLS: readonly AnyTool[] = [
   type,
   pressKey,
   selectOption,
+  upload,
   scroll,
   reveal,
   handleDialog,
@@ -118,7 +121,10 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   const gctx: GateContext = { signal: local.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}) };
   let r: CallToolResult;
   try {
+    // SECURITY I-19: downloads this call starts wait for the person's `download` choice.
+    const dl = downloadGuard()?.begin(String(name), typeof name === "string" ? byName.get(name)?.readOnly !== false : true, gctx);
     r = await runTool(name, args, gctx, local.signal);
+    r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
   } finally {
     active.delete(local);

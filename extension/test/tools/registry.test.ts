@@ -8,7 +8,7 @@ import { validate, wireSchema } from "../../src/tools/schema.js";
 const EXPECTED = [
   "tabs", "snapshot", "find", "read_text", "get_state", "screenshot", "wait_for", "settle",
   "navigate", "history", "reload", "close_tab", "click", "mouse_click", "hover", "fill", "type",
-  "press_key", "select_option", "scroll", "reveal", "handle_dialog",
+  "press_key", "select_option", "upload", "scroll", "reveal", "handle_dialog",
   // issue 4: code execution (own switches) and human handoff
   "evaluate", "fetch_in_page", "handoff",
 ];

@@ -1,0 +1,199 @@
+// Downloads an agent starts go through the person's `download` approval (SECURITY I-19). A download
+// is the agent's when it begins while a write call is in flight on an agent-acted tab, or within
+// 2 s after it, from that tab's origin (the download's referrer, else its URL). Everything else —
+// the person's own downloads — is left alone. allow: it proceeds; deny: it is cancelled; ask: it
+// is held (paused, and its file name not yet determined, so no file can land) until the person
+// answers in the approval window. A call still in flight when its download is denied (or times
+// out) reports approval_denied (approval_timeout). The pure part is DownloadGuard; installDownloads
+// wires it to chrome.downloads.
+
+import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
+import { originOf } from "../policy/pattern.js";
+import { approvalChoice, judgeUrl, type Policy } from "../policy/policy.js";
+import { errorResult, toolError, type CallToolResult } from "./errors.js";
+import type { GateContext } from "./gate.js";
+
+/** How long after a call a download still counts as the agent's. */
+export const AFTER_CALL_MS = 2_000;
+/** How long a write call lingers for a download it may have started, when downloads are not allowed outright. */
+export const LINGER_MS = 300;
+
+export interface DownloadItemLike {
+  id: number;
+  url: string;
+  finalUrl?: string;
+  referrer?: string;
+  filename?: string;
+  byExtensionId?: string;
+}
+
+export type DownloadVerdict = "proceed" | "cancel";
+
+interface CallWindow {
+  tool: string;
+  gctx: GateContext;
+  end?: number;
+  decisions: Promise<ApprovalOutcome | "auto">[];
+  wake?: () => void;
+}
+
+export interface DownloadDeps {
+  policy(): Promise<Policy>;
+  ask(req: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number): Promise<ApprovalOutcome>;
+  now?(): number;
+}
+
+export class DownloadGuard {
+  private windows = new Set<CallWindow>();
+  private decided = new Map<number, { verdict: Promise<DownloadVerdict>; hold: Promise<boolean> }>();
+  constructor(private readonly deps: DownloadDeps) {}
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  /** A write call starts; its tab and origin are read from the gate's context when a download comes. */
+  begin(tool: string, readOnly: boolean, gctx: GateContext): CallWindow | undefined {
+    if (readOnly) return undefined;
+    const w: CallWindow = { tool, gctx, decisions: [] };
+    this.windows.add(w);
+    return w;
+  }
+
+  /** The call's handler finished: wait for its downloads' decisions; a denied one fails the call. */
+  async end(w: CallWindow | undefined, r: CallToolResult): Promise<CallToolResult> {
+    if (!w) return r;
+    const origin = w.gctx.origin ?? "";
+    if (!r.isError && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
+      const p = await this.deps.policy();
+      if (approvalChoice(p, judgeUrl(p, origin), "download") !== "allow" && w.decisions.length === 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, LINGER_MS);
+          w.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    }
+    const outs = await Promise.all(w.decisions);
+    w.end = this.now();
+    setTimeout(() => this.windows.delete(w), AFTER_CALL_MS + 50);
+    if (r.isError) return r;
+    if (outs.includes("timeout")) return errorResult(toolError("approval_timeout", "the download started by this call got no answer from the person; it was cancelled"));
+    if (outs.includes("denied")) return errorResult(toolError("approval_denied", "the person's policy or answer refused the download this call started; it was cancelled"));
+    return r;
+  }
+
+  /** The window a download belongs to: the latest call on its origin in flight or ended ≤ 2 s ago. */
+  private owner(item: DownloadItemLike): CallWindow | undefined {
+    if (item.byExtensionId) return undefined;
+    const from = originOf(item.referrer || item.finalUrl || item.url);
+    if (!from) return undefined;
+    const now = this.now();
+    let best: CallWindow | undefined;
+    for (const w of this.windows) {
+      if (w.gctx.tabId === undefined || w.gctx.origin !== from) continue;
+      if (w.end !== undefined && now - w.end > AFTER_CALL_MS) continue;
+      best = w;
+    }
+    return best;
+  }
+
+  /** undefined: not the agent's (never touched). Otherwise the decision, taken once per download; `hold` says whether it waits for a refusal or the person. */
+  decide(item: DownloadItemLike): { verdict: Promise<DownloadVerdict>; hold: Promise<boolean> } | undefined {
+    const known = this.decided.get(item.id);
+    if (known) return known;
+    const w = this.owner(item);
+    if (!w) return undefined;
+    const origin = w.gctx.origin ?? "";
+    const choice = this.deps.policy().then((p) => ({ p, c: approvalChoice(p, judgeUrl(p, origin), "download") }));
+    const outcome = choice.then(({ p, c }): Promise<ApprovalOutcome | "auto"> | ApprovalOutcome | "auto" => {
+      if (c === "allow") return "auto";
+      if (c === "deny") return "denied";
+      const to = originOf(item.finalUrl || item.url);
+      return this.deps.ask(
+        {
+          kind: "download",
+          tool: w.tool,
+          origin,
+          ...(to && to !== origin ? { target: to } : {}),
+          text: downloadName(item),
+          ...(w.gctx.session ? { session: w.gctx.session } : {}),
+        },
+        p.approvalTimeoutMs,
+      );
+    });
+    const recorded = outcome.then((o) => {
+      if (o !== "auto" || w.gctx.approval === undefined) w.gctx.approval = o;
+      return o;
+    });
+    if (w.end === undefined) {
+      w.decisions.push(recorded);
+      w.wake?.();
+    }
+    const d = {
+      verdict: recorded.then((o): DownloadVerdict => (o === "auto" || o === "approved" ? "proceed" : "cancel")),
+      hold: choice.then(({ c }) => c !== "allow"),
+    };
+    this.decided.set(item.id, d);
+    setTimeout(() => this.decided.delete(item.id), 10 * 60_000);
+    return d;
+  }
+}
+
+/** The name the person is shown: Chrome's file name when known, else the URL's last segment. */
+export function downloadName(item: DownloadItemLike): string {
+  let name = item.filename ?? "";
+  if (!name) {
+    try {
+      name = new URL(item.finalUrl || item.url).pathname;
+    } catch {
+      name = "";
+    }
+  }
+  return (name.split(/[\\/]/).pop() || "(unnamed)").slice(0, 200);
+}
+
+let guard: DownloadGuard | undefined;
+
+/** The installed guard (undefined in unit tests: calls are not tracked). */
+export function downloadGuard(): DownloadGuard | undefined {
+  return guard;
+}
+
+/** Registers chrome.downloads listeners (service worker start). */
+export function installDownloads(deps: DownloadDeps): void {
+  if (guard || !chrome.downloads) return;
+  const g = new DownloadGuard(deps);
+  guard = g;
+  chrome.downloads.onCreated.addListener((item) => {
+    const d = g.decide(item);
+    if (!d) return;
+    // Hold the bytes while the person decides; the file name stays undetermined meanwhile too.
+    const paused = d.hold.then((h) =>
+      h
+        ? chrome.downloads.pause(item.id).then(
+            () => true,
+            () => false,
+          )
+        : false,
+    );
+    void d.verdict.then(async (v) => {
+      if (v === "cancel") await chrome.downloads.cancel(item.id).catch(() => undefined);
+      else if (await paused) await chrome.downloads.resume(item.id).catch(() => undefined);
+    });
+  });
+  chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
+    const d = g.decide(item);
+    if (!d) {
+      suggest();
+      return;
+    }
+    void d.verdict.then(async (v) => {
+      if (v === "cancel") await chrome.downloads.cancel(item.id).catch(() => undefined);
+      suggest();
+    });
+    return true;
+  });
+}

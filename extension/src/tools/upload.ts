@@ -1,0 +1,82 @@
+// upload: sets files on an <input type=file> through CDP DOM.setFileInputFiles, with paths the agent
+// names. The gate has already applied the allowlist, act mode and the person's `upload` approval
+// (SECURITY I-16, I-19); the approval showed the file names, never their contents.
+
+import { cdp } from "../cdp/debugger.js";
+import { left } from "../cdp/deadline.js";
+import { defineTool } from "./define.js";
+import { toolError, ToolError } from "./errors.js";
+import { checkNoDialog, engine, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { fileNames } from "./gate.js";
+import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
+
+const MAX_FILES = 32;
+
+/** An absolute path: POSIX `/…` or Windows `C:\…` / `\\server\…`. */
+export function isAbsolutePath(p: string): boolean {
+  return /^\//.test(p) || /^[A-Za-z]:[\\/]/.test(p) || /^\\\\[^\\]/.test(p);
+}
+
+interface DomNode {
+  nodeId: number;
+  backendNodeId: number;
+  attributes?: string[];
+  children?: DomNode[];
+  shadowRoots?: DomNode[];
+  contentDocument?: DomNode;
+}
+
+function findMarked(n: DomNode | undefined, mark: string): DomNode | undefined {
+  if (!n) return undefined;
+  const at = n.attributes ?? [];
+  for (let i = 0; i + 1 < at.length; i += 2) if (at[i] === "data-torii-file" && at[i + 1] === mark) return n;
+  for (const c of [...(n.shadowRoots ?? []), ...(n.contentDocument ? [n.contentDocument] : []), ...(n.children ?? [])]) {
+    const f = findMarked(c, mark);
+    if (f) return f;
+  }
+  return undefined;
+}
+
+export const upload = defineTool<ActionArgs & Target & { paths: string[] }>({
+  name: "upload",
+  description: "Set files (absolute paths) on a file input.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      tabId: S.tabId,
+      ref: S.ref,
+      selector: S.selector,
+      paths: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1, maxItems: MAX_FILES },
+      ...ACTION_PROPS,
+    },
+    required: ["paths"],
+  },
+  readOnly: false,
+  async handler(a, ctx) {
+    requireTarget(a);
+    const bad = a.paths.find((p) => !isAbsolutePath(p));
+    if (bad !== undefined) throw toolError("invalid_argument", `paths: "${fileNames([bad])}" is not an absolute path`, undefined, { field: "paths" });
+    const tabId = (await resolveTab(a.tabId)).id as number;
+    checkNoDialog(tabId);
+    return act(tabId, a, ctx, async () => {
+      const r = await resolveTarget(tabId, a);
+      const mark = crypto.randomUUID();
+      const m = await engine<{ label: string; multiple: boolean }>(tabId, "markFile", { ...r.args, mark }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      if (a.paths.length > 1 && !m.value.multiple) throw toolError("invalid_argument", "this file input takes one file", undefined, { field: "paths" });
+      const ms = () => left(ctx.deadline, 10_000);
+      const doc = await cdp<{ root: DomNode }>(tabId, "DOM.getDocument", { depth: -1, pierce: true }, ms(), ctx.signal);
+      const node = findMarked(doc.root, mark);
+      if (!node) throw toolError("not_found", `${a.ref ?? a.selector}: the file input is in a frame upload cannot reach`);
+      try {
+        await cdp(tabId, "DOM.setFileInputFiles", { files: a.paths, backendNodeId: node.backendNodeId }, ms(), ctx.signal);
+      } catch (e) {
+        if (e instanceof ToolError && ["cancelled", "timeout", "no_tab", "navigation_failed", "debugger_conflict"].includes(e.code)) throw e;
+        // Chrome judges the paths (and whether Torii may read local files).
+        throw toolError("invalid_argument", `Chrome refused the files: ${e instanceof Error ? e.message : String(e)}`, undefined, { field: "paths" });
+      } finally {
+        await cdp(tabId, "DOM.removeAttribute", { nodeId: node.nodeId, name: "data-torii-file" }, 2_000).catch(() => undefined);
+      }
+      return { text: `set ${a.paths.length} file(s) on ${m.value.label}: ${fileNames(a.paths)}`, data: { files: a.paths.length } };
+    });
+  },
+});
