@@ -53,6 +53,21 @@ export async function auditRows(page: Page): Promise<AuditRow[]> {
   return (await ext<{ entries: AuditRow[] }>(page, { type: "torii.audit.list" })).entries;
 }
 
+export interface DownloadRow {
+  id: number;
+  url: string;
+  state: string;
+  exists: boolean;
+}
+
+/** The browser's downloads as chrome.downloads.search reports them to an extension page. */
+export async function downloadRows(page: Page): Promise<DownloadRow[]> {
+  return page.evaluate(async () => {
+    const c = (globalThis as unknown as { chrome: { downloads: { search(q: object): Promise<{ id: number; url: string; state: string; exists: boolean }[]> } } }).chrome;
+    return (await c.downloads.search({})).map((d) => ({ id: d.id, url: d.url, state: d.state, exists: d.exists }));
+  });
+}
+
 export async function rawAuditStorage(page: Page): Promise<string> {
   return page.evaluate(async () => {
     const c = (globalThis as unknown as { chrome: { storage: { local: { get(k: null): Promise<unknown> } } } }).chrome;

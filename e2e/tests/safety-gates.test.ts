@@ -6,9 +6,12 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type Browser, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
-import { BLOCKED_MARK, TwoOrigins, auditRows, rawAuditStorage, setPolicy, type RuleIn } from "../src/safety.ts";
+import { BLOCKED_MARK, TwoOrigins, auditRows, downloadRows, rawAuditStorage, setPolicy, type RuleIn } from "../src/safety.ts";
+import { Site } from "../src/site.ts";
 import type { Torii } from "../src/torii.ts";
-import { pollUntil } from "../src/util.ts";
+import { pollUntil, removeDir, shortTempDir } from "../src/util.ts";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 
 const SENTINEL = "S3ntinel-Secret-94b1e";
 /** A tab the agent did not open may be refused by ownership (issue 5) before the allowlist. */
@@ -330,6 +333,77 @@ describeBrowser("safety gates (issue 4)", () => {
     await pause.uncheck();
     await pollUntil("resume", async () => !(await call("tabs")).isError, { timeoutMs: 10_000 });
     expect(await ext.locator("#paused-banner").isHidden()).toBe(true);
+  });
+
+  it("upload and download approvals: ask → approve / deny, deny cancels the agent's download, allow completes it", async () => {
+    const fx = await Site.start();
+    const dir = await shortTempDir();
+    try {
+      const file = join(dir, "torii-upload-e2e.txt");
+      await writeFile(file, "hello from the agent");
+      const policy = (approvals: Record<string, "allow" | "ask" | "deny">) =>
+        setPolicy(ext, { rules: [{ pattern: `127.0.0.1:${fx.port}` }], actMode: true, approvals, approvalTimeoutMs: 15_000 });
+      await policy({ upload: "allow" });
+      const nav = await call("navigate", { url: fx.url("upload.html") });
+      expect(nav.isError, nav.text).toBe(false);
+      const tabId = nav.data.tabId as number;
+      const page = await pageAt(fx.url("upload.html"));
+      const names = () => page.locator("#names").textContent();
+      // Validation: only a file input, only absolute paths.
+      expect((await call("upload", { tabId, selector: "#plain", paths: [file] })).error?.code).toBe("not_editable");
+      expect((await call("upload", { tabId, selector: "#file", paths: ["relative.txt"] })).error?.code).toBe("invalid_argument");
+      expect(await names()).toBe("");
+      const answer = async (button: "#approve" | "#deny", shows: string) => {
+        const w = await pollUntil("the approval window", () => browser.context.pages().find((p) => p.url().includes("/approval.html")), { timeoutMs: 10_000, intervalMs: 50 });
+        await w.locator("#details").getByText(shows, { exact: false }).first().waitFor({ timeout: 5_000 });
+        await w.locator(button).click({ noWaitAfter: true }).catch((e: Error) => {
+          if (!/closed/i.test(e.message)) throw e;
+        });
+      };
+      await policy({ upload: "ask", download: "deny" });
+      // ask → approve: the page sees the file's name; the window showed the name, not the path.
+      let pending = call("upload", { tabId, selector: "#file", paths: [file] });
+      await answer("#approve", "torii-upload-e2e.txt");
+      let r = await pending;
+      expect(r.isError, r.text).toBe(false);
+      expect(await names()).toBe("torii-upload-e2e.txt");
+      await page.reload();
+      // ask → deny: nothing set.
+      pending = call("upload", { tabId, selector: "#file", paths: [file] });
+      await answer("#deny", "torii-upload-e2e.txt");
+      r = await pending;
+      expect(r.error?.code).toBe("approval_denied");
+      expect(await page.evaluate(() => (document.getElementById("file") as HTMLInputElement).files?.length ?? 0)).toBe(0);
+      expect(await names()).toBe("");
+      // download: deny → the call reports approval_denied and no file is left.
+      const fixture = (d: { url: string }) => d.url.endsWith("/upload.html");
+      r = await call("click", { tabId, selector: "#dl" });
+      expect(r.error?.code, r.text).toBe("approval_denied");
+      await new Promise((res) => setTimeout(res, 1_000));
+      let rows = (await downloadRows(ext)).filter(fixture);
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.filter((d) => d.state === "complete" && d.exists)).toHaveLength(0);
+      // allow → the download completes.
+      await policy({ download: "allow" });
+      const seen = new Set(rows.map((d) => d.id));
+      r = await call("click", { tabId, selector: "#dl" });
+      expect(r.isError, r.text).toBe(false);
+      rows = await pollUntil(
+        "the allowed download to complete",
+        async () => {
+          const done = (await downloadRows(ext)).filter((d) => fixture(d) && !seen.has(d.id) && d.state === "complete");
+          return done.length ? done : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+      expect(rows[0]?.exists).toBe(true);
+      const audit = await auditRows(ext);
+      expect(audit.some((e) => e.tool === "upload" && e.approval === "approved")).toBe(true);
+      expect(audit.some((e) => e.tool === "click" && e.code === "approval_denied")).toBe(true);
+    } finally {
+      await fx.close();
+      await removeDir(dir);
+    }
   });
 
   it("the extension's audit keeps metadata of every call, and the popup shows it", async () => {

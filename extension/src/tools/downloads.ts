@@ -17,6 +17,8 @@ import type { GateContext } from "./gate.js";
 export const AFTER_CALL_MS = 2_000;
 /** How long a write call lingers for a download it may have started, when downloads are not allowed outright. */
 export const LINGER_MS = 300;
+/** Only these can start a download; typing, filling or hovering never pay the linger. */
+const LINGER_TOOLS = new Set(["click", "mouse_click", "press_key", "navigate", "history", "reload"]);
 
 export interface DownloadItemLike {
   id: number;
@@ -64,7 +66,7 @@ export class DownloadGuard {
   async end(w: CallWindow | undefined, r: CallToolResult): Promise<CallToolResult> {
     if (!w) return r;
     const origin = w.gctx.origin ?? "";
-    if (!r.isError && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
+    if (!r.isError && LINGER_TOOLS.has(w.tool) && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
       const p = await this.deps.policy();
       if (approvalChoice(p, judgeUrl(p, origin), "download") !== "allow" && w.decisions.length === 0) {
         await new Promise<void>((resolve) => {
@@ -155,6 +157,13 @@ export function downloadName(item: DownloadItemLike): string {
   return (name.split(/[\\/]/).pop() || "(unnamed)").slice(0, 200);
 }
 
+/** Cancels a download; one that already completed (a tiny file can outrun the decision) loses its file. */
+async function refuse(id: number): Promise<void> {
+  await chrome.downloads.cancel(id).catch(() => undefined);
+  const [it] = await chrome.downloads.search({ id }).catch(() => [] as chrome.downloads.DownloadItem[]);
+  if (it?.state === "complete") await chrome.downloads.removeFile(id).catch(() => undefined);
+}
+
 let guard: DownloadGuard | undefined;
 
 /** The installed guard (undefined in unit tests: calls are not tracked). */
@@ -180,7 +189,7 @@ export function installDownloads(deps: DownloadDeps): void {
         : false,
     );
     void d.verdict.then(async (v) => {
-      if (v === "cancel") await chrome.downloads.cancel(item.id).catch(() => undefined);
+      if (v === "cancel") await refuse(item.id);
       else if (await paused) await chrome.downloads.resume(item.id).catch(() => undefined);
     });
   });
@@ -191,7 +200,7 @@ export function installDownloads(deps: DownloadDeps): void {
       return;
     }
     void d.verdict.then(async (v) => {
-      if (v === "cancel") await chrome.downloads.cancel(item.id).catch(() => undefined);
+      if (v === "cancel") await refuse(item.id);
       suggest();
     });
     return true;
