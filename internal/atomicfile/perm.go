@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -34,4 +35,21 @@ func CheckPrivate(path string) error {
 		return &PermError{Path: path, Mode: fi.Mode()}
 	}
 	return nil
+}
+
+// ReadPrivate reads a file that only its owner may read or change (SECURITY
+// I-9). A missing file is not an error: exists is false. A file open to group
+// or others is refused with a *PermError.
+func ReadPrivate(path string) (data []byte, exists bool, err error) {
+	data, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := CheckPrivate(path); err != nil {
+		return nil, true, err
+	}
+	return data, true, nil
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -61,16 +59,13 @@ type DeviceStore struct {
 // open to group or others is refused (*atomicfile.PermError).
 func OpenDeviceStore(path string) (*DeviceStore, error) {
 	s := &DeviceStore{path: path, persisted: map[string]time.Time{}}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pairing: read %s: %w", path, err)
-	}
 	// SECURITY I-9: whoever can write this file can pair a device.
-	if err := atomicfile.CheckPrivate(path); err != nil {
+	data, exists, err := atomicfile.ReadPrivate(path)
+	if err != nil {
 		return nil, err
+	}
+	if !exists {
+		return s, nil
 	}
 	var f deviceFile
 	if err := json.Unmarshal(data, &f); err != nil {

@@ -16,9 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/big"
-	"os"
 
 	"github.com/torii-browser/torii/internal/atomicfile"
 )
@@ -43,16 +41,13 @@ const pemType = "PRIVATE KEY"
 // atomic) if the file does not exist. A key file with group or other
 // permissions is refused with an *atomicfile.PermError that names the fix.
 func LoadOrCreateIdentity(path string) (*Identity, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return createIdentity(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pairing: read key %s: %w", path, err)
-	}
 	// SECURITY I-9: a key others could read is no longer the daemon's alone.
-	if err := atomicfile.CheckPrivate(path); err != nil {
+	data, exists, err := atomicfile.ReadPrivate(path)
+	if err != nil {
 		return nil, err
+	}
+	if !exists {
+		return createIdentity(path)
 	}
 	block, rest := pem.Decode(data)
 	if block == nil || block.Type != pemType || len(trimSpace(rest)) != 0 {

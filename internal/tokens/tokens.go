@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -65,16 +63,13 @@ type Store struct {
 // group or others is refused (*atomicfile.PermError).
 func Open(path string) (*Store, error) {
 	s := &Store{path: path}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tokens: read %s: %w", path, err)
-	}
 	// SECURITY I-9: whoever can write this file can add a token.
-	if err := atomicfile.CheckPrivate(path); err != nil {
+	data, exists, err := atomicfile.ReadPrivate(path)
+	if err != nil {
 		return nil, err
+	}
+	if !exists {
+		return s, nil
 	}
 	var f fileFormat
 	if err := json.Unmarshal(data, &f); err != nil {
