@@ -387,8 +387,16 @@ export async function openAgentTab(owner: SessionRef | undefined, signal?: Abort
     tab = await withDeadline(chrome.tabs.create({ windowId: wg.windowId, url: "about:blank", active: false }), 10_000, "tabs.create", signal);
   }
   if (!tab && rec.window !== undefined) {
+    // The window may be closing (its last tab just closed): then a new one is opened below.
     const w = await chrome.windows.get(rec.window).catch(() => undefined);
-    if (w) tab = await withDeadline(chrome.tabs.create({ windowId: rec.window, url: "about:blank", active: true }), 10_000, "tabs.create", signal);
+    if (w) {
+      tab = await withDeadline(chrome.tabs.create({ windowId: rec.window, url: "about:blank", active: true }), 10_000, "tabs.create", signal).catch(
+        (e: unknown) => {
+          if (signal?.aborted) throw e;
+          return undefined;
+        },
+      );
+    }
   }
   if (!tab) {
     const w = await withDeadline(chrome.windows.create({ url: "about:blank", focused: false, type: "normal" }), 10_000, "windows.create", signal);
