@@ -98,7 +98,11 @@ export function useToolsRig(): { (): ToolsRig } {
     });
   });
   afterEach(async () => {
-    for (const p of opened.splice(0)) await p.close().catch(() => {});
+    // Closing is cleanup, not the test: a tab still held by a dialog or a navigation the test
+    // provoked may not close promptly, and must not stall the next test (the browser goes at afterAll).
+    for (const p of opened.splice(0)) {
+      await Promise.race([p.close({ runBeforeUnload: false }).catch(() => {}), new Promise((r) => setTimeout(r, 5_000))]);
+    }
   });
   afterAll(async () => {
     await r?.mcp.close();
