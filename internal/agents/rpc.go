@@ -192,26 +192,14 @@ func (c *rpcConn) Call(ctx context.Context, method string, params, result any) e
 		if !ok || m == nil {
 			return ErrClosed
 		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if result != nil {
-			return json.Unmarshal(m.Result, result)
-		}
-		return nil
+		return m.DecodeResult(result)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.ctx.Done():
 		select {
 		case m, ok := <-ch:
 			if ok && m != nil {
-				if m.Error != nil {
-					return m.Error
-				}
-				if result != nil {
-					return json.Unmarshal(m.Result, result)
-				}
-				return nil
+				return m.DecodeResult(result)
 			}
 		default:
 		}

@@ -117,3 +117,19 @@ func TestPeek(t *testing.T) {
 		t.Fatal("peek accepted junk")
 	}
 }
+
+func TestDecodeResult(t *testing.T) {
+	var got struct{ N int }
+	ok := &Message{Result: json.RawMessage(`{"N":7}`)}
+	if err := ok.DecodeResult(&got); err != nil || got.N != 7 {
+		t.Fatalf("result: %v %+v", err, got)
+	}
+	if err := ok.DecodeResult(nil); err != nil {
+		t.Fatalf("discarded result: %v", err)
+	}
+	bad := &Message{Error: &Error{Code: CodeMethodNotFound, Message: "nope"}}
+	var je *Error
+	if err := bad.DecodeResult(&got); !errors.As(err, &je) || je.Code != CodeMethodNotFound {
+		t.Fatalf("error response: %v", err)
+	}
+}

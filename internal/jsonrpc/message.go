@@ -107,3 +107,15 @@ func RawID(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+// DecodeResult is a response's outcome: its error when it carries one, else
+// its result decoded into result (which may be nil to discard it).
+func (m *Message) DecodeResult(result any) error {
+	if m.Error != nil {
+		return m.Error
+	}
+	if result != nil {
+		return json.Unmarshal(m.Result, result)
+	}
+	return nil
+}

@@ -160,13 +160,7 @@ func (c *Conn) CallID(ctx context.Context, id json.RawMessage, method string, pa
 	if m == nil {
 		return ErrConnClosed
 	}
-	if m.Error != nil {
-		return m.Error
-	}
-	if result != nil {
-		return json.Unmarshal(m.Result, result)
-	}
-	return nil
+	return m.DecodeResult(result)
 }
 
 // Notify sends a notification to the peer.

@@ -219,13 +219,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		if !ok {
 			return fmt.Errorf("linktest: connection closed: %w", c.err())
 		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if result != nil {
-			return json.Unmarshal(m.Result, result)
-		}
-		return nil
+		return m.DecodeResult(result)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
