@@ -619,6 +619,7 @@ export async function createGrant(p: { tabId: number; sessionId: string; scopes:
   const t = await chrome.tabs.get(p.tabId);
   const origin = originOf(t.url ?? "");
   if (!/^https?:/.test(origin)) throw new Error("only http(s) pages can be granted");
+  const docId = await docIdOf(p.tabId);
   const g: Grant = {
     id: crypto.randomUUID(),
     tabId: p.tabId,
@@ -626,7 +627,7 @@ export async function createGrant(p: { tabId: number; sessionId: string; scopes:
     label: s.label,
     scopes,
     origin,
-    ...((await docIdOf(p.tabId)) ? { docId: (await docIdOf(p.tabId)) as string } : {}),
+    ...(docId ? { docId } : {}),
     createdAt: Date.now(),
     expiresAt: Date.now() + minutes * 60_000,
   };

@@ -22,6 +22,7 @@ let nextTab = 100;
 let nextWin = 10;
 const store: Record<string, unknown> = {};
 const onWindowRemoved = ev();
+const docs = new Map<number, string>(); // tabId → documentId, when a test replaces a document
 
 const fakeChrome = {
   storage: {
@@ -67,7 +68,7 @@ const fakeChrome = {
     onRemoved: onWindowRemoved,
     onFocusChanged: ev(),
   },
-  webNavigation: { getFrame: async () => ({ documentId: "doc" }), onCreatedNavigationTarget: ev() },
+  webNavigation: { getFrame: async (f: { tabId: number }) => ({ documentId: docs.get(f.tabId) ?? "doc" }), onCreatedNavigationTarget: ev() },
 };
 
 vi.stubGlobal("chrome", fakeChrome);
@@ -181,5 +182,34 @@ describe("window grants (SECURITY I-29)", () => {
     expect(await check(READ, { tabId: t }, s)).toBe("ok");
     await own.sessionEnded("s-end", false);
     expect(await check(READ, { tabId: t }, s)).toBe("tab_not_owned");
+  });
+});
+
+describe("tab grants (SECURITY I-27, I-28)", () => {
+  const person = () => own.sessionFromMeta({ sessionId: "g-1", session: "grantee", kind: "stdio" });
+
+  it("a grant works within its scopes, then fails closed on another origin, a replaced document or expiry", async () => {
+    const s = person();
+    const t = tab(1, "https://bank.example/account");
+    expect(await check(READ, { tabId: t }, s)).toBe("tab_not_owned"); // the person's tab: no grant yet
+    await own.createGrant({ tabId: t, sessionId: "g-1", scopes: ["read"], minutes: 5 });
+    expect(await check(READ, { tabId: t }, s)).toBe("ok");
+    expect(await check(CLICK, { tabId: t }, s)).toBe("tab_not_owned"); // read only: never widened
+
+    tabs.get(t)!.url = "https://elsewhere.example/";
+    expect(await check(READ, { tabId: t }, s)).toBe("origin_changed");
+    tabs.get(t)!.url = "https://bank.example/account";
+    docs.set(t, "another-document");
+    expect(await check(READ, { tabId: t }, s)).toBe("stale_document");
+    docs.delete(t);
+    expect(await check(READ, { tabId: t }, s)).toBe("ok");
+
+    const now = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(now + 6 * 60_000);
+    try {
+      expect(await check(READ, { tabId: t }, s)).toBe("tab_not_owned"); // expired
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
