@@ -102,6 +102,24 @@ for (const t of tools) {
   const cls = t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint ? "write, destructive" : "write";
   lines.push(`| [\`${t.name}\`](#${t.name}) | ${cls} | ${cell(t.description)} |`);
 }
+lines.push("");
+lines.push("## Traits");
+lines.push("");
+lines.push(
+  "Each tool declares what it touches, reads and can cause, and which of the person's switches it needs; the " +
+    "extension's gate, tab ownership, the download guard and the effect guard enforce every call from these " +
+    "declarations alone (SECURITY.md I-48). *switch*: `act` = act mode, `evaluate` / `fetch` = the origin's " +
+    "code-execution switches. *dialog*: `blocked` = refused with `dialog_blocking` while a JavaScript dialog is open.",
+);
+lines.push("");
+lines.push("| tool | touches | reads | can cause | switch | password guard | dialog | during handoff |");
+lines.push("|---|---|---|---|---|---|---|---|");
+for (const t of tools) {
+  const tr = full.get(t.name).traits;
+  lines.push(
+    `| \`${t.name}\` | ${tr.target} | ${tr.reads} | ${tr.effects.join(", ") || "—"} | ${tr.switch} | ${tr.typing ? "yes" : ""} | ${tr.dialog} | ${tr.handoff} |`,
+  );
+}
 for (const t of tools) {
   lines.push("");
   lines.push(`### ${t.name}`);

@@ -1,5 +1,6 @@
-// defineTool: one registry entry per tool — name, description, input schema, read/write class and
-// handler in one place. tools/list (the compact wire form, schema.ts wireSchema), validation (the
+// defineTool: one registry entry per tool — name, description, input schema, traits (what it reads,
+// what it can cause, which switches apply, how dialogs and handoff affect it) and handler in one
+// place. tools/list (the compact wire form, schema.ts wireSchema), validation (the
 // full schema) and docs/tools.md are derived from these entries.
 // Importing this file (or any tool file) touches no chrome.* API, so node can load the registry.
 
@@ -25,6 +26,42 @@ export interface ToolOutput {
   images?: { data: string; mimeType: string }[];
 }
 
+/**
+ * What a tool's call can cause. The gate, ownership, the download guard and the effect guard key on
+ * these, never on tool names, so a new tool cannot skip a check by not being on some list.
+ * - click: activates what is under a target or point (a real or DOM click, and the focusing click of
+ *   typing aimed at a ref): may submit a form, fire a destructive button, follow a link.
+ * - keys: keyboard events into the focused element (Enter may submit, Space may activate).
+ * - input: sets values or moves the pointer without activating (fill, select, hover).
+ * - navigation: loads another document in the tab.
+ * - code: runs the agent's code in the page (or a request with the page's cookies).
+ * - upload, close, dialog: sets files on an input, closes the tab, answers a JavaScript dialog.
+ */
+export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "upload" | "close" | "dialog";
+
+/** The effects that put events into the page: the effect guard watches them (SECURITY I-36). */
+export const INPUT_EFFECTS: readonly Effect[] = ["click", "keys", "input", "upload"];
+
+/** Everything the gates need to know about a tool, declared once on its definition (SECURITY I-48). */
+export interface Traits {
+  /** What the call touches: no tab (it judges each tab it lists), an existing tab, or a new one when tabId is omitted. */
+  target: "none" | "tab" | "tab-or-new";
+  /** What of the page it returns: nothing, page content (text, outline, state), pixels, or the tab list. */
+  reads: "none" | "page" | "pixels" | "tabs";
+  /** What it can cause; empty for a read-only tool. */
+  effects: readonly Effect[];
+  /** The person's switch it needs beyond the allowlist (SECURITY I-16, I-17). */
+  switch: "act" | "evaluate" | "fetch" | "none";
+  /** It may type into a field: the password guard applies (SECURITY I-18). */
+  typing?: boolean;
+  /** Refused while a JavaScript dialog is open, answers one, or unaffected by one. */
+  dialog: "blocked" | "answers" | "ignores";
+  /** May run on a tab handed to the person (SECURITY I-22). */
+  handoff: "refused" | "allowed";
+  /** The URL the call will open or request, judged before it goes (SECURITY I-15). */
+  destination?(args: Record<string, unknown>): string | undefined;
+}
+
 export interface ToolDef<A = Record<string, unknown>> {
   name: string;
   /**
@@ -33,8 +70,7 @@ export interface ToolDef<A = Record<string, unknown>> {
    */
   description: string;
   inputSchema: JsonSchema & { type: "object" };
-  /** Read tools never change the page; write tools do (policy and act mode key on this). */
-  readOnly: boolean;
+  traits: Traits;
   /** Irreversible effect (e.g. closing a tab). */
   destructive?: boolean;
   /** Repeating the call with the same arguments has no further effect; default: readOnly. */
@@ -45,12 +81,47 @@ export interface ToolDef<A = Record<string, unknown>> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyTool = ToolDef<any>;
+export type AnyTool = Tool<any>;
 
-export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {
+/** A registered tool: its definition plus what is derived from the traits. */
+export type Tool<A = Record<string, unknown>> = ToolDef<A> & {
+  /** No effects: never changes the page (tools/list's readOnlyHint, ownership's read scope). */
+  readonly readOnly: boolean;
+};
+
+const TARGETS = new Set(["none", "tab", "tab-or-new"]);
+const READS = new Set(["none", "page", "pixels", "tabs"]);
+const EFFECTS = new Set<string>(["click", "keys", "input", "navigation", "code", "upload", "close", "dialog"]);
+const SWITCHES = new Set(["act", "evaluate", "fetch", "none"]);
+const DIALOG = new Set(["blocked", "answers", "ignores"]);
+const HANDOFF = new Set(["refused", "allowed"]);
+
+/**
+ * Checks a definition's traits and freezes them. A tool with a missing or unknown trait is a
+ * programming error caught when the registry loads, not a call that slips past a gate.
+ */
+export function defineTool<A>(def: ToolDef<A>): Tool<A> {
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(def.name)) throw new Error(`bad tool name ${def.name}`);
+  const t = def.traits as Partial<Traits> | undefined;
+  const bad = (what: string) => new Error(`tool ${def.name}: traits.${what} is missing or unknown`);
+  if (!t) throw bad("*");
+  if (!TARGETS.has(String(t.target))) throw bad("target");
+  if (!READS.has(String(t.reads))) throw bad("reads");
+  if (!Array.isArray(t.effects) || !t.effects.every((e) => EFFECTS.has(e))) throw bad("effects");
+  if (!SWITCHES.has(String(t.switch))) throw bad("switch");
+  if (!DIALOG.has(String(t.dialog))) throw bad("dialog");
+  if (!HANDOFF.has(String(t.handoff))) throw bad("handoff");
+  // A tool that changes the page needs a switch the person sets; one that opens a URL says which.
+  if (t.effects.length > 0 && t.switch === "none") throw bad("switch");
+  if ((t.target === "tab-or-new" || t.effects.includes("navigation")) && t.switch !== "act") throw bad("switch");
   if (def.inputSchema.additionalProperties === undefined) def.inputSchema.additionalProperties = false;
-  return def;
+  Object.freeze(t.effects);
+  Object.freeze(t);
+  return Object.assign(def, { readOnly: t.effects.length === 0 });
+}
+
+export function hasEffect(t: { traits: Traits }, ...e: Effect[]): boolean {
+  return t.traits.effects.some((x) => e.includes(x));
 }
 
 export function toCallResult(out: ToolOutput): CallToolResult {

@@ -16,7 +16,7 @@ export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptTex
     properties: { tabId: S.tabId, accept: { type: "boolean" }, promptText: { type: "string" }, ...ACTION_PROPS },
     required: ["accept"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["dialog"], switch: "act", dialog: "answers", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
     const d = dialogOf(tabId);

@@ -11,6 +11,7 @@ import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { originOf } from "../policy/pattern.js";
 import { approvalChoice, judgeUrl, type Policy } from "../policy/policy.js";
 import { errorResult, toolError, type CallToolResult } from "./errors.js";
+import type { Traits } from "./define.js";
 import type { GateContext } from "./gate.js";
 
 /** How long after a call a download still counts as the agent's. */
@@ -18,7 +19,6 @@ export const AFTER_CALL_MS = 2_000;
 /** How long a write call lingers for a download it may have started, when downloads are not allowed outright. */
 export const LINGER_MS = 300;
 /** Only these can start a download; typing, filling or hovering never pay the linger. */
-const LINGER_TOOLS = new Set(["click", "mouse_click", "press_key", "navigate", "history", "reload"]);
 
 export interface DownloadItemLike {
   id: number;
@@ -33,6 +33,7 @@ export type DownloadVerdict = "proceed" | "cancel";
 
 interface CallWindow {
   tool: string;
+  linger: boolean;
   gctx: GateContext;
   end?: number;
   decisions: Promise<ApprovalOutcome | "auto">[];
@@ -55,9 +56,11 @@ export class DownloadGuard {
   }
 
   /** A write call starts; its tab and origin are read from the gate's context when a download comes. */
-  begin(tool: string, readOnly: boolean, gctx: GateContext): CallWindow | undefined {
-    if (readOnly) return undefined;
-    const w: CallWindow = { tool, gctx, decisions: [] };
+  begin(tool: { name: string; traits: Pick<Traits, "effects"> }, gctx: GateContext): CallWindow | undefined {
+    if (tool.traits.effects.length === 0) return undefined;
+    // Clicks, keys and navigations start downloads late (a redirect, a handler's timer): they linger.
+    const linger = tool.traits.effects.some((e) => e === "click" || e === "keys" || e === "navigation");
+    const w: CallWindow = { tool: tool.name, linger, gctx, decisions: [] };
     this.windows.add(w);
     return w;
   }
@@ -66,7 +69,7 @@ export class DownloadGuard {
   async end(w: CallWindow | undefined, r: CallToolResult): Promise<CallToolResult> {
     if (!w) return r;
     const origin = w.gctx.origin ?? "";
-    if (!r.isError && LINGER_TOOLS.has(w.tool) && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
+    if (!r.isError && w.linger && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
       const p = await this.deps.policy();
       if (approvalChoice(p, judgeUrl(p, origin), "download") !== "allow" && w.decisions.length === 0) {
         await new Promise<void>((resolve) => {

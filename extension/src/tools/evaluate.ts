@@ -54,7 +54,7 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
       timeoutMs: S.timeoutMs(30000),
     },
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["code"], switch: "evaluate", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     if ((a.expression === undefined) === (a.program === undefined)) throw toolError("invalid_argument", "give expression or program, not both");
     const tabId = (await resolveTab(a.tabId)).id as number;
@@ -92,7 +92,7 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
     },
     required: ["url"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["code"], switch: "fetch", dialog: "blocked", handoff: "refused", destination: (a) => String(a.url ?? "") },
   async handler(a, ctx) {
     for (const [k, v] of Object.entries(a.headers ?? {})) {
       if (typeof v !== "string") throw toolError("invalid_argument", `headers.${k}: expected a string`);

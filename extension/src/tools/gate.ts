@@ -11,7 +11,7 @@ import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { maskSecret } from "../policy/approvals.js";
 import { toolError } from "./errors.js";
-import type { AnyTool } from "./define.js";
+import { hasEffect, type AnyTool } from "./define.js";
 import { checkOwnership, type SessionRef } from "./ownership.js";
 
 export interface GateCall {
@@ -54,6 +54,8 @@ export interface PolicyEnv {
   allFramesAllowed(tabId: number, p: Policy): Promise<boolean>;
   /** The target element's risk, or undefined when it cannot be described. */
   risk(tabId: number, target: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined>;
+  /** Throws dialog_blocking while a JavaScript dialog is open on the tab. */
+  checkNoDialog(tabId: number): void;
   /** The focused element is in a form (Enter would submit it). */
   focusInForm(tabId: number): Promise<boolean>;
   ask(req: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal: AbortSignal): Promise<ApprovalOutcome>;
@@ -72,15 +74,6 @@ export function setGateState(s: GateState): void {
   state = s;
 }
 
-/** Tools that act on no tab (tabs lists, redacting what the policy hides). */
-const NO_TAB = new Set(["tabs"]);
-/** Tools that may run in a tab under handoff (none read or act there meanwhile). */
-const HANDOFF_SAFE = new Set(["tabs"]);
-/** Write tools that act mode does not cover: they have their own switches (SECURITY I-17) or only hand the tab to the person. */
-const OWN_SWITCH = new Set(["evaluate", "fetch_in_page", "handoff"]);
-/** Tools whose typing could land in a password field. */
-const TYPING = new Set(["fill", "type", "press_key"]);
-
 /** SECURITY I-14: a refusal never names the blocked host; the person sees it in the extension. */
 export function notAllowed(what: string): never {
   throw toolError("origin_not_allowed", `${what} is not on the person's allowlist; nothing was sent or read`);
@@ -90,9 +83,13 @@ function hasTarget(a: Record<string, unknown>): boolean {
   return typeof a.ref === "string" || typeof a.selector === "string";
 }
 
-/** Throws a ToolError when the call must not run. */
+/**
+ * Throws a ToolError when the call must not run. Every decision is taken from the tool's traits
+ * (SECURITY I-48): what it touches, reads and can cause, and which switch it needs.
+ */
 export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   const { tool, args } = call;
+  const tr = tool.traits;
   if (await state.paused()) {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
@@ -102,20 +99,21 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
   const policy = await env.policy();
-  if (NO_TAB.has(tool.name)) {
+  if (tr.target === "none") {
+    // It judges each tab it lists itself (SECURITY I-14).
     ctx.origin = "";
     return;
   }
 
-  let verdict: Verdict;
+  let verdict: Verdict = { allowed: false };
   let tabId: number | undefined;
   let origin = "";
-  const newTab = tool.name === "navigate" && args.tabId === undefined;
+  const newTab = tr.target === "tab-or-new" && args.tabId === undefined;
   if (!newTab) {
     const t = await env.tab(args.tabId as number | undefined);
     tabId = t.tabId;
     ctx.tabId = tabId;
-    if (!HANDOFF_SAFE.has(tool.name) && env.inHandoff(tabId)) {
+    if (tr.handoff === "refused" && env.inHandoff(tabId)) {
       // SECURITY I-22: reads and actions are withheld while the person handles the tab.
       throw toolError("handoff_active", `tab ${tabId} is handed to the person; nothing was sent or read`);
     }
@@ -123,104 +121,127 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     if (!verdict.allowed) notAllowed(`the page in tab ${tabId}`);
     origin = originOf(t.url);
     ctx.origin = origin;
-  } else {
-    verdict = { allowed: false };
+    // Everything behind an open dialog would hang; only a tool that answers it, or is unaffected, runs.
+    if (tr.dialog === "blocked") env.checkNoDialog(tabId);
   }
 
-  // SECURITY I-15: navigate and history are checked against their target before going.
-  let navTarget: Verdict | undefined;
-  let navOrigin = "";
-  if (tool.name === "navigate") {
-    const url = normaliseNavUrl(String(args.url ?? ""));
-    navTarget = judgeUrl(policy, url);
-    if (!navTarget.allowed) notAllowed("the destination");
-    navOrigin = originOf(url);
+  // SECURITY I-15: a URL the call opens or requests is judged before it goes.
+  let dest: { url: string; origin: string; verdict: Verdict } | undefined;
+  const rawDest = tr.destination?.(args);
+  if (rawDest !== undefined) {
+    const url = tr.switch === "fetch" ? resolveAgainst(rawDest, origin) : rawDest;
+    const v = judgeUrl(policy, url);
+    if (!v.allowed) notAllowed(tr.switch === "fetch" ? "the request's destination" : "the destination");
+    dest = { url, origin: originOf(url), verdict: v };
     if (newTab) {
-      verdict = navTarget;
-      origin = navOrigin;
+      verdict = v;
+      origin = dest.origin;
       ctx.origin = origin;
     }
   }
 
-  // SECURITY I-16: write tools need act mode (global or the origin's), which only the person sets.
-  if (!tool.readOnly && !OWN_SWITCH.has(tool.name)) {
-    if (!actAllowed(policy, verdict) || (navTarget && !actAllowed(policy, navTarget))) {
-      throw toolError(
-        "act_mode_off",
-        `${tool.name} changes the page and act mode is off for this origin. Only the person can turn act mode on, in the Torii popup; ask them instead of retrying`,
-      );
+  // SECURITY I-16, I-17: the switch the tool needs, which only the person sets.
+  switch (tr.switch) {
+    case "none":
+      break;
+    case "act":
+      if (!actAllowed(policy, verdict) || (hasEffect(tool, "navigation") && dest && !actAllowed(policy, dest.verdict))) {
+        throw toolError(
+          "act_mode_off",
+          `${tool.name} changes the page and act mode is off for this origin. Only the person can turn act mode on, in the Torii popup; ask them instead of retrying`,
+        );
+      }
+      break;
+    case "evaluate":
+    case "fetch": {
+      const kind: EvalKind = tr.switch === "fetch" ? "fetch" : typeof args.program === "string" ? "program" : "expression";
+      if (!evalAllowed(verdict, kind)) {
+        const sw = kind === "fetch" ? "fetch_in_page" : `evaluate (${kind})`;
+        throw toolError("eval_not_allowed", `${sw} is off for this origin; only the person can enable it in the Torii options`);
+      }
+      break;
     }
-  }
-
-  // SECURITY I-17: code execution has its own switches per origin.
-  if (tool.name === "evaluate" || tool.name === "fetch_in_page") {
-    const kind: EvalKind = tool.name === "fetch_in_page" ? "fetch" : typeof args.program === "string" ? "program" : "expression";
-    if (!evalAllowed(verdict, kind)) {
-      const sw = kind === "fetch" ? "fetch_in_page" : `evaluate (${kind})`;
-      throw toolError("eval_not_allowed", `${sw} is off for this origin; only the person can enable it in the Torii options`);
-    }
-    if (tool.name === "fetch_in_page") {
-      const v = judgeUrl(policy, resolveAgainst(String(args.url ?? ""), origin));
-      if (!v.allowed) notAllowed("the request's destination");
-    }
+    default:
+      // A switch this gate does not know is refused, never skipped.
+      throw toolError("internal", `${tool.name}: unknown switch; refused`);
   }
 
   // SECURITY I-18: the password decision travels to the handler, which checks the fields.
-  if (TYPING.has(tool.name)) ctx.allowPassword = passwordAllowed(verdict, args.allowPassword === true);
+  if (tr.typing) ctx.allowPassword = passwordAllowed(verdict, args.allowPassword === true);
 
-  if (tool.name === "screenshot" && tabId !== undefined && !(await env.allFramesAllowed(tabId, policy))) {
+  // SECURITY I-15: pixels show every frame of the page.
+  if (tr.reads === "pixels" && tabId !== undefined && !(await env.allFramesAllowed(tabId, policy))) {
     notAllowed("a frame embedded in this page");
   }
 
-  // SECURITY I-19: risky actions the person chose to be asked about wait for an answer.
-  const asks: { kind: ApprovalKind; element?: string; text?: string; target?: string }[] = [];
+  // SECURITY I-19: risky effects the person chose to be asked about wait for an answer.
+  const asks: Ask[] = [];
   if (tabId !== undefined) {
-    if (tool.name === "navigate" && navOrigin !== origin) asks.push({ kind: "new_origin", target: navOrigin });
-    if (tool.name === "evaluate" || tool.name === "fetch_in_page") asks.push({ kind: "evaluate", text: describeCode(args) });
-    if ((tool.name === "click" || tool.name === "mouse_click") && hasTarget(args)) {
-      const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
-      if (r?.submit) asks.push({ kind: "submit", element: r.label });
-      if (r?.destructive) asks.push({ kind: "destructive_click", element: r.label });
-    }
-    if (tool.name === "upload" && hasTarget(args)) {
+    if (hasEffect(tool, "navigation") && dest && dest.origin !== origin) asks.push({ kind: "new_origin", target: dest.origin });
+    if (hasEffect(tool, "code")) asks.push({ kind: "evaluate", text: describeCode(args) });
+    if (hasEffect(tool, "upload") && hasTarget(args)) {
       const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
       asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.paths) });
     }
-    if (tool.name === "type" && args.submit === true) asks.push({ kind: "submit", text: maskIf(String(args.text ?? ""), ctx.allowPassword) });
-    if (tool.name === "press_key" && /(^|\+)(enter|return)$/i.test(String(args.key ?? "")) && (await env.focusInForm(tabId))) {
+    if (hasEffect(tool, "click", "keys")) asks.push(...(await inputAsks(env, tabId, tool, args, ctx)));
+  }
+  for (const a of asks) await decide(env, policy, verdict, tool, origin, a, ctx);
+}
+
+interface Ask {
+  kind: ApprovalKind;
+  element?: string;
+  text?: string;
+  target?: string;
+}
+
+/** What an input call is expected to cause, from the page as it is now (its target, the focus). */
+async function inputAsks(env: PolicyEnv, tabId: number, tool: AnyTool, args: Record<string, unknown>, ctx: GateContext): Promise<Ask[]> {
+  const asks: Ask[] = [];
+  if (hasEffect(tool, "click") && hasTarget(args)) {
+    const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
+    if (r?.submit) asks.push({ kind: "submit", element: r.label });
+    if (r?.destructive) asks.push({ kind: "destructive_click", element: r.label });
+  }
+  if (hasEffect(tool, "keys")) {
+    if (args.submit === true) asks.push({ kind: "submit", text: maskIf(String(args.text ?? ""), ctx.allowPassword) });
+    else if (/(^|\+)(enter|return)$/i.test(String(args.key ?? "")) && (await env.focusInForm(tabId))) {
       asks.push({ kind: "submit", element: "the focused form field" });
     }
   }
-  for (const a of asks) {
-    const choice = approvalChoice(policy, verdict, a.kind);
-    if (choice === "allow") {
-      ctx.approval ??= "auto";
-      continue;
-    }
-    if (choice === "deny") {
-      ctx.approval = "denied";
-      throw toolError("approval_denied", `the person's policy denies this action (${a.kind}) on this origin`);
-    }
-    const out = await env.ask(
-      {
-        kind: a.kind,
-        tool: tool.name,
-        origin,
-        ...(a.target ? { target: a.target } : {}),
-        ...(a.element ? { element: a.element } : {}),
-        ...(a.text !== undefined ? { text: a.text } : {}),
-        ...(ctx.session ? { session: ctx.session } : {}),
-      },
-      policy.approvalTimeoutMs,
-      ctx.signal,
-    );
-    ctx.approval = out;
-    if (out === "denied") throw toolError("approval_denied", `the person denied ${tool.name} (${a.kind})`);
-    if (out === "timeout") throw toolError("approval_timeout", `no answer from the person within ${Math.round(policy.approvalTimeoutMs / 1000)} s; nothing was done`);
-    if (out === "cancelled") {
-      const why: unknown = ctx.signal.reason;
-      throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
-    }
+  return asks;
+}
+
+/** One approval: the person's allow / ask / deny choice for this kind on this origin. */
+async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: AnyTool, origin: string, a: Ask, ctx: GateContext): Promise<void> {
+  const choice = approvalChoice(policy, verdict, a.kind);
+  if (choice === "allow") {
+    ctx.approval ??= "auto";
+    return;
+  }
+  if (choice === "deny") {
+    ctx.approval = "denied";
+    throw toolError("approval_denied", `the person's policy denies this action (${a.kind}) on this origin`);
+  }
+  const out = await env.ask(
+    {
+      kind: a.kind,
+      tool: tool.name,
+      origin,
+      ...(a.target ? { target: a.target } : {}),
+      ...(a.element ? { element: a.element } : {}),
+      ...(a.text !== undefined ? { text: a.text } : {}),
+      ...(ctx.session ? { session: ctx.session } : {}),
+    },
+    policy.approvalTimeoutMs,
+    ctx.signal,
+  );
+  ctx.approval = out;
+  if (out === "denied") throw toolError("approval_denied", `the person denied ${tool.name} (${a.kind})`);
+  if (out === "timeout") throw toolError("approval_timeout", `no answer from the person within ${Math.round(policy.approvalTimeoutMs / 1000)} s; nothing was done`);
+  if (out === "cancelled") {
+    const why: unknown = ctx.signal.reason;
+    throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
   }
 }
 
@@ -238,16 +259,6 @@ function maskIf(text: string, secretOk: boolean | undefined): string {
 function describeCode(a: Record<string, unknown>): string {
   const code = typeof a.program === "string" ? a.program : typeof a.expression === "string" ? a.expression : typeof a.url === "string" ? `${String(a.method ?? "GET")} ${a.url}` : "";
   return code.length > 600 ? `${code.slice(0, 600)}…` : code;
-}
-
-/** The URL navigate will open, the way nav.ts reads it ("example.com/x" → https://example.com/x). */
-export function normaliseNavUrl(url: string): string {
-  try {
-    return new URL(url).href;
-  } catch {
-    if (/^[\w-]+(\.[\w-]+)+(:\d+)?(\/.*)?$/.test(url)) return `https://${url}`;
-    return url;
-  }
 }
 
 function resolveAgainst(url: string, origin: string): string {

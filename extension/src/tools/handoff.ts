@@ -88,7 +88,7 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
     required: ["reason"],
   },
   // It reads nothing and changes nothing on the page itself; the person acts.
-  readOnly: true,
+  traits: { target: "tab", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "refused" },
   // Each call asks the person again.
   idempotent: false,
   timeoutMs: 175_000,

@@ -7,7 +7,7 @@ import { left } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
-import { checkNoDialog, engine, frameOffset, guarded, onNav, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { engine, frameOffset, guarded, onNav, resolveTab, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
 import { guardPassword } from "./safety.js";
 
@@ -26,10 +26,9 @@ function isMac(): boolean {
   return /mac/i.test(nav.userAgentData?.platform ?? nav.platform ?? "");
 }
 
+/** The call's tab; the gate has judged it and refused it behind an open dialog (traits.dialog). */
 async function tabFor(a: { tabId?: number }): Promise<number> {
-  const tabId = (await resolveTab(a.tabId)).id as number;
-  checkNoDialog(tabId);
-  return tabId;
+  return (await resolveTab(a.tabId)).id as number;
 }
 
 /** The element's visible point in tab-viewport CSS pixels; `covered` when another element is on top. */
@@ -83,7 +82,7 @@ export const click = defineTool<ActionArgs & Target>({
   name: "click",
   description: "DOM click, even if covered (mouse_click: real pointer events).",
   inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["click"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = await tabFor(a);
@@ -108,7 +107,7 @@ export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; cl
       ...ACTION_PROPS,
     },
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["click"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = await tabFor(a);
@@ -124,7 +123,7 @@ export const hover = defineTool<ActionArgs & Target>({
   name: "hover",
   description: "Move the mouse over an element.",
   inputSchema: { type: "object", properties: { ...TARGET_PROPS, ...ACTION_PROPS } },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = await tabFor(a);
@@ -144,7 +143,7 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
     properties: { ...TARGET_PROPS, value: { type: "string" }, mode: { type: "string", enum: ["set", "insertText"] }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["value"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = await tabFor(a);
@@ -226,7 +225,7 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
     properties: { ...TARGET_PROPS, text: { type: "string", maxLength: 20000 }, keys: { type: "boolean" }, submit: { type: "boolean" }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["text"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["click", "keys"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
@@ -248,7 +247,7 @@ export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?:
     properties: { ...TARGET_PROPS, key: { type: "string", minLength: 1 }, repeat: { type: "integer", minimum: 1, maximum: 100 }, ...ALLOW_PASSWORD, ...ACTION_PROPS },
     required: ["key"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["click", "keys"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     parseComboChecked(a.key);
     const tabId = await tabFor(a);
@@ -292,7 +291,7 @@ export const selectOption = defineTool<ActionArgs & Target & { values?: string[]
       ...ACTION_PROPS,
     },
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     if (!a.values && !a.labels && !a.indexes) throw toolError("invalid_argument", "give values, labels or indexes");

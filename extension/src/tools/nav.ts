@@ -5,7 +5,7 @@ import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
-import { awaitLoad, checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
+import { awaitLoad, guarded, resolveTab, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab, ownershipOn } from "./ownership.js";
 import { assertLanding, assertUrlAllowed } from "./safety.js";
@@ -68,7 +68,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
     },
     required: ["url"],
   },
-  readOnly: false,
+  traits: { target: "tab-or-new", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused", destination: (a) => checkUrl(String(a.url ?? "")) },
   timeoutMs: 90_000,
   async handler(a, ctx) {
     const url = checkUrl(a.url);
@@ -101,7 +101,6 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       });
     } else {
       tabId = (await resolveTab(a.tabId)).id as number;
-      checkNoDialog(tabId);
     }
     return act(tabId, a, ctx, async () => {
       const r = await navigateTab(tabId, url, ctx, a.timeoutMs ?? LOAD_MS);
@@ -124,10 +123,9 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
     },
     required: ["direction"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
-    checkNoDialog(tabId);
     return act(tabId, a, ctx, async () => {
       const h = await cdp<{ currentIndex: number; entries: { id: number; url: string }[] }>(tabId, "Page.getNavigationHistory", {}, left(ctx.deadline, 10_000), ctx.signal);
       const steps = a.steps ?? 1;
@@ -157,10 +155,9 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
     type: "object",
     properties: { tabId: S.tabId, bypassCache: { type: "boolean" }, timeoutMs: S.timeoutMs(60000), ...ACTION_PROPS },
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
-    checkNoDialog(tabId);
     return act(tabId, a, ctx, async () => {
       const w = watchNav(tabId);
       let r: { loaded: boolean };

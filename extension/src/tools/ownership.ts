@@ -24,6 +24,7 @@
 
 import { attach, cdp } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
+import type { Traits } from "./define.js";
 import type { CallToolResult } from "./errors.js";
 import { toolError } from "./errors.js";
 
@@ -147,13 +148,8 @@ function isLive(sessionId: string): boolean {
   return !!s && s.ended === undefined;
 }
 
-/** Tool names that take no tab. */
-const NO_TAB = new Set(["tabs"]);
-/** Tools that need the evaluate scope on a granted tab. */
-const EVAL_TOOLS = new Set(["evaluate", "fetch_in_page"]);
-
 export interface OwnershipCall {
-  tool: { name: string; readOnly: boolean };
+  tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch"> };
   args: Record<string, unknown>;
 }
 
@@ -167,8 +163,8 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   await load();
   const s = owner ?? ANONYMOUS;
   touch(s);
-  const name = call.tool.name;
-  if (NO_TAB.has(name) || (name === "navigate" && call.args.tabId === undefined)) return;
+  const tr = call.tool.traits;
+  if (tr.target === "none" || (tr.target === "tab-or-new" && call.args.tabId === undefined)) return;
   let tabId = call.args.tabId as number | undefined;
   if (tabId === undefined) {
     tabId = st.last[s.id];
@@ -182,10 +178,11 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     rec.used = Date.now();
     st.last[s.id] = tabId;
     save();
-    if (name === "screenshot") await showInOwnWindow(tabId);
+    if (tr.reads === "pixels") await showInOwnWindow(tabId);
     return;
   }
-  const need: Scope = EVAL_TOOLS.has(name) ? "evaluate" : call.tool.readOnly ? "read" : "write";
+  // Code execution needs the evaluate scope, any other effect write, a read read.
+  const need: Scope = tr.switch === "evaluate" || tr.switch === "fetch" ? "evaluate" : call.tool.readOnly ? "read" : "write";
   // SECURITY I-29: a tab now in the agent's room window, within the access the person set there.
   const w = await windowGrantCovering(s, tabId);
   if (w?.scopes.includes(need)) {

@@ -19,7 +19,7 @@ export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
       cursor: { type: "string", doc: "From a previous result: next page" },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
     return takeSnapshot(tabId, a, ctx);
@@ -40,7 +40,7 @@ export const find = defineTool<{ tabId?: number; role?: string; name?: string; t
       root: { type: "string", doc: "ref or CSS selector" },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
     const { tabId: _t, ...args } = a;
@@ -65,7 +65,7 @@ export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?:
       maxChars: { type: "integer", minimum: 100, maximum: 200000 },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
     const { tabId: _t, ...args } = a;
@@ -78,7 +78,7 @@ export const getState = defineTool<{ tabId?: number; ref?: string; selector?: st
   name: "get_state",
   description: "Element state (visible, enabled, checked, focused, box), never its value.",
   inputSchema: { type: "object", properties: { tabId: S.tabId, ref: S.ref, selector: S.selector } },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = (await resolveTab(a.tabId)).id as number;

@@ -122,7 +122,8 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   let r: CallToolResult;
   try {
     // SECURITY I-19: downloads this call starts wait for the person's `download` choice.
-    const dl = downloadGuard()?.begin(String(name), typeof name === "string" ? byName.get(name)?.readOnly !== false : true, gctx);
+    const tool = typeof name === "string" ? byName.get(name) : undefined;
+    const dl = tool ? downloadGuard()?.begin(tool, gctx) : undefined;
     r = await runTool(name, args, gctx, local.signal);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);

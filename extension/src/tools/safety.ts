@@ -9,7 +9,7 @@ import { AuditRing, type AuditEntry } from "../policy/audit.js";
 import { originOf } from "../policy/pattern.js";
 import { judgeUrl, normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
 import { withDeadline } from "../cdp/deadline.js";
-import { engine, resolveTab, resolveTarget, setFrameCheck } from "./browser.js";
+import { checkNoDialog, engine, resolveTab, resolveTarget, setFrameCheck } from "./browser.js";
 import { toolError } from "./errors.js";
 import { notAllowed, type PolicyEnv, type TargetRisk } from "./gate.js";
 
@@ -278,6 +278,7 @@ export const policyEnv: PolicyEnv = {
     return { tabId: id, url: await effectiveTabUrl(id) };
   },
   inHandoff,
+  checkNoDialog,
   allFramesAllowed,
   risk: riskOf,
   async focusInForm(tabId) {

@@ -7,7 +7,7 @@ import { cdp } from "../cdp/debugger.js";
 import { left } from "../cdp/deadline.js";
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
-import { checkNoDialog, engine, frameOffset, resolveTab, resolveTarget } from "./browser.js";
+import { engine, frameOffset, resolveTab, resolveTarget } from "./browser.js";
 import { S } from "./common.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
@@ -57,10 +57,9 @@ export const screenshot = defineTool<Args>({
       },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "pixels", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
-    checkNoDialog(tabId);
     const modes = [a.fullPage === true, a.region !== undefined, a.ref !== undefined || a.selector !== undefined].filter(Boolean).length;
     if (modes > 1) throw toolError("invalid_argument", "give at most one of fullPage, region, ref/selector");
     const ms = left(ctx.deadline, 20_000);

@@ -21,7 +21,7 @@ export const scroll = defineTool<ActionArgs & { ref?: string; to?: "top" | "bott
       ...ACTION_PROPS,
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   // dx/dy scroll further each time.
   idempotent: false,
   async handler(a, ctx) {
@@ -60,7 +60,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       ...ACTION_PROPS,
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   timeoutMs: 60_000,
   async handler(a, ctx) {
     if (a.role === undefined && a.name === undefined && a.text === undefined) throw toolError("invalid_argument", "give role, name or text");

@@ -12,7 +12,7 @@ export const tabs = defineTool<Record<string, never>>({
   name: "tabs",
   description: "Your tabs: id, title, URL, active, dialog.",
   inputSchema: { type: "object", properties: {} },
-  readOnly: true,
+  traits: { target: "none", reads: "tabs", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
   async handler(_a, ctx) {
     // SECURITY I-24: only the session's own and granted tabs; the rest are not even counted.
     const all = ownedOnly(await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"), ctx.gate?.owner);
@@ -51,7 +51,7 @@ export const closeTab = defineTool<{ tabId: number }>({
   name: "close_tab",
   description: "Close a tab.",
   inputSchema: { type: "object", properties: { tabId: { type: "integer", minimum: 0 } }, required: ["tabId"] },
-  readOnly: false,
+  traits: { target: "tab", reads: "none", effects: ["close"], switch: "act", dialog: "ignores", handoff: "refused" },
   destructive: true,
   async handler(a) {
     await resolveTab(a.tabId);

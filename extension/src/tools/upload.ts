@@ -6,7 +6,7 @@ import { cdp } from "../cdp/debugger.js";
 import { left } from "../cdp/deadline.js";
 import { defineTool } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
-import { checkNoDialog, engine, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { engine, resolveTab, resolveTarget, type Target } from "./browser.js";
 import { fileNames } from "./gate.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
 
@@ -51,13 +51,12 @@ export const upload = defineTool<ActionArgs & Target & { paths: string[] }>({
     },
     required: ["paths"],
   },
-  readOnly: false,
+  traits: { target: "tab", reads: "page", effects: ["upload"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
     const bad = a.paths.find((p) => !isAbsolutePath(p));
     if (bad !== undefined) throw toolError("invalid_argument", `paths: "${fileNames([bad])}" is not an absolute path`, undefined, { field: "paths" });
     const tabId = (await resolveTab(a.tabId)).id as number;
-    checkNoDialog(tabId);
     return act(tabId, a, ctx, async () => {
       const r = await resolveTarget(tabId, a);
       const mark = crypto.randomUUID();

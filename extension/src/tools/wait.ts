@@ -18,7 +18,7 @@ export const waitFor = defineTool<WaitForArg & { tabId?: number }>({
       timeoutMs: { type: "integer", minimum: 0, maximum: 30000, doc: "Default 5000" },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   timeoutMs: 40_000,
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
@@ -41,7 +41,7 @@ export const settle = defineTool<{ tabId?: number; quietMs?: number; timeoutMs?:
       timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
     },
   },
-  readOnly: true,
+  traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   timeoutMs: 40_000,
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;

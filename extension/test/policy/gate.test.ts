@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/tools/gate.js";
 import { getTool } from "../../src/tools/registry.js";
+import { defineTool, type AnyTool, type Effect, type Traits } from "../../src/tools/define.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { ToolError } from "../../src/tools/errors.js";
 
@@ -11,6 +12,7 @@ function env(policy: Policy, url: string, o: Partial<PolicyEnv> = {}): PolicyEnv
     policy: async () => policy,
     tab: async (id) => ({ tabId: id ?? 7, url }),
     inHandoff: () => false,
+    checkNoDialog: () => undefined,
     allFramesAllowed: async () => true,
     risk: async () => ({ label: 'button "Delete"', isPassword: false, submit: false, destructive: true }),
     focusInForm: async () => false,
@@ -82,5 +84,71 @@ describe("gate", () => {
   });
   it("screenshot with a blocked frame", async () => {
     expect(await code("screenshot", {}, env(allowed(), "https://good.example/", { allFramesAllowed: async () => false }))).toBe("origin_not_allowed");
+  });
+});
+
+// The gate decides from a tool's declared traits alone: a new tool with the same traits as an
+// existing one gets exactly the same gates, whatever its name (SECURITY I-48).
+describe("gate: traits, not names", () => {
+  const tool = (traits: Traits, name = "brand_new_tool") =>
+    defineTool({ name, description: "x", inputSchema: { type: "object", properties: {} }, traits, handler: async () => ({ text: "" }) });
+  const writer: Traits = { target: "tab", reads: "page", effects: ["click"], switch: "act", dialog: "blocked", handoff: "refused" };
+  const run = async (t: AnyTool, args: Record<string, unknown>, e: PolicyEnv): Promise<string> => {
+    setGateState({ paused: () => false, env: e });
+    try {
+      await gate({ tool: t, args }, { signal: new AbortController().signal });
+      return "ok";
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      return err.code;
+    }
+  };
+
+  it("a renamed copy of a tool is gated like the original", async () => {
+    for (const name of ["click", "type", "evaluate", "fetch_in_page", "navigate", "screenshot", "handle_dialog"]) {
+      const orig = getTool(name)!;
+      const copy = tool(orig.traits, `copy_of_${name}`);
+      for (const [policy, url] of [
+        [allowed({}, false), "https://good.example/"],
+        [allowed({}, true), "https://good.example/"],
+        [allowed({ evalExpression: true, fetch: true }, true), "https://good.example/"],
+        [allowed({}, true), "https://evil.example/"],
+      ] as const) {
+        const args = name === "navigate" || name === "fetch_in_page" ? { tabId: 7, url: "https://good.example/x" } : name === "evaluate" ? { expression: "1" } : { ref: "e1" };
+        const e = env(policy, url);
+        expect(await run(copy, { ...args }, e), `${name} on ${url}`).toBe(await run(orig, { ...args }, e));
+      }
+    }
+  });
+
+  it("act mode, the code switches, handoff and dialogs come from the traits", async () => {
+    const on = env(allowed({}, true), "https://good.example/");
+    expect(await run(tool(writer), { ref: "e1" }, env(allowed({}, false), "https://good.example/"))).toBe("act_mode_off");
+    expect(await run(tool({ ...writer, switch: "evaluate", effects: ["code"] }), {}, on)).toBe("eval_not_allowed");
+    expect(await run(tool({ ...writer, switch: "fetch", effects: ["code"] }), {}, on)).toBe("eval_not_allowed");
+    expect(await run(tool(writer), { ref: "e1" }, env(allowed({}, true), "https://good.example/", { inHandoff: () => true }))).toBe("handoff_active");
+    expect(await run(tool({ ...writer, handoff: "allowed" }), { ref: "e1" }, env(allowed({}, true), "https://good.example/", { inHandoff: () => true }))).toBe("ok");
+    const dialogOpen = env(allowed({}, true), "https://good.example/", {
+      checkNoDialog: () => {
+        throw new ToolError("dialog_blocking", "a dialog is open");
+      },
+    });
+    expect(await run(tool(writer), { ref: "e1" }, dialogOpen)).toBe("dialog_blocking");
+    expect(await run(tool({ ...writer, dialog: "answers", effects: ["dialog"] }), {}, dialogOpen)).toBe("ok");
+    // A destination is judged before going, with act mode for the destination too.
+    const nav = tool({ ...writer, target: "tab-or-new", effects: ["navigation"], destination: (a) => String(a.url) });
+    expect(await run(nav, { url: "https://evil.example/" }, on)).toBe("origin_not_allowed");
+    expect(await run(nav, { url: "https://good.example/" }, on)).toBe("ok");
+  });
+
+  it("a definition with a missing or unknown trait is refused when it is defined", () => {
+    expect(() => tool(undefined as unknown as Traits)).toThrow(/traits/);
+    expect(() => tool({ ...writer, effects: ["teleport" as Effect] })).toThrow(/traits.effects/);
+    expect(() => tool({ ...writer, switch: "none" })).toThrow(/traits.switch/);
+    expect(() => tool({ ...writer, dialog: undefined as unknown as Traits["dialog"] })).toThrow(/traits.dialog/);
+    expect(() => tool({ ...writer, target: "tab-or-new", effects: ["navigation"], switch: "evaluate" })).toThrow(/traits.switch/);
+    // readOnly is derived, never declared.
+    expect(tool({ ...writer, effects: [], switch: "none" }).readOnly).toBe(true);
+    expect(tool(writer).readOnly).toBe(false);
   });
 });

@@ -44,6 +44,7 @@ describe("gate: upload", () => {
       policy: async () => p,
       tab: async (id) => ({ tabId: id ?? 7, url }),
       inHandoff: () => false,
+      checkNoDialog: () => undefined,
       allFramesAllowed: async () => true,
       risk: async () => ({ label: 'button "Choose file"', isPassword: false, submit: false, destructive: false }),
       focusInForm: async () => false,
@@ -103,15 +104,15 @@ describe("download guard", () => {
   it("the person's downloads are never touched: other origins, no call, extension-started", async () => {
     const { g } = guard(policyWith({ download: "deny" }));
     expect(g.decide(item(1))).toBeUndefined();
-    const w = g.begin("click", false, ctxOn());
+    const w = g.begin(getTool("click")!, ctxOn());
     expect(g.decide(item(2, "https://other.example/"))).toBeUndefined();
     expect(g.decide({ ...item(3), byExtensionId: "abc" })).toBeUndefined();
-    expect(g.begin("snapshot", true, ctxOn())).toBeUndefined();
+    expect(g.begin(getTool("snapshot")!, ctxOn())).toBeUndefined();
     await g.end(w, ok);
   });
   it("deny: cancelled, and the call in flight reports approval_denied", async () => {
     const { g, asked } = guard(policyWith({ download: "ask" }, { download: "deny" }));
-    const w = g.begin("click", false, ctxOn());
+    const w = g.begin(getTool("click")!, ctxOn());
     const d = g.decide(item(4))!;
     expect(await d.hold).toBe(true);
     expect(await d.verdict).toBe("cancel");
@@ -122,21 +123,21 @@ describe("download guard", () => {
   });
   it("ask: the person sees the file name; approve proceeds, timeout cancels", async () => {
     const a = guard(policyWith({ download: "ask" }));
-    const w = a.g.begin("click", false, ctxOn());
+    const w = a.g.begin(getTool("click")!, ctxOn());
     const end = a.g.end(w, ok);
     const d = a.g.decide(item(5))!;
     expect(await d.verdict).toBe("proceed");
     expect(await end).toBe(ok);
     expect(a.asked[0]).toMatchObject({ kind: "download", tool: "click", origin: ORIGIN, text: "report.csv" });
     const t = guard(policyWith({ download: "ask" }), "timeout");
-    const w2 = t.g.begin("click", false, ctxOn());
+    const w2 = t.g.begin(getTool("click")!, ctxOn());
     expect(await t.g.decide(item(6))!.verdict).toBe("cancel");
     expect((((await t.g.end(w2, ok)).structuredContent?.error) as { code: string }).code).toBe("approval_timeout");
   });
   it("allow: proceeds without holding; within 2 s after the call still counts, later not", async () => {
     let now = 1_000_000;
     const { g } = guard(policyWith({ download: "allow" }), "approved", () => now);
-    const w = g.begin("click", false, ctxOn());
+    const w = g.begin(getTool("click")!, ctxOn());
     expect(await g.end(w, ok)).toBe(ok);
     now += 1_500;
     const d = g.decide(item(7))!;

@@ -73,10 +73,11 @@ const fakeChrome = {
 
 vi.stubGlobal("chrome", fakeChrome);
 const own = await import("../../src/tools/ownership.js");
+const { getTool } = await import("../../src/tools/registry.js");
 
-const READ = { name: "read_text", readOnly: true };
-const CLICK = { name: "click", readOnly: false };
-const EVAL = { name: "evaluate", readOnly: false };
+const READ = getTool("read_text")!;
+const CLICK = getTool("click")!;
+const EVAL = getTool("evaluate")!;
 
 function tab(windowId: number, url = "https://example.com/"): number {
   const t = { id: nextTab++, windowId, url, active: false };
@@ -87,7 +88,7 @@ function tab(windowId: number, url = "https://example.com/"): number {
 /** The session the daemon names for a side-panel agent serving chat session gw. */
 const agent = (id: string, gw: string) => own.sessionFromMeta({ sessionId: id, session: `agent:x:${id}`, kind: "agent", gatewaySessionId: gw });
 
-async function check(tool: { name: string; readOnly: boolean }, args: Record<string, unknown>, s: ReturnType<typeof agent>): Promise<string> {
+async function check(tool: Parameters<typeof own.checkOwnership>[0]["tool"], args: Record<string, unknown>, s: ReturnType<typeof agent>): Promise<string> {
   try {
     await own.checkOwnership({ tool, args }, s);
     return "ok";

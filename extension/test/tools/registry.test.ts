@@ -111,6 +111,7 @@ describe("audit metadata", () => {
       policy: async () => policy,
       tab: async (id) => ({ tabId: id ?? 7, url }),
       inHandoff: () => false,
+      checkNoDialog: () => undefined,
       allFramesAllowed: async () => true,
       risk: async () => ({ label: 'button "Delete"', isPassword: false, submit: false, destructive: true }),
       focusInForm: async () => false,
