@@ -17,7 +17,7 @@ EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
 BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load
+.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse
 
 all: build
 
@@ -62,8 +62,35 @@ e2e: build $(E2E_DEPS)
 	$(NPM) --prefix e2e run typecheck
 	$(NPM) --prefix e2e test
 
+# In CI (CI=1, .ci/run) the Go fuzz targets also run for FUZZTIME each; elsewhere `go test`
+# runs only their seed corpora.
 test: setup build
-	$(MAKE) --no-print-directory vet gotest ext-test e2e bench-smoke
+	$(MAKE) --no-print-directory vet gotest $(if $(CI),fuzz) ext-test e2e bench-smoke
+
+# Go native fuzz targets, each run for FUZZTIME (seeds: testdata/vectors.json and
+# testdata/fuzz/<target>/). A failing input is written by go under the package's
+# testdata/fuzz/<target>/; move it to testdata/fuzz/<target>/ once fixed.
+# URL pattern parsing is fuzzed on the extension side (TypeScript), not here.
+FUZZTIME ?= 30s
+# The link target runs over real sockets, so its coverage is noisy; short
+# minimisation keeps the time on fuzzing rather than shrinking inputs.
+FUZZMINIMIZE ?= 10x
+FUZZ_TARGETS := internal/jsonrpc:FuzzDecode internal/link:FuzzHandshakeFrames \
+	internal/pairing:FuzzTranscripts internal/control:FuzzControlStream
+fuzz: extension
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$fn ($$pkg) for $(FUZZTIME)"; \
+	  $(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; \
+	done
+
+# The daemon under abuse: floods against a running daemon with a fake extension
+# (internal/daemon/abusebench), printing the legitimate client's p50/p99 under each,
+# fds and RSS before and after, and whether the extension stayed connected.
+# Not part of `make test`. `make bench-abuse ABUSE_SECONDS=5` for a shorter run.
+ABUSE_SECONDS ?= 10
+bench-abuse: torii
+	ABUSE_SECONDS=$(ABUSE_SECONDS) $(GO) run ./cmd/torii-abuse-bench
 
 # The main job: the daemon plus a managed browser paired with it.
 # `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.

@@ -1,5 +1,6 @@
 // Bundles the extension into dist/: the module service worker, the popup and the connect page,
-// plus manifest.json and the static html/css. `node build.mjs --watch` rebuilds on change.
+// the page engine and the effect guard (a content script in every frame), plus manifest.json and
+// the static html/css. `node build.mjs --watch` rebuilds on change.
 
 import * as esbuild from "esbuild";
 import { cp, mkdir, readdir, rm } from "node:fs/promises";
@@ -41,6 +42,7 @@ const options = {
     "popup-sessions": "src/popup/sessions.ts",
     connect: "src/connect/connect.ts",
     page: "src/page/index.ts",
+    guard: "src/guard/index.ts",
     sidepanel: "src/sidepanel/main.ts",
     options: "src/options/options.ts",
     approval: "src/approval/approval.ts",

@@ -310,8 +310,11 @@ describeBrowser("browser tools: actions", () => {
   test("handle_dialog: beforeunload holds a navigation until accepted", async () => {
     const { mcp, site } = rig();
     const { tabId, page } = await rig().open("beforeunload.html");
-    // An agent's own tab leaves quietly (no prompt) unless the person has looked at it: look at it.
+    // An agent's own tab leaves quietly (no prompt) unless the person has looked at it: look at it,
+    // and wait until the extension counts it (its quiet-unload flag in the page turns off) before the
+    // agent types: a look at the very moment of an agent's input is not counted (SECURITY I-46).
     await page.bringToFront();
+    await expect.poll(() => page.evaluate(() => (globalThis as Record<string, unknown>).__toriiQuietUnload), { timeout: 5_000 }).toBe(false);
     // Chrome asks only once the page has had a user gesture: type through CDP input.
     await mcp.ok("type", { tabId, selector: "#draft", text: "unsaved" });
     // Leaving through the page's own link (a real click): the prompt holds the navigation.

@@ -92,7 +92,7 @@ lines.push("- **Read** tools never change the page; **write** tools do; **destru
 lines.push("- `waitFor` (every action): " + Object.entries(m.WAIT_FOR_SCHEMA.properties).map(([k, s]) => `\`${k}\` ${typeOf(s)}${limits(s) ? ` (${limits(s)})` : ""}`).join(", ") + "; exactly one of selector, text, ref.");
 lines.push("- `observe` (every action): `none` (default), `snapshot`, `diff` (changes since this tab's previous snapshot), `text`.");
 lines.push("- Results: a text block (plus an image block for `screenshot`) and the same data as `structuredContent`. " +
-  "An action that opens a JavaScript dialog returns `dialog: {type, message}`; call `handle_dialog` next.");
+  "An action that opens a JavaScript dialog returns `dialog: {type, message}`; call `handle_dialog` next. A dialog raised by a frame whose origin is not on the allowlist comes as `dialog: {type, foreign: true}`, without its text: only the person can answer it (`handoff`).");
 lines.push("");
 lines.push("## Tools");
 lines.push("");

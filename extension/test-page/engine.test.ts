@@ -105,7 +105,7 @@ describe("snapshot outline", () => {
       for (let i = 1; i < lines.length; i++) {
         const m = [...(lines[i] as string).matchAll(/\[ref=(e\d+)\]/g)].map((x) => x[1]);
         if (m.length !== 2) bad.push(`row ${i}: ${lines[i]}`);
-        const [edit, link] = await Promise.all(m.map((ref) => (globalThis as any).__torii.call("getState", { ref })));
+        const [edit, link] = await Promise.all(m.map((ref) => (globalThis as any).__torii.call("getState", { ref, origin: self.origin })));
         if (edit.value.role !== "button" || edit.value.name !== "Edit") bad.push(`edit ${i}`);
         if (link.value.role !== "link" || link.value.href !== location.href.split("#")[0].replace(/\?.*$/, "") + location.search + `#/customer/${i - 1}`) bad.push(`link ${i} ${link.value.href}`);
       }
@@ -528,6 +528,80 @@ describe("frames", () => {
     await page.frameLocator("#same").locator("#email").waitFor();
     const st = await call(page, "getState", { ref: cardRef });
     expect(st.ok ? "" : st.error.code).toBe("stale_ref");
+    await page.close();
+  });
+});
+
+describe("security: the engine runs only in the origin the worker allowed", () => {
+  /** A button whose click the page records, so a refused call can be seen to have done nothing. */
+  const BUTTON = `<button id="go" onclick="document.title='clicked'">Go</button><p>secret-${"marker"}</p>`;
+
+  test("a call naming another origin, or none, is refused before anything runs; the reply names the document's own", async () => {
+    const page = await open(env, "actions.html");
+    await page.evaluate((html) => document.body.insertAdjacentHTML("beforeend", html), BUTTON);
+    for (const args of [{ origin: env.originB }, { origin: "null" }, { origin: undefined }, { origin: "" }]) {
+      for (const [m, a] of [["snapshot", {}], ["readText", {}], ["domClick", { selector: "#go" }], ["fill", { selector: "#a", value: "x" }]] as const) {
+        const r = await call(page, m, { ...a, ...args });
+        expect(r.ok ? "ran" : r.error.code, `${m} ${JSON.stringify(args)}`).toBe("origin_not_allowed");
+        expect(JSON.stringify(r)).not.toContain("secret-marker");
+        expect(r.origin).toBe(env.origin);
+      }
+    }
+    expect(await page.title()).not.toBe("clicked");
+    expect(await page.inputValue("#a")).toBe("");
+    const ran = await call(page, "domClick", { selector: "#go" });
+    expect(ran.ok).toBe(true);
+    expect(ran.origin).toBe(env.origin);
+    expect(ran.url).toBe(page.url());
+    expect(await page.title()).toBe("clicked");
+    await page.close();
+  });
+
+  test("a blank frame and a popup written by another origin answer with that origin, not their parent's or opener's", async () => {
+    // Origin B's page, framed in A's: B creates a blank iframe and a blank popup and writes into both.
+    const page = await open(env, `iframes.html?x=${env.portB}`, { inject: false });
+    const cross = await (await page.waitForSelector("#cross")).contentFrame();
+    await cross!.waitForSelector("#pay");
+    const popupSeen = page.context().waitForEvent("page");
+    await cross!.evaluate((html) => {
+      const f = document.createElement("iframe");
+      document.body.append(f);
+      f.contentDocument!.body.innerHTML = html;
+      const w = window.open("about:blank", "_blank")!;
+      w.document.body.innerHTML = html;
+    }, BUTTON);
+    const popup = await popupSeen;
+    const blank = cross!.childFrames()[0]!;
+    for (const frame of [blank, popup.mainFrame()]) {
+      await inject(page, env.code, frame);
+      const asA = await call(frame, "snapshot", { origin: env.origin });
+      expect(asA.ok ? "ran" : asA.error.code).toBe("origin_not_allowed");
+      expect(asA.origin).toBe(env.originB);
+      expect(JSON.stringify(asA)).not.toContain("secret-marker");
+      const click = await call(frame, "domClick", { selector: "#go", origin: env.origin });
+      expect(click.ok).toBe(false);
+      expect(await frame.evaluate(() => document.title)).not.toBe("clicked");
+    }
+    await popup.close();
+    await page.close();
+  });
+
+  test("an opaque document (sandboxed srcdoc) never runs, whatever origin the call names", async () => {
+    const page = await open(env, "actions.html", { inject: false });
+    await page.evaluate((html) => {
+      const f = document.createElement("iframe");
+      f.setAttribute("sandbox", "allow-scripts");
+      f.srcdoc = html;
+      document.body.append(f);
+    }, BUTTON);
+    const frame = await (await page.waitForSelector("iframe[sandbox]")).contentFrame();
+    await frame!.waitForSelector("#go");
+    await inject(page, env.code, frame!);
+    for (const origin of [env.origin, "null"]) {
+      const r = await call(frame!, "snapshot", { origin });
+      expect(r.ok ? "ran" : r.error.code).toBe("origin_not_allowed");
+      expect(r.origin).toBe("null");
+    }
     await page.close();
   });
 });

@@ -114,19 +114,26 @@ export interface Ok<T> {
   ok: true;
   docId: string;
   nextRef: number;
+  origin: string;
+  url: string;
   value: T;
 }
 export interface Err {
   ok: false;
   docId: string;
   nextRef: number;
+  origin: string;
+  url: string;
   error: { code: string; message: string; hint: string };
 }
 
-/** __torii.call(name, args) in the page. */
+/**
+ * __torii.call(name, args) in the page. Like the worker, it names the origin the call is allowed to
+ * run in: the document's own unless the test passes `origin`.
+ */
 export async function call<T = any>(page: Page | ReturnType<Page["mainFrame"]>, name: string, args: object = {}): Promise<Ok<T> | Err> {
   return (await page.evaluate(
-    ([n, a]) => (globalThis as any).__torii.call(n, a),
+    ([n, a]) => (globalThis as any).__torii.call(n, { origin: self.origin, ...a }),
     [name, args] as const,
   )) as Ok<T> | Err;
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ErrEmptyPath is returned when Write is given an empty path.
@@ -26,7 +27,7 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("atomicfile: create dir %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return fmt.Errorf("atomicfile: create temp in %s: %w", dir, err)
 	}
@@ -63,4 +64,33 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 		}
 	}
 	return nil
+}
+
+// tempInfix marks Write's temporary files: "." + name + tempInfix + random.
+const tempInfix = ".tmp-"
+
+// RemoveStale deletes the temporary files Write leaves in dir when the
+// process is killed between creating one and renaming it (SECURITY I-53).
+// Call it only while no Write to dir can be running (the daemon holds its
+// lock). A missing dir is not an error.
+func RemoveStale(dir string) (removed int, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(n, ".") || !strings.Contains(n, tempInfix) {
+			continue
+		}
+		if rerr := os.Remove(filepath.Join(dir, n)); rerr == nil {
+			removed++
+		} else if !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
+	}
+	return removed, err
 }

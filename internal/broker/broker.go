@@ -73,16 +73,18 @@ type Broker struct {
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)
 
-	smu      sync.Mutex // sessions and scheduler (sched.go)
-	limits   config.Broker
-	sessions map[string]*Session
-	byLabel  map[string]*Session // shared cli sessions
-	order    []*Session
-	waiting  []*pending
-	seq      uint64
-	inflight int
-	tabBusy  map[int]bool
-	closed   bool
+	smu       sync.Mutex // sessions and scheduler (sched.go)
+	limits    config.Broker
+	sessions  map[string]*Session
+	byLabel   map[string]*Session // shared cli sessions
+	labelIdle time.Duration       // see LabelIdle
+	maxLabels int                 // see MaxLabelSessions
+	order     []*Session
+	waiting   []*pending
+	seq       uint64
+	inflight  int
+	tabBusy   map[int]bool
+	closed    bool
 
 	observer atomic.Pointer[Observer] // the audit hook (audit.go)
 }
@@ -93,7 +95,8 @@ func New(log *slog.Logger) *Broker {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{log: log, byName: map[string]*mcp.Tool{}, limits: config.BrokerDefaults,
-		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[int]bool{}}
+		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[int]bool{},
+		labelIdle: LabelIdle, maxLabels: MaxLabelSessions}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
 }
@@ -323,6 +326,7 @@ func (b *Broker) record(s *Session, tool string, tab int, start time.Time, waite
 	}
 	b.smu.Lock()
 	s.calls++
+	s.used = time.Now()
 	s.recent = append(s.recent, r)
 	if len(s.recent) > recentCalls {
 		s.recent = slices.Delete(s.recent, 0, len(s.recent)-recentCalls)

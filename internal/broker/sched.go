@@ -69,6 +69,7 @@ func (b *Broker) enqueue(s *Session, tool string, tab int) (*pending, *toolerr.E
 	b.seq++
 	p := &pending{seq: b.seq, sess: s, tool: tool, tab: tab, enq: time.Now(), admit: make(chan struct{})}
 	s.queue = append(s.queue, p)
+	s.used = p.enq
 	b.waiting = append(b.waiting, p)
 	b.pumpLocked()
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,7 @@ type Session struct {
 	tabs    []int // the session's tabs as the extension last reported them
 	recent  []CallRecord
 	ended   time.Time
+	used    time.Time // last call queued or finished; cli sessions expire after labelIdle of it
 	calls   int
 	onClose []func()
 	once    sync.Once
@@ -79,7 +81,9 @@ func (b *Broker) NewSession(label string, kind Kind) *Session {
 	if label == "" {
 		label = string(kind)
 	}
+	label = clipLabel(label)
 	s := &Session{b: b, id: "s-" + uuid.NewString(), label: label, kind: kind, started: time.Now()}
+	s.used = s.started
 	s.ctx, s.cancel = context.WithCancel(b.ctx)
 	b.smu.Lock()
 	b.sessions[s.id] = s
@@ -174,6 +178,7 @@ func (s *Session) Info() SessionInfo {
 
 // Sessions lists live sessions and recently ended ones, oldest first.
 func (b *Broker) Sessions() []SessionInfo {
+	b.sweepLabels(0)
 	b.smu.Lock()
 	defer b.smu.Unlock()
 	out := make([]SessionInfo, 0, len(b.order))
@@ -217,13 +222,46 @@ func (b *Broker) pruneEnded() {
 		if !s.ended.IsZero() && n > keepEnded {
 			n--
 			delete(b.sessions, s.id)
-			delete(b.byLabel, s.label)
+			if b.byLabel[s.label] == s {
+				delete(b.byLabel, s.label)
+			}
 			continue
 		}
 		kept = append(kept, s)
 	}
 	clear(b.order[len(kept):])
 	b.order = kept
+}
+
+// Shared cli sessions are keyed by a label the caller chooses, so their
+// table is bounded (SECURITY I-52): one idle for LabelIdle ends, and at
+// MaxLabelSessions the least recently used idle one ends to make room.
+// Ending one drops its tab ownership like any session's end.
+const (
+	LabelIdle        = 15 * time.Minute
+	MaxLabelSessions = 64
+	// MaxLabel bounds a session label in characters; longer ones are cut.
+	MaxLabel = 64
+)
+
+func clipLabel(l string) string {
+	if utf8.RuneCountInString(l) <= MaxLabel {
+		return l
+	}
+	r := []rune(l)
+	return string(r[:MaxLabel])
+}
+
+// SetLabelLimits changes the cli-session lifetime and cap (tests).
+func (b *Broker) SetLabelLimits(idle time.Duration, maxSessions int) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if idle > 0 {
+		b.labelIdle = idle
+	}
+	if maxSessions > 0 {
+		b.maxLabels = maxSessions
+	}
 }
 
 // labelSession is the shared session of a caller that has no session of
@@ -233,12 +271,14 @@ func (b *Broker) labelSession(label string) *Session {
 	if label == "" {
 		label = "cli"
 	}
+	label = clipLabel(label)
 	b.smu.Lock()
 	s := b.byLabel[label]
 	b.smu.Unlock()
 	if s != nil && s.ctx.Err() == nil {
 		return s
 	}
+	b.sweepLabels(1)
 	s = b.NewSession(label, KindCLI)
 	b.smu.Lock()
 	if old := b.byLabel[label]; old != nil && old.ctx.Err() == nil {
@@ -250,6 +290,46 @@ func (b *Broker) labelSession(label string) *Session {
 	b.smu.Unlock()
 	return s
 }
+
+// sweepLabels ends cli sessions idle for labelIdle and, to leave room for
+// `room` new ones under maxLabels, the least recently used idle ones.
+func (b *Broker) sweepLabels(room int) {
+	now := time.Now()
+	b.smu.Lock()
+	var end []*Session
+	live := 0
+	for _, s := range b.byLabel {
+		if s.ctx.Err() != nil {
+			continue
+		}
+		if s.idleLocked() && now.Sub(s.used) >= b.labelIdle {
+			end = append(end, s)
+			continue
+		}
+		live++
+	}
+	for live+room > b.maxLabels {
+		var lru *Session
+		for _, s := range b.byLabel {
+			if s.ctx.Err() == nil && s.idleLocked() && !slices.Contains(end, s) && (lru == nil || s.used.Before(lru.used)) {
+				lru = s
+			}
+		}
+		if lru == nil {
+			break // every one is busy: their calls bound the table
+		}
+		end = append(end, lru)
+		live--
+	}
+	b.smu.Unlock()
+	for _, s := range end {
+		b.log.Info("broker: cli session ended", "session", s.id, "label", s.label, "why", "idle or over the cap")
+		s.Close()
+	}
+}
+
+// idleLocked: nothing queued or running. Under b.smu.
+func (s *Session) idleLocked() bool { return len(s.queue) == 0 && s.running == nil }
 
 func orEmptyInts(s []int) []int {
 	if s == nil {

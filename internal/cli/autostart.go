@@ -84,7 +84,9 @@ func ensureDaemon(ctx context.Context, p config.Paths) (c *control.Client, start
 	}
 	defer devnull.Close()
 
-	cmd := exec.Command(exe, "serve")
+	// The daemon writes and rotates its own log; stderr also goes to the file
+	// for what it prints before its logger exists.
+	cmd := exec.Command(exe, "serve", "--log-file", p.LogFile())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
 	cmd.Dir = "/" // do not pin the caller's working directory
 	// Own session: the daemon must outlive the agent that started it and not

@@ -35,13 +35,20 @@ func (e *LinkTimeoutError) Error() string {
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--permissive] [--no-wait] [--foreground]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret.")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is).")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
 	headless := fs.Bool("headless", false, "run the browser headless (--headless=new)")
 	profile := fs.String("profile", "", "browser profile directory (default: <state dir>/profile)")
 	noWait := fs.Bool("no-wait", false, "do not wait for the extension to connect")
 	foreground := fs.Bool("foreground", false, "stay attached: wait for the browser and pass SIGINT/SIGTERM to it")
 	permissive := fs.Bool("permissive", false, "start the dedicated profile with a permissive policy: every site allowed, act mode on (code execution and passwords stay off)")
+	var pf launchPolicyFlags
+	fs.Var(&pf.allow, "allow", "allow this origin pattern in the dedicated profile (repeatable)")
+	fs.BoolVar(&pf.act, "act", false, "act mode (clicks, typing, navigation) on the --allow origins")
+	fs.StringVar(&pf.code, "code", "", "code execution on the --allow origins: expression, program and/or fetch, comma-separated")
+	fs.BoolVar(&pf.passwords, "passwords", false, "let calls that ask for it type into password fields on the --allow origins")
+	fs.Var(&pf.approve, "approve", "approval choice KIND=allow|ask|deny for submit, destructive_click, new_origin, evaluate, upload, download (repeatable)")
+	fs.StringVar(&pf.file, "policy", "", "the dedicated profile's whole policy: a JSON file in the extension's format")
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
@@ -53,12 +60,27 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		return err
 	}
 	// Fail fast, before starting anything, on what the person must fix.
+	pol, err := pf.build(*permissive)
+	if err != nil {
+		return err
+	}
 	browser, err := launcher.Find(*browserFlag)
 	if err != nil {
 		return err
 	}
+	prof := *profile
+	if prof == "" {
+		prof = filepath.Join(p.StateDir, "profile")
+	}
+	if prof, err = filepath.Abs(prof); err != nil {
+		return err
+	}
 	if !extension.Built() {
 		return extension.ErrNotBuilt
+	}
+	launch, err := launchParam(prof, *profile == "", pol, *permissive, policyFlagName(&pf))
+	if err != nil {
+		return err
 	}
 	cfg, err := config.Load(p)
 	if err != nil {
@@ -76,15 +98,11 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if _, err := syncExtension(extDir); err != nil {
 		return fmt.Errorf("write the extension to %s: %w", extDir, err)
 	}
-	prof := *profile
-	if prof == "" {
-		prof = filepath.Join(p.StateDir, "profile")
-	}
-	if prof, err = filepath.Abs(prof); err != nil {
-		return err
-	}
 	if *permissive {
 		fmt.Fprintf(s.Err, "torii: permissive policy for this profile: every site is allowed and act mode is on (turn it off in the extension's options)\n")
+	}
+	if pol != nil {
+		fmt.Fprintf(s.Err, "torii: launch policy for this profile: %s (applied once the extension pairs)\n", pol.summary())
 	}
 
 	var before statusResult
@@ -95,7 +113,7 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if err := client.Call(ctx, "launch.otp", nil, &otp); err != nil {
 		return err
 	}
-	startURL, err := connectURL(otp, before.Listen, cfg.TLSCert != "", *permissive)
+	startURL, err := connectURL(otp, before.Listen, cfg.TLSCert != "", launch)
 	if err != nil {
 		return err
 	}
@@ -140,17 +158,18 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 // enabled. The extension's service worker therefore reloads its own
 // connect.html tabs when it starts (that reload works, the fragment intact).
 //
-// permissive asks the extension to start with its permissive policy; the extension applies it
-// only after the managed pairing with this one-time secret connects (SECURITY I-14).
-func connectURL(otp otpResult, listen string, tls, permissive bool) (string, error) {
+// launch is the policy the profile starts with, as fragment parameters (launchParam): the
+// extension applies it only after the managed pairing with this one-time secret connects, and
+// only in a profile Torii created (SECURITY I-14, I-47).
+func connectURL(otp otpResult, listen string, tls bool, launch url.Values) (string, error) {
 	if otp.OTP == "" {
 		return "", errors.New("the daemon returned an empty one-time secret")
 	}
 	daemonURL := otp.URL
 	switch {
 	case strings.HasPrefix(daemonURL, "chrome-extension://"):
-		if permissive {
-			return daemonURL + "&policy=permissive", nil
+		if len(launch) > 0 {
+			return daemonURL + "&" + launch.Encode(), nil
 		}
 		return daemonURL, nil
 	case strings.HasPrefix(daemonURL, "ws://") || strings.HasPrefix(daemonURL, "wss://"):
@@ -167,11 +186,85 @@ func connectURL(otp otpResult, listen string, tls, permissive bool) (string, err
 	frag := url.Values{}
 	frag.Set("daemon", daemonURL)
 	frag.Set("otp", otp.OTP)
-	if permissive {
-		frag.Set("policy", "permissive")
+	for k, v := range launch {
+		frag[k] = v
 	}
 	// url.Values sorts keys; the page parses them by name.
 	return "chrome-extension://" + extension.ID + "/connect.html#" + frag.Encode(), nil
+}
+
+// launchParam checks that the profile may take the policy asked for and returns it as the connect
+// page's fragment parameters: policy=permissive, or launch=<base64url JSON>. Without one it
+// still creates (and marks) a missing profile, so a later launch may give it a policy.
+// SECURITY I-47: only a profile Torii created takes one, and only when its browser is not running.
+func launchParam(dir string, isDefault bool, pol *launchPolicy, permissive bool, flag string) (url.Values, error) {
+	prof, err := launcher.PrepareProfile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if isDefault && !prof.Managed {
+		// The default profile lives in Torii's own state directory: only torii launch made it
+		// (a launch from before the marker existed); it is marked now.
+		if err := launcher.MarkProfile(dir); err != nil {
+			return nil, err
+		}
+		prof.Managed = true
+	}
+	if pol == nil && !permissive {
+		return nil, nil
+	}
+	if !prof.Managed {
+		return nil, &launcher.NotManagedError{Dir: dir, Flag: flag}
+	}
+	if prof.RunningPID != 0 {
+		return nil, &launcher.RunningError{Dir: dir, PID: prof.RunningPID, Flag: flag}
+	}
+	if permissive {
+		return url.Values{"policy": {"permissive"}}, nil
+	}
+	enc, err := pol.encode()
+	if err != nil {
+		return nil, err
+	}
+	return url.Values{"launch": {enc}}, nil
+}
+
+// policyFlagName names the flag a refusal is about.
+func policyFlagName(f *launchPolicyFlags) string {
+	switch {
+	case f.file != "":
+		return "--policy"
+	case f.any():
+		return "--allow"
+	}
+	return "--permissive"
+}
+
+// summary is one line for the person: what the launch policy allows.
+func (p *launchPolicy) summary() string {
+	pats := make([]string, 0, len(p.Rules))
+	for _, r := range p.Rules {
+		pats = append(pats, r.Pattern)
+	}
+	s := fmt.Sprintf("%d origin(s) allowed", len(p.Rules))
+	if len(pats) > 0 {
+		s += " (" + strings.Join(pats, ", ") + ")"
+	}
+	act := 0
+	for _, r := range p.Rules {
+		if r.Act != nil && *r.Act {
+			act++
+		}
+	}
+	switch {
+	case p.ActMode:
+		s += ", act mode on for all of them"
+	case act > 0:
+		s += fmt.Sprintf(", act mode on for %d", act)
+	default:
+		s += ", act mode off"
+	}
+	return s
 }
 
 // waitForLink polls status until an authenticated extension connection

@@ -164,22 +164,28 @@ func TestLaunchBrowserExitsEarly(t *testing.T) {
 }
 
 func TestConnectURL(t *testing.T) {
-	u, err := connectURL(otpResult{OTP: "s3cr&t"}, "127.0.0.1:7317", false, false)
+	u, err := connectURL(otpResult{OTP: "s3cr&t"}, "127.0.0.1:7317", false, nil)
 	want := "chrome-extension://" + extension.ID + "/connect.html#daemon=ws%3A%2F%2F127.0.0.1%3A7317%2Facp&otp=s3cr%26t"
 	if err != nil || u != want {
 		t.Errorf("got %q, %v\nwant %q", u, err, want)
 	}
 	full := "chrome-extension://" + extension.ID + "/connect.html#daemon=x&otp=y"
-	if u, _ := connectURL(otpResult{OTP: "y", URL: full}, "", false, false); u != full {
+	if u, _ := connectURL(otpResult{OTP: "y", URL: full}, "", false, nil); u != full {
 		t.Errorf("daemon's URL not used: %q", u)
 	}
-	if u, _ := connectURL(otpResult{OTP: "y"}, "h:1", true, false); !strings.Contains(u, "wss%3A%2F%2Fh%3A1") {
+	if u, _ := connectURL(otpResult{OTP: "y"}, "h:1", true, nil); !strings.Contains(u, "wss%3A%2F%2Fh%3A1") {
 		t.Errorf("tls: %q", u)
 	}
-	if u, _ := connectURL(otpResult{OTP: "y"}, "h:1", false, true); !strings.HasSuffix(u, "&policy=permissive") {
+	if u, _ := connectURL(otpResult{OTP: "y"}, "h:1", false, url.Values{"policy": {"permissive"}}); !strings.HasSuffix(u, "&policy=permissive") {
 		t.Errorf("permissive: %q", u)
 	}
-	if _, err := connectURL(otpResult{}, "h:1", false, false); err == nil {
+	if u, _ := connectURL(otpResult{OTP: "y"}, "h:1", false, url.Values{"launch": {"eyJ2ZXJzaW9uIjoxfQ"}}); !strings.Contains(u, "launch=eyJ2ZXJzaW9uIjoxfQ&otp=y") {
+		t.Errorf("launch policy: %q", u)
+	}
+	if u, _ := connectURL(otpResult{OTP: "y", URL: full}, "", false, url.Values{"launch": {"abc"}}); u != full+"&launch=abc" {
+		t.Errorf("launch policy on the daemon's URL: %q", u)
+	}
+	if _, err := connectURL(otpResult{}, "h:1", false, nil); err == nil {
 		t.Error("empty secret accepted")
 	}
 }

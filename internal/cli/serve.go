@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/signal"
 	"syscall"
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/logx"
 	"github.com/torii-browser/torii/internal/version"
 )
 
 func runServe(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "serve", "serve [--listen ADDR] [--verbose]\n\nRuns the daemon in the foreground until SIGINT or SIGTERM.")
+	fs := newFlags(s, "serve", "serve [--listen ADDR] [--verbose] [--log-file F]\n\nRuns the daemon in the foreground until SIGINT or SIGTERM.")
 	listen := fs.String("listen", "", "address to listen on (default: config \"listen\", else "+config.DefaultListen+")")
 	verbose := fs.Bool("verbose", false, "log at debug level, including link frames (never secrets)")
+	logFile := fs.String("log-file", "", "write the log to this file, rotated by size (10 MiB, 3 kept), instead of standard error")
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
@@ -41,7 +44,18 @@ func runServe(ctx context.Context, s Stdio, args []string) error {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+	var out io.Writer = s.Err
+	if *logFile != "" {
+		// SECURITY I-50: the background daemon's log rotates; its standard
+		// error follows the current file, so a crash report lands there too.
+		lf, err := logx.OpenFile(*logFile, 0, 0, redirectStderr)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		out = lf
+	}
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

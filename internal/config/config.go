@@ -344,3 +344,16 @@ func IsLoopbackHost(host string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
+
+// HostAllowed is the one DNS-rebinding rule every HTTP endpoint applies
+// (SECURITY I-2): a request that reached a loopback address — because the
+// daemon binds loopback, or because it arrived through one — must name a
+// loopback host. localAddr is the address the request arrived on ("" when
+// unknown); trailing dots and letter case are normalised by IsLoopbackHost,
+// so `localhost.` is the same name on every endpoint.
+func HostAllowed(loopbackBind bool, localAddr, host string) bool {
+	if !loopbackBind && (localAddr == "" || !IsLoopbackHost(localAddr)) {
+		return true
+	}
+	return IsLoopbackHost(host)
+}

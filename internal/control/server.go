@@ -51,10 +51,42 @@ func Listen(path string) (net.Listener, error) {
 	return ln, nil
 }
 
+// Limits bound what one client can make the daemon hold (SECURITY I-49).
+type Limits struct {
+	// MaxConns caps open connections; past it a newcomer is closed at once.
+	MaxConns int
+	// MaxInFlight caps one connection's requests being handled; past it the
+	// connection is not read until one finishes (push-back, not refusal).
+	MaxInFlight int
+	// LineTimeout bounds how long a started line may take to finish.
+	LineTimeout time.Duration
+}
+
+// Default limits.
+const (
+	DefaultMaxConns    = 256
+	DefaultMaxInFlight = 64
+	DefaultLineTimeout = 30 * time.Second
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxConns <= 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	if l.MaxInFlight <= 0 {
+		l.MaxInFlight = DefaultMaxInFlight
+	}
+	if l.LineTimeout <= 0 {
+		l.LineTimeout = DefaultLineTimeout
+	}
+	return l
+}
+
 // Server serves a Handler on a listener.
 type Server struct {
 	handler Handler
 	log     *slog.Logger
+	limits  Limits
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -102,12 +134,24 @@ func NewServer(h Handler, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{handler: h, log: log, conns: map[net.Conn]struct{}{}}
+	return &Server{handler: h, log: log, conns: map[net.Conn]struct{}{}, limits: Limits{}.withDefaults()}
 }
 
-// Serve accepts until ln is closed (by Close).
+// SetLimits replaces the limits (zero fields: the defaults). Call before Serve.
+func (s *Server) SetLimits(l Limits) { s.limits = l.withDefaults() }
+
+// Accept back-off bounds: an error such as EMFILE is retried, never fatal.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// Serve accepts until ln is closed (by Close) or ctx ends. An accept error
+// (out of file descriptors, a connection reset before accept) is logged and
+// retried with back-off: it never ends the daemon (SECURITY I-49).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { <-ctx.Done(); ln.Close() }()
+	var delay time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -117,11 +161,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if closed || ctx.Err() != nil {
 				return nil
 			}
-			return err
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			delay = min(max(delay*2, acceptBackoffMin), acceptBackoffMax)
+			s.log.Warn("control: accept failed; retrying", "err", err, "retryIn", delay)
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
+		delay = 0
 		s.mu.Lock()
-		if s.closed {
+		if s.closed || len(s.conns) >= s.limits.MaxConns {
+			full := !s.closed
 			s.mu.Unlock()
+			if full {
+				s.log.Warn("control: too many connections; refused one", "max", s.limits.MaxConns)
+			}
 			c.Close()
 			continue
 		}
@@ -159,7 +218,8 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ctx = context.WithValue(ctx, connKey{}, &Conn{})
-	r := bufio.NewReaderSize(c, 64<<10)
+	r := bufio.NewReaderSize(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, 64<<10)
+	sem := make(chan struct{}, s.limits.MaxInFlight)
 	var prev chan struct{} // the last InOrder request's turn
 	var wmu sync.Mutex
 	write := func(m *jsonrpc.Message) {
@@ -205,6 +265,14 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 		s.calls.Add(1)
 		s.mu.Unlock()
+		// SECURITY I-49: a connection's requests in flight are bounded; the
+		// next line is read only when one finishes.
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			s.calls.Done()
+			return
+		}
 		hctx, wait := ctx, chan struct{}(nil)
 		if s.ordered[msg.Method] {
 			t := &turn{done: make(chan struct{})}
@@ -212,6 +280,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 		go func(ctx context.Context, msg *jsonrpc.Message) {
 			defer s.calls.Done()
+			defer func() { <-sem }()
 			defer Release(ctx)
 			if wait != nil {
 				t := time.NewTimer(orderWaitMax)
@@ -280,4 +349,28 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// lineDeadline bounds how long a line may take once its first byte has
+// arrived, so a client that trickles an endless line is dropped; between
+// lines an idle connection (a waiting `torii mcp`) has no deadline.
+type lineDeadline struct {
+	net.Conn
+	timeout time.Duration
+	inLine  bool
+}
+
+func (l *lineDeadline) Read(p []byte) (int, error) {
+	n, err := l.Conn.Read(p)
+	if n > 0 {
+		switch ended := p[n-1] == '\n'; {
+		case ended && l.inLine:
+			l.inLine = false
+			_ = l.Conn.SetReadDeadline(time.Time{})
+		case !ended && !l.inLine:
+			l.inLine = true
+			_ = l.Conn.SetReadDeadline(time.Now().Add(l.timeout))
+		}
+	}
+	return n, err
 }

@@ -31,6 +31,8 @@ type (
 		// duration, never arguments).
 		Sessions []broker.SessionInfo `json:"sessions"`
 		Broker   broker.Stats         `json:"broker"`
+		// MCPSessions is the number of live /mcp sessions (bounded, SECURITY I-52).
+		MCPSessions int `json:"mcpSessions"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -95,7 +97,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 	case "status":
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
-			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats()}, nil
+			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
+			MCPSessions: d.mcpSess.count()}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "pair.pending":
@@ -157,7 +160,11 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		if err := d.tokens.Revoke(p.ID); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tokens.revoke: %v", err)
 		}
-		d.link.Hub().CloseToken(p.ID)
+		// SECURITY I-35, I-52: the token's live link connections and /mcp
+		// sessions end now, with their calls.
+		n := d.link.Hub().CloseToken(p.ID)
+		m := d.revokeHTTP(p.ID)
+		d.log.Info("token revoked", "token", p.ID, "connections", n, "mcpSessions", m)
 		return struct{}{}, nil
 	case "launch.otp":
 		otp, exp := d.otps.Issue()

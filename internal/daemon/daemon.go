@@ -18,12 +18,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/atomicfile"
 	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/logx"
 	"github.com/torii-browser/torii/internal/pairing"
 	"github.com/torii-browser/torii/internal/tokens"
 )
@@ -40,6 +42,10 @@ type Options struct {
 	pairTimeout   time.Duration // tests shorten the 120 s pairing decision window
 	bridgeTimeout time.Duration // tests shorten the 30 s tool-server connect window
 	auditInterval time.Duration // tests shorten the audit retention timer (audit.go)
+	httpLimits    httpLimits    // tests shorten the HTTP deadlines (httpguard.go)
+	maxConns      int           // tests lower the TCP connection budget (connbudget.go)
+	maxCtlConns   int           // tests lower the control-socket connection budget
+	sessions      sessionLimits // tests shorten session lifetimes (sessions.go)
 }
 
 // ErrNonLoopbackNeedsToken: SECURITY I-1, a non-loopback bind needs TLS
@@ -68,6 +74,7 @@ type daemon struct {
 	connSessions map[*control.Conn]*broker.Session      // `torii mcp` sessions by control connection
 	httpSessions map[*mcp.ServerSession]*broker.Session // /mcp sessions
 	mcpHTTP      http.Handler                           // /mcp
+	mcpSess      *mcpSessions                           // /mcp sessions by token (sessions.go)
 	mcpCtx       context.Context                        // ends at shutdown; closes /mcp streams
 	listen       string                                 // actual bound address
 	scheme       string                                 // ws or wss
@@ -82,6 +89,8 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// SECURITY I-50: whatever a peer sends, no logged value exceeds logx.MaxField.
+	log = slog.New(logx.Bounded(log.Handler()))
 	if err := opts.Config.Validate(); err != nil {
 		return err
 	}
@@ -93,6 +102,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer lock.release()
+	// SECURITY I-53: a write cut short by a crash leaves at most a temporary
+	// file; with the lock held, no write of ours is in progress.
+	for _, dir := range []string{opts.Paths.StateDir, opts.Paths.ConfigDir} {
+		if n, err := atomicfile.RemoveStale(dir); err != nil {
+			log.Warn("could not remove stale temporary files", "dir", dir, "err", err)
+		} else if n > 0 {
+			log.Info("removed stale temporary files", "dir", dir, "count", n)
+		}
+	}
 
 	d := &daemon{opts: opts, log: log, startedAt: time.Now(), scheme: "ws",
 		otps: pairing.NewOTPs(pairing.DefaultOTPTTL, time.Now)}
@@ -119,6 +137,9 @@ func Run(ctx context.Context, opts Options) error {
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
 	d.broker.SetLimits(opts.Config.Broker)
+	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
+	d.mcpSess = newMCPSessions(opts.sessions.withDefaults())
+	d.mcpSess.onEnd = d.endHTTPSession
 	if err := d.openAudit(); err != nil {
 		return err
 	}
@@ -135,10 +156,24 @@ func Run(ctx context.Context, opts Options) error {
 		Logger: log, Verbose: log.Enabled(ctx, slog.LevelDebug),
 	})
 
-	ln, err := net.Listen("tcp", opts.Config.Listen)
+	tcpLn, err := net.Listen("tcp", opts.Config.Listen)
 	if err != nil {
 		return fmt.Errorf("daemon: listen on %s: %w (is another program using the port? try --listen 127.0.0.1:0)", opts.Config.Listen, err)
 	}
+	// SECURITY I-49: connections are budgeted below the fd limit.
+	tcpMax, ctlMax := connBudgets()
+	if opts.maxConns > 0 {
+		tcpMax = opts.maxConns
+	}
+	if opts.maxCtlConns > 0 {
+		ctlMax = opts.maxCtlConns
+	}
+	perSource := tcpMax
+	if !loopback {
+		perSource = max(1, tcpMax*3/4)
+	}
+	budget := newBudgetListener(tcpLn, tcpMax, perSource)
+	var ln net.Listener = budget
 	if opts.Config.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.Config.TLSCert, opts.Config.TLSKey)
 		if err != nil {
@@ -149,7 +184,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.scheme = "wss"
 	}
 	d.listen = ln.Addr().String()
-	d.mcpHTTP, _ = d.newMCPHTTP(loopback)
+	d.mcpHTTP, _ = d.newMCPHTTP()
 
 	ctlLn, err := control.Listen(opts.Paths.Socket())
 	if err != nil {
@@ -161,10 +196,16 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	d.stop = cancel
 
-	httpSrv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second,
+	lim := opts.httpLimits.withDefaults()
+	// SECURITY I-49: every HTTP connection has a header, body, write and idle
+	// deadline; WebSockets get theirs from the link once upgraded.
+	httpSrv := &http.Server{Handler: guard(loopback, lim, d.routes()), ReadHeaderTimeout: lim.header,
+		IdleTimeout: lim.idle, MaxHeaderBytes: maxHeaderBytes,
+		ConnState: budget.connState, ConnContext: connContext,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	httpSrv.RegisterOnShutdown(mcpStop)
 	ctl := control.NewServer(d.handleControl, log)
+	ctl.SetLimits(control.Limits{MaxConns: ctlMax})
 	// A connection's tools.call are queued in the order they arrive (a
 	// session's calls run in order; `torii mcp` sends them so).
 	ctl.InOrder("tools.call")
@@ -184,6 +225,7 @@ func Run(ctx context.Context, opts Options) error {
 			errc <- fmt.Errorf("daemon: control: %w", err)
 		}
 	}()
+	go reclaimMemory(ctx, reclaimEvery)
 	log.Info("torii daemon serving", "listen", d.listen, "daemonId", d.identity.ID(), "version", opts.Version)
 	if opts.Ready != nil {
 		select {

@@ -67,3 +67,30 @@ func TestVerboseLogsCarryNoSecrets(t *testing.T) {
 		t.Error("torii/* frames were not marked redacted")
 	}
 }
+
+// SECURITY I-50: a peer's values are cut before they reach the log, even
+// an 8 MiB method name sent before authentication, with --verbose.
+func TestVerboseLogIsBoundedAgainstHugeFields(t *testing.T) {
+	var buf syncBuf
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	td := startDaemon(t, func(o *Options) { o.Logger = logger })
+	ctx := tctx(t)
+	c, err := linktest.Dial(ctx, td.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	huge := strings.Repeat("m", 8<<20-8192)
+	c.SendRaw(ctx, []byte(`{"jsonrpc":"2.0","id":"`+strings.Repeat("i", 4096)+`","method":"`+huge+`"}`))
+	if m := nextError(t, ctx, c); m.Error == nil {
+		t.Fatal("no error reply")
+	}
+	mustPing(t, ctx, c)
+	td.stop()
+	if n := len(buf.String()); n > 64<<10 {
+		t.Fatalf("the log grew by %d bytes for one frame", n)
+	}
+	if !strings.Contains(buf.String(), "bytes)") {
+		t.Fatal("the cut value does not say it was cut")
+	}
+}

@@ -10,18 +10,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/config"
 )
 
 // newMCPHTTP serves the extension's tools over MCP Streamable HTTP at /mcp
 // (official go-sdk). One server, its tools mirrored from the broker's
 // catalogue; every call goes through the broker's gate.
 //
-// Checks, in order (as /acp): Host loopback on a loopback bind (403,
-// DNS rebinding, SECURITY I-2); Origin absent or a configured token origin
-// (403); `Authorization: Bearer <token>` from the token store (401,
-// SECURITY I-8). An MCP session is bound to the token that opened it.
-func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
+// Checks, in order (as /acp): Host loopback (403, DNS rebinding, SECURITY
+// I-2, applied by guard to every endpoint); Origin absent or a configured
+// token origin (403); `Authorization: Bearer <token>` from the token store
+// (401, SECURITY I-8). An MCP session is bound to the token that opened it.
+func (d *daemon) newMCPHTTP() (http.Handler, *mcp.Server) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
 		Logger:       d.log,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -36,25 +35,26 @@ func (d *daemon) newMCPHTTP(loopback bool) (http.Handler, *mcp.Server) {
 	// server (browser tools within its access, plus the client's pinned
 	// <server>.<tool> tools); store tokens get the shared one.
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		chosen := srv
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 			if sid, ok := strings.CutPrefix(ti.UserID, sessionUserPrefix); ok {
-				return d.gateway.Server(sid)
+				chosen = d.gateway.Server(sid)
 			}
 		}
-		return srv
+		noteServer(r.Context(), chosen)
+		return chosen
 	},
-		&mcp.StreamableHTTPOptions{Logger: d.log})
-	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+		// The SDK's own rebinding check differs from the daemon's one rule
+		// (it refuses `localhost.`); guard applies SECURITY I-2 to every
+		// endpoint alike, before this handler runs.
+		// SECURITY I-52: a session idle this long ends.
+		&mcp.StreamableHTTPOptions{Logger: d.log, DisableLocalhostProtection: true, SessionTimeout: d.mcpSess.lim.mcpIdle})
+	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(d.mcpSess.wrap(stream))
 	origins := map[string]bool{}
 	for _, o := range d.opts.Config.TokenOrigins {
 		origins[strings.TrimSuffix(o, "/")] = true
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if loopback && !config.IsLoopbackHost(r.Host) {
-			d.log.Info("mcp: refused", "status", 403, "why", "host not allowed", "remote", r.RemoteAddr)
-			http.Error(w, "host not allowed", http.StatusForbidden)
-			return
-		}
 		if o := r.Header.Get("Origin"); o != "" && !origins[o] {
 			d.log.Info("mcp: refused", "status", 403, "why", "origin not allowed", "remote", r.RemoteAddr)
 			http.Error(w, "origin not allowed", http.StatusForbidden)
@@ -124,6 +124,24 @@ func (d *daemon) httpSession(ss *mcp.ServerSession, label string) *broker.Sessio
 		s.Close()
 	}()
 	return s
+}
+
+// revokeHTTP ends every /mcp session of a revoked token: their calls,
+// queued or in flight, are cancelled (in the extension too) rather than
+// allowed to finish, and their event streams close. SECURITY I-52.
+func (d *daemon) revokeHTTP(tokenID string) int {
+	return len(d.mcpSess.closePrincipal(tokenID))
+}
+
+// endHTTPSession ends the broker session of an /mcp session being closed.
+func (d *daemon) endHTTPSession(ss *mcp.ServerSession) {
+	d.sessMu.Lock()
+	s := d.httpSessions[ss]
+	delete(d.httpSessions, ss)
+	d.sessMu.Unlock()
+	if s != nil {
+		s.Close()
+	}
 }
 
 func (d *daemon) tokenLabel(id string) string {

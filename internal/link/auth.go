@@ -77,6 +77,12 @@ func (c *Conn) handleTorii(msg *jsonrpc.Message) {
 	if !msg.HasID() {
 		return // handshake methods are requests; a notification is ignored
 	}
+	if linkMethod(msg.Method) {
+		if e := c.forbidden(msg.Method); e != nil {
+			c.replyErr(msg.ID, e)
+			return
+		}
+	}
 	switch msg.Method {
 	case "torii/hello":
 		c.hello(msg)
@@ -87,6 +93,30 @@ func (c *Conn) handleTorii(msg *jsonrpc.Message) {
 	default:
 		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method))
 	}
+}
+
+// forbidden is the -32600 a handshake method gets in a state that does not
+// allow it. It is checked before the params, so whatever a message carries,
+// the state decides first (docs/protocol.md).
+func (c *Conn) forbidden(method string) *jsonrpc.Error {
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	switch {
+	case method == "torii/hello":
+		if st != stateNew {
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/hello may be sent once per connection")
+		}
+	case st == stateNew:
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: send torii/hello first", method)
+	case st == statePairing && method == "torii/pair":
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection")
+	case st == statePairing:
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: wait for the torii/pair decision", method)
+	case st == stateAuthed:
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: already authenticated", method)
+	}
+	return nil
 }
 
 func decodeParams(msg *jsonrpc.Message, v any) *jsonrpc.Error {
@@ -188,6 +218,12 @@ func (c *Conn) pair(msg *jsonrpc.Message) {
 	case statePairing:
 		c.mu.Unlock()
 		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection"))
+		return
+	case stateAuthed:
+		// A token connection (or one already signed in) has nothing to pair:
+		// letting it through would demote it and unbalance the slot count.
+		c.mu.Unlock()
+		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: already authenticated"))
 		return
 	}
 	c.state = statePairing

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,12 @@ type Conn struct {
 	authTimer                *time.Timer
 	closing                  bool
 
+	// Guarded by the hub's lock.
+	counted bool   // holds one of the MaxUnauthenticated slots
+	seq     uint64 // arrival order
+
+	lastRead atomic.Int64 // unix ns of the last frame begun
+
 	next    atomic.Int64
 	pmu     sync.Mutex
 	pending map[string]chan *jsonrpc.Message
@@ -74,6 +81,23 @@ func (c *Conn) Info() ConnInfo {
 	defer c.mu.Unlock()
 	return ConnInfo{ID: c.id, Kind: c.kind, DeviceID: c.deviceID, DeviceName: c.deviceName,
 		TokenID: c.tokenID, Origin: c.origin, Since: c.since}
+}
+
+// anonymous: nothing on this connection shows it is the paired extension
+// or a pairing in progress, so it may be evicted for a newcomer.
+func (c *Conn) anonymous() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return true
+	}
+	switch c.state {
+	case stateNew:
+		return true
+	case stateHello:
+		return c.helloDevice == "" && c.pairedDevice == ""
+	}
+	return false
 }
 
 func (c *Conn) authed() bool {
@@ -212,7 +236,7 @@ func (c *Conn) readLoop() {
 	sem := make(chan struct{}, maxInFlight)
 	var handlers sync.WaitGroup
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		typ, data, err := c.readFrame()
 		if err != nil {
 			// Over MaxFrame the library has already closed with 1009 (SECURITY I-11).
 			if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -235,6 +259,63 @@ func (c *Conn) readLoop() {
 	}
 	c.pending = nil
 	c.pmu.Unlock()
+}
+
+// readFrame reads one message. SECURITY I-51: once a frame has begun it
+// must be complete within frameTimeout; waiting for the next frame has no
+// deadline of its own (keepalive watches a silent peer).
+func (c *Conn) readFrame() (websocket.MessageType, []byte, error) {
+	typ, r, err := c.ws.Reader(c.ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.lastRead.Store(time.Now().UnixNano())
+	t := time.AfterFunc(orDefault(c.srv.opts.frameTimeout, frameTimeout), func() {
+		c.srv.log.Info("link: frame not finished in time, closing", "conn", c.id)
+		c.Close(c.timeoutStatus(), "frame read timeout")
+	})
+	defer t.Stop()
+	data, err := io.ReadAll(r)
+	return typ, data, err
+}
+
+// timeoutStatus is the close code for a deadline: 1008 before
+// authentication; 1001 after, because the extension treats a 1008 on an
+// authenticated connection as its pairing being refused.
+func (c *Conn) timeoutStatus() websocket.StatusCode {
+	if c.authed() {
+		return websocket.StatusGoingAway
+	}
+	return websocket.StatusPolicyViolation
+}
+
+// keepalive pings a peer that has been silent for pingInterval and closes
+// the connection if no pong comes within pongTimeout. SECURITY I-51.
+func (c *Conn) keepalive() {
+	every := orDefault(c.srv.opts.pingInterval, pingInterval)
+	t := time.NewTicker(every / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, c.lastRead.Load())) < every {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, orDefault(c.srv.opts.pongTimeout, pongTimeout))
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.srv.log.Info("link: no pong, closing", "conn", c.id)
+				c.Close(c.timeoutStatus(), "keepalive timeout")
+			}
+			return
+		}
+		c.lastRead.Store(time.Now().UnixNano())
+	}
 }
 
 func (c *Conn) handleFrame(data []byte, sem chan struct{}, handlers *sync.WaitGroup) {

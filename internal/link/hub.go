@@ -32,31 +32,72 @@ type ConnInfo struct {
 type Hub struct {
 	mu     sync.Mutex
 	conns  map[string]*Conn
-	unauth int
+	unauth int    // slots held: reservations and connections with counted set
+	seq    uint64 // arrival order, for eviction
 	wg     sync.WaitGroup
 }
 
 func newHub() *Hub { return &Hub{conns: map[string]*Conn{}} }
 
-// reserve takes an unauthenticated slot; false when all are taken (SECURITY I-4).
-func (h *Hub) reserve() bool {
+// reserve takes an unauthenticated slot (SECURITY I-4). At the cap the
+// oldest anonymous connection gives its slot to the newcomer: ok with the
+// victim, which the caller closes. A connection is anonymous until it names
+// a paired device in torii/hello, or has a pairing pending or approved on
+// it; an attacker cannot name a paired device, so the extension's own
+// reconnect can always get in, however fast others connect. ok is false
+// only when every slot is held by such a connection.
+func (h *Hub) reserve() (ok bool, victim *Conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.unauth >= MaxUnauthenticated {
-		return false
+	if h.unauth < MaxUnauthenticated {
+		h.unauth++
+		return true, nil
 	}
-	h.unauth++
-	return true
+	for _, c := range h.conns {
+		if c.counted && c.anonymous() && (victim == nil || c.seq < victim.seq) {
+			victim = c
+		}
+	}
+	if victim == nil {
+		return false, nil
+	}
+	victim.counted = false // its slot passes to the newcomer
+	return true, victim
 }
 
+// release gives back a slot reserved for an upgrade that failed.
 func (h *Hub) release() {
 	h.mu.Lock()
 	h.unauth--
 	h.mu.Unlock()
 }
 
+// releaseLocked gives back c's slot if it still holds one. Under h.mu.
+func (h *Hub) releaseLocked(c *Conn) {
+	if c.counted {
+		c.counted = false
+		h.unauth--
+	}
+}
+
+func (h *Hub) releaseConn(c *Conn) {
+	h.mu.Lock()
+	h.releaseLocked(c)
+	h.mu.Unlock()
+}
+
+// roomFor reports whether another authenticated connection may open
+// (SECURITY I-51).
+func (h *Hub) roomFor() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)-h.unauth < MaxConnections
+}
+
 func (h *Hub) add(c *Conn) {
 	h.mu.Lock()
+	h.seq++
+	c.seq = h.seq
 	h.conns[c.id] = c
 	h.wg.Add(1)
 	h.mu.Unlock()

@@ -25,8 +25,19 @@ const (
 	// MaxRequest: a method-bearing frame larger gets -32600; only responses
 	// (tool results, screenshots) may use the full MaxFrame.
 	MaxRequest = 1 << 20
-	// MaxUnauthenticated connections at once (SECURITY I-4).
-	MaxUnauthenticated = 32
+	// MaxUnauthenticated connections at once (SECURITY I-4). At the cap a
+	// newcomer takes the slot of the oldest anonymous one (see Hub.reserve).
+	MaxUnauthenticated = 128
+	// MaxConnections caps live connections; a token client past it gets 503
+	// (the paired extension is never refused by it). SECURITY I-51.
+	MaxConnections = 256
+	// pingInterval: a connection silent this long is sent a WebSocket ping;
+	// no pong within pongTimeout closes it (1001). SECURITY I-51.
+	pingInterval = 30 * time.Second
+	pongTimeout  = 15 * time.Second
+	// frameTimeout: once a frame has begun, all of it must arrive within
+	// this, so a peer trickling a frame cannot hold the connection.
+	frameTimeout = 30 * time.Second
 	// AuthTimeout after the upgrade (or after a pairing decision) to finish torii/auth.
 	AuthTimeout = 10 * time.Second
 	// maxInFlight bounds concurrent handler calls per connection; the read
@@ -108,5 +119,8 @@ type Options struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 
-	authTimeout time.Duration // tests shorten AuthTimeout
+	authTimeout  time.Duration // tests shorten AuthTimeout
+	pingInterval time.Duration // tests shorten the keep-alive
+	pongTimeout  time.Duration
+	frameTimeout time.Duration
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/logx"
 )
 
 // logFrame logs one frame when Verbose is on. SECURITY I-10: torii/*
@@ -23,12 +24,13 @@ func (s *Server) logFrame(dir string, c *Conn, data []byte) {
 		s.log.Debug("link: frame (not JSON)", attrs...)
 		return
 	}
-	attrs = append(attrs, "id", string(id))
+	// SECURITY I-50: id, method and tool name are the peer's; each is cut.
+	attrs = append(attrs, "id", logx.Field(string(id)))
 	if method == "" {
 		s.log.Debug("link: frame response", attrs...)
 		return
 	}
-	attrs = append(attrs, "method", method)
+	attrs = append(attrs, "method", logx.Field(method))
 	if strings.HasPrefix(method, "torii/") {
 		attrs = append(attrs, "params", "[redacted]")
 	} else if method == "mcp/message" {
@@ -41,9 +43,9 @@ func (s *Server) logFrame(dir string, c *Conn, data []byte) {
 			} `json:"params"`
 		}
 		if json.Unmarshal(data, &m) == nil {
-			attrs = append(attrs, "inner", m.Params.Method)
+			attrs = append(attrs, "inner", logx.Field(m.Params.Method))
 			if m.Params.Method == "tools/call" {
-				attrs = append(attrs, "tool", m.Params.Params.Name)
+				attrs = append(attrs, "tool", logx.Field(m.Params.Params.Name))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -60,10 +61,19 @@ func (s *Server) authTimeout() time.Duration {
 	return AuthTimeout
 }
 
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 func (s *Server) isExtensionOrigin(o string) bool { return s.ext[o] }
 
 // promote marks a connection authenticated under the hub lock; set reports
-// whether it may be (and performs the state change).
+// whether it may be (and performs the state change). The connection gives
+// up its unauthenticated slot only if it holds one, so the count stays
+// exact whatever order messages come in (SECURITY I-4).
 func (s *Server) promote(c *Conn, set func() bool) bool {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
@@ -74,7 +84,7 @@ func (s *Server) promote(c *Conn, set func() bool) bool {
 	}
 	c.mu.Unlock()
 	if ok {
-		s.hub.unauth--
+		s.hub.releaseLocked(c)
 	}
 	return ok
 }
@@ -84,7 +94,11 @@ func (s *Server) promote(c *Conn, set func() bool) bool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// SECURITY I-2: on a loopback bind a non-loopback Host means DNS
 	// rebinding (a web page resolving its own name to 127.0.0.1).
-	if s.opts.LoopbackBind && !config.IsLoopbackHost(r.Host) {
+	local := ""
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
+		local = a.String()
+	}
+	if !config.HostAllowed(s.opts.LoopbackBind, local, r.Host) {
 		s.refuse(w, r, http.StatusForbidden, "host not allowed")
 		return
 	}
@@ -112,10 +126,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this endpoint speaks WebSocket only", http.StatusUpgradeRequired)
 		return
 	}
-	if !offered && !s.hub.reserve() {
-		// SECURITY I-4: unauthenticated connections are capped.
-		s.refuse(w, r, http.StatusServiceUnavailable, "too many unauthenticated connections")
+	if offered && !s.hub.roomFor() {
+		// SECURITY I-51: token connections are capped.
+		s.refuse(w, r, http.StatusServiceUnavailable, "too many connections")
 		return
+	}
+	var evicted *Conn
+	if !offered {
+		// SECURITY I-4: unauthenticated connections are capped; at the cap
+		// the oldest anonymous one makes room, so a flood cannot keep the
+		// extension out.
+		ok, victim := s.hub.reserve()
+		if !ok {
+			s.refuse(w, r, http.StatusServiceUnavailable, "too many unauthenticated connections")
+			return
+		}
+		evicted = victim
+	}
+	if evicted != nil {
+		s.log.Info("link: unauthenticated connection evicted for a newcomer", "conn", evicted.id)
+		evicted.Close(websocket.StatusTryAgainLater, "too many unauthenticated connections")
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{Subprotocol},
@@ -134,15 +164,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The connection outlives the request; its context ends on close only.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &Conn{id: uuid.NewString(), srv: s, ws: ws, origin: origin, since: s.now(), ctx: ctx, cancel: cancel,
-		kind: KindPending, pending: map[string]chan *jsonrpc.Message{}}
+		kind: KindPending, pending: map[string]chan *jsonrpc.Message{}, counted: !offered}
 	if offered {
 		c.state, c.kind, c.tokenID = stateAuthed, KindToken, tokenID
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	s.hub.add(c)
 	s.log.Debug("link: connected", "conn", c.id, "kind", c.kind, "origin", origin)
 	if !offered {
 		c.armAuthTimer()
 	}
+	go c.keepalive()
 	c.readLoop()
 	c.mu.Lock()
 	wasPending := c.kind == KindPending
@@ -151,9 +183,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.closing = true
 	c.mu.Unlock()
-	if wasPending {
-		s.hub.release()
-	} else if s.opts.Handler != nil {
+	s.hub.releaseConn(c)
+	if !wasPending && s.opts.Handler != nil {
 		s.opts.Handler.Closed(c)
 	}
 	_ = ws.CloseNow()

@@ -8,7 +8,7 @@ import { Link } from "./link.js";
 import { browserSocket } from "./socket.js";
 import { SettingsStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
-import { applyLaunchPolicy } from "../tools/safety.js";
+import { launchRequested, linkChanged, noteBrowserRun } from "./managed.js";
 import "./panel.js"; // the side panel's port (torii.panel) bridged to the link
 
 const KEEPALIVE_ALARM = "torii.keepalive";
@@ -22,15 +22,13 @@ const storage: KV = {
 type UAData = { platform?: string };
 const platform = (navigator as Navigator & { userAgentData?: UAData }).userAgentData?.platform ?? navigator.platform;
 
-// `torii launch --permissive`: the permissive policy is applied only once the managed pairing with
-// its one-time secret has connected (SECURITY I-14), and only within the secret's lifetime.
-let permissiveUntil = 0;
+// `torii launch --permissive` / `--allow …` / `--policy FILE`: applied only once the managed connect
+// with its one-time secret has connected, in a managed profile, right after the browser started
+// (SECURITY I-14, I-47; background/managed.ts).
+noteBrowserRun();
 
 function broadcast(state: LinkState): void {
-  if (permissiveUntil > 0 && state.status === "connected") {
-    if (Date.now() < permissiveUntil) void applyLaunchPolicy("permissive");
-    permissiveUntil = 0;
-  }
+  linkChanged(state);
   const msg: StateMessage = { type: "torii.state", state };
   // No page open is the common case; the rejection only says so.
   chrome.runtime.sendMessage(msg).catch(() => undefined);
@@ -66,7 +64,7 @@ async function handle(req: Request): Promise<LinkState> {
     case "torii.setDaemonUrl":
       return link.setDaemonUrl(req.url);
     case "torii.connect":
-      permissiveUntil = req.policy === "permissive" && link.state().status !== "connected" ? Date.now() + 60_000 : 0;
+      await launchRequested(req);
       return link.connectManaged(req.daemonUrl, req.otp);
   }
 }

@@ -1,6 +1,7 @@
 // chrome.debugger (CDP 1.3) per tab: attach once, send with a deadline, fan out events, and track
 // JavaScript dialogs (Page.javascriptDialogOpening) so an action that raises one can say so and
-// later calls refuse with dialog_blocking instead of hanging behind it.
+// later calls refuse with dialog_blocking instead of hanging behind it. A dialog is judged by the
+// frame that raised it (SECURITY I-41): one from a document off the allowlist keeps its type only.
 
 import { toolError } from "../tools/errors.js";
 import { classifyChromeError } from "../tools/errors.js";
@@ -9,18 +10,35 @@ import { withDeadline } from "./deadline.js";
 export const CDP_VERSION = "1.3";
 const DEFAULT_CDP_MS = 10_000;
 
+/** What the agent may know of an open dialog; a foreign one carries no message, prompt or URL. */
 export interface DialogInfo {
   type: "alert" | "confirm" | "prompt" | "beforeunload";
   message: string;
   defaultPrompt?: string;
   url?: string;
+  /** Raised by a document whose origin is off the allowlist (or cannot be told): only the person answers it. */
+  foreign?: true;
+}
+
+/** Decides whether the frame that raised a dialog is allowed; wired by the service worker (tools/origin.ts). */
+export type DialogJudge = (tabId: number, url: string, cdpFrameId: string | undefined) => Promise<boolean>;
+
+let judgeDialog: DialogJudge = async () => false;
+export function setDialogJudge(j: DialogJudge): void {
+  judgeDialog = j;
+}
+
+interface OpenDialog {
+  /** Until judged: the fail-closed view (foreign). */
+  view: DialogInfo;
+  ready: Promise<DialogInfo>;
 }
 
 type Listener = (tabId: number, method: string, params: Record<string, unknown>) => void;
 
 const attached = new Set<number>();
 const attaching = new Map<number, Promise<void>>();
-const dialogs = new Map<number, DialogInfo>();
+const dialogs = new Map<number, OpenDialog>();
 const listeners = new Set<Listener>();
 let installed = false;
 
@@ -33,10 +51,16 @@ export function installDebugger(): void {
     if (tabId === undefined) return;
     const p = (params ?? {}) as Record<string, unknown>;
     if (method === "Page.javascriptDialogOpening") {
-      const d: DialogInfo = { type: (p.type as DialogInfo["type"]) ?? "alert", message: String(p.message ?? "") };
-      if (typeof p.defaultPrompt === "string" && p.defaultPrompt !== "") d.defaultPrompt = p.defaultPrompt;
-      if (typeof p.url === "string") d.url = p.url;
-      dialogs.set(tabId, d);
+      openDialog(tabId, p);
+      // Listeners learn that a dialog opened, never its text (dialogOf / waitDialog give the judged view).
+      for (const l of listeners) {
+        try {
+          l(tabId, method, {});
+        } catch {
+          // a listener's failure must not starve the others
+        }
+      }
+      return;
     } else if (method === "Page.javascriptDialogClosed") {
       dialogs.delete(tabId);
     }
@@ -65,8 +89,37 @@ export function onCdpEvent(l: Listener): () => void {
   return () => listeners.delete(l);
 }
 
+/**
+ * SECURITY I-41: the open dialog is shown with its text only once the frame that raised it is
+ * judged allowed; until then, and for a frame off the list or one that cannot be told, it is foreign.
+ */
+function openDialog(tabId: number, p: Record<string, unknown>): void {
+  const type = (["alert", "confirm", "prompt", "beforeunload"].includes(String(p.type)) ? p.type : "alert") as DialogInfo["type"];
+  const foreign: DialogInfo = { type, message: "", foreign: true };
+  const url = typeof p.url === "string" ? p.url : "";
+  const frameId = typeof p.frameId === "string" ? p.frameId : undefined;
+  const entry: OpenDialog = { view: foreign, ready: Promise.resolve(foreign) };
+  entry.ready = judgeDialog(tabId, url, frameId)
+    .catch(() => false)
+    .then((ok) => {
+      if (!ok) return foreign;
+      const d: DialogInfo = { type, message: String(p.message ?? "") };
+      if (typeof p.defaultPrompt === "string" && p.defaultPrompt !== "") d.defaultPrompt = p.defaultPrompt;
+      if (url) d.url = url;
+      if (dialogs.get(tabId) === entry) entry.view = d;
+      return d;
+    });
+  dialogs.set(tabId, entry);
+}
+
+/** The open dialog as the agent may see it (foreign while it is being judged). */
 export function dialogOf(tabId: number): DialogInfo | undefined {
-  return dialogs.get(tabId);
+  return dialogs.get(tabId)?.view;
+}
+
+/** The open dialog once judged, or undefined when none is open. */
+export function judgedDialog(tabId: number): Promise<DialogInfo | undefined> {
+  return dialogs.get(tabId)?.ready ?? Promise.resolve(undefined);
 }
 
 export function clearDialog(tabId: number): void {
@@ -128,13 +181,13 @@ export function waitDialog(tabId: number): { promise: Promise<DialogInfo>; cance
   let off: () => void = () => undefined;
   const promise = new Promise<DialogInfo>((resolve) => {
     const open = dialogs.get(tabId);
-    if (open) return resolve(open);
+    if (open) return resolve(open.ready);
     off = onCdpEvent((t, method) => {
       if (t !== tabId || method !== "Page.javascriptDialogOpening") return;
       const d = dialogs.get(tabId);
       if (d) {
         off();
-        resolve(d);
+        resolve(d.ready);
       }
     });
   });

@@ -3,7 +3,7 @@
 
 import { onState, send, STATUS_WORDS } from "../shared/client.js";
 import type { LinkState } from "../shared/messages.js";
-import { parseLaunchHash } from "./hash.js";
+import { parseLaunchHash, type LaunchParams } from "./hash.js";
 
 const statusEl = document.getElementById("status")!;
 const dotEl = document.getElementById("dot")!;
@@ -12,7 +12,13 @@ const doneEl = document.getElementById("done")!;
 const errorEl = document.getElementById("error")!;
 
 // SECURITY I-5/I-10: read the one-time secret once and drop it from the URL and history at once.
-const params = parseLaunchHash(location.hash);
+let params: LaunchParams | null = null;
+let bad = "";
+try {
+  params = parseLaunchHash(location.hash);
+} catch (e) {
+  bad = e instanceof Error ? e.message : String(e);
+}
 history.replaceState(null, "", location.pathname);
 
 function render(s: LinkState): void {
@@ -26,10 +32,12 @@ function render(s: LinkState): void {
 onState(render);
 
 if (!params) {
-  errorEl.textContent = "This page is opened by `torii launch`; it needs #daemon=…&otp=… in its address.";
+  // A launch policy that cannot be read pairs nothing (SECURITY I-47): the browser stays unpaired.
+  errorEl.textContent = bad ? `The launch policy cannot be used (${bad}); nothing was paired.` : "This page is opened by `torii launch`; it needs #daemon=…&otp=… in its address.";
   void send({ type: "torii.getState" }).then(render, () => undefined);
 } else {
-  send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp, ...(params.policy ? { policy: params.policy } : {}) }).then(render, (e: unknown) => {
+  const policy = { ...(params.policy ? { policy: params.policy } : {}), ...(params.launchPolicy !== undefined ? { launchPolicy: params.launchPolicy } : {}) };
+  send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp, ...policy }).then(render, (e: unknown) => {
     errorEl.textContent = e instanceof Error ? e.message : String(e);
   });
 }

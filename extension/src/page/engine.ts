@@ -13,9 +13,11 @@ import type {
   Reply, SnapshotArgs, SnapshotResult,
 } from "./types";
 import * as actions from "./actions";
+import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
 
-export const PROTOCOL = 1;
+// 2: every call names the origin the worker allowed, every reply carries the document's own.
+export const PROTOCOL = 2;
 
 interface Prev {
   lines: string[];
@@ -45,21 +47,31 @@ export class Engine {
   private paged: Paged | null = null;
   private snapSeq = 0;
 
-  /** Entry point for the worker: plain JSON in, plain JSON out, errors typed. */
+  /**
+   * Entry point for the worker: plain JSON in, plain JSON out, errors typed. SECURITY I-40: no
+   * method runs unless this document's own origin is the one the worker allowed (`origin`); an
+   * opaque origin never runs. In the isolated world the page cannot redefine self.origin or
+   * location, so the reply's origin and url are the document's real ones.
+   */
   async call(name: string, args: unknown): Promise<Reply> {
     const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+    const origin = self.origin;
+    const url = location.href;
     try {
+      if (origin === "null" || typeof a.origin !== "string" || a.origin !== origin) {
+        fail("origin_not_allowed", "this document's origin is not the one the allowlist allowed; nothing was read or done");
+      }
       this.refs.base(a.refBase as number | undefined);
       if (typeof a.docId === "string" && a.docId !== this.docId) {
         fail("stale_ref", "the page navigated: this is a different document than the one the ref came from");
       }
       const value = await this.dispatch(name, a);
-      return { ok: true, docId: this.docId, nextRef: this.refs.next, value };
+      return { ok: true, docId: this.docId, nextRef: this.refs.next, origin: self.origin, url: location.href, value };
     } catch (e) {
       const err = e instanceof EngineError
         ? e.toJSON()
         : { code: "invalid_argument" as const, message: String((e as Error)?.message ?? e), hint: "Check the arguments; if it persists, take a new snapshot." };
-      return { ok: false, docId: this.docId, nextRef: this.refs.next, error: err };
+      return { ok: false, docId: this.docId, nextRef: this.refs.next, origin, url, error: err };
     }
   }
 
@@ -277,18 +289,31 @@ export class Engine {
   }
 
   /**
-   * What the policy needs to know about an action's target (issue 4): a label for the person, whether
-   * it is a password field, whether clicking it submits a form, whether the page marks it destructive
-   * (data-destructive). Never a value.
+   * What the policy needs to know about an action's target: a label for the person, whether it is
+   * a password field (itself, or the field its point lands on inside a closed shadow root), and
+   * what clicking it or pressing Enter / Space on it causes, by the same rule the effect guard
+   * applies at the moment of the event (page/risk.ts; SECURITY I-18, I-37). Never a value.
    */
-  risk(a: { ref?: string; selector?: string }): { label: string; isPassword: boolean; submit: boolean; destructive: boolean } {
+  risk(a: { ref?: string; selector?: string }): TargetRisk {
     const el = this.target(a);
     const d = describe(this, el);
-    const btn = el.closest("button, input[type=submit], input[type=image]") as HTMLButtonElement | HTMLInputElement | null;
-    const submit = !!btn && !!btn.form && (btn.localName === "input" || (btn as HTMLButtonElement).type === "submit");
-    const mark = el.closest("[data-destructive]");
-    const destructive = !!mark && mark.getAttribute("data-destructive") !== "false";
-    return { label: `${d.role || d.tag} "${(d.name ?? "").slice(0, 80)}"`, isPassword: d.isPassword, submit, destructive };
+    const fx = clickEffects(el);
+    let isPassword = d.isPassword;
+    if (!isPassword && shadowOf(el)) {
+      // A host whose (closed) shadow root holds a password field under the click point.
+      const r = el.getBoundingClientRect();
+      isPassword = isPasswordField(elementAt(el.ownerDocument, r.left + r.width / 2, r.top + r.height / 2));
+    }
+    const out: TargetRisk = {
+      label: `${d.role || d.tag} "${(d.name ?? "").slice(0, 80)}"`,
+      isPassword,
+      submit: fx.submit,
+      destructive: fx.destructive,
+      enter: keyEffects(el, "Enter"),
+      space: keyEffects(el, " "),
+    };
+    if (fx.href) out.href = fx.href;
+    return out;
   }
 
   /**

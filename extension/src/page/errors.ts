@@ -23,6 +23,7 @@ const HINTS: Record<PageErrorCode, string> = {
   disabled: "The element is disabled; wait for it to become enabled or change the form first.",
   invalid_argument: "Check the arguments against the tool's schema.",
   unknown_method: "The extension and page engine disagree; reload the tab.",
+  origin_not_allowed: "This document's origin is not on the person's allowlist; only the person can add it. Nothing was read or done.",
 };
 
 export function fail(code: PageErrorCode, message: string, hint?: string): never {

@@ -11,7 +11,8 @@ export type PageErrorCode =
   | "not_editable"
   | "disabled"
   | "invalid_argument"
-  | "unknown_method";
+  | "unknown_method"
+  | "origin_not_allowed";
 
 export interface PageError {
   code: PageErrorCode;
@@ -20,10 +21,14 @@ export interface PageError {
   hint: string;
 }
 
-/** Envelope of every __torii.call(...). `nextRef` is the next free ref number after the call. */
+/**
+ * Envelope of every __torii.call(...). `nextRef` is the next free ref number after the call;
+ * `origin` and `url` are the answering document's own (self.origin, location.href in the isolated
+ * world), which the worker judges before it uses the answer.
+ */
 export type Reply<T = unknown> =
-  | { ok: true; docId: string; nextRef: number; value: T }
-  | { ok: false; docId: string; nextRef: number; error: PageError };
+  | { ok: true; docId: string; nextRef: number; origin: string; url: string; value: T }
+  | { ok: false; docId: string; nextRef: number; origin: string; url: string; error: PageError };
 
 /** Fields every call accepts. */
 export interface CallBase {

@@ -25,7 +25,7 @@ export type Request =
   | { type: "torii.setPaused"; paused: boolean }
   | { type: "torii.setDeviceName"; name: string }
   | { type: "torii.setDaemonUrl"; url: string }
-  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive" };
+  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive"; launchPolicy?: unknown };
 
 export type Response = { ok: true; state: LinkState } | { ok: false; error: string; state?: LinkState };
 
@@ -62,10 +62,15 @@ export function parseRequest(msg: unknown): Request | null {
       return typeof m.name === "string" ? { type: "torii.setDeviceName", name: m.name } : null;
     case "torii.setDaemonUrl":
       return typeof m.url === "string" ? { type: "torii.setDaemonUrl", url: m.url } : null;
-    case "torii.connect":
+    case "torii.connect": {
       if (typeof m.daemonUrl !== "string" || typeof m.otp !== "string") return null;
+      // A launch policy is an object (checked strictly by the worker, SECURITY I-47); not with permissive.
+      const lp = m.launchPolicy;
+      if (lp !== undefined && (typeof lp !== "object" || lp === null || Array.isArray(lp) || m.policy !== undefined)) return null;
+      const launch = lp !== undefined ? { launchPolicy: lp } : {};
       if (m.policy === "permissive") return { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, policy: "permissive" };
-      return m.policy === undefined ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp } : null;
+      return m.policy === undefined ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, ...launch } : null;
+    }
     default:
       return null;
   }

@@ -16,16 +16,28 @@ const ENGINE_MS = 15_000;
 let refStore: RefStore | undefined;
 const locks = new TabLocks();
 
+/** How every page-engine call is judged (tools/origin.ts): the frame before, the document's own answer after. */
+export interface FrameJudge {
+  /** The origin the frame's document must have for the call to run; refuses when it is off the list. */
+  expect(tabId: number, frameId: number): Promise<string>;
+  /** The answering document's own origin and URL are on the list. */
+  allowed(origin: string, url: string): Promise<boolean>;
+}
+
 /**
- * SECURITY I-15: every page-engine call checks the frame it runs in against the person's allowlist,
- * before it runs and again before its answer is used. Fails closed until the service worker
- * installs the real check (tools/safety.ts).
+ * SECURITY I-15/I-40: every page-engine call is judged where it runs. The worker's quick check
+ * (chrome.webNavigation) names the origin it allows; the engine refuses unless its document's own
+ * origin is that one, and the origin its reply carries is judged again before the answer is used.
+ * Fails closed until the service worker installs the real judge.
  */
-let frameCheck: (tabId: number, frameId: number) => Promise<void> = async () => {
-  throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was read");
+let frameJudge: FrameJudge = {
+  expect: async () => {
+    throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was read");
+  },
+  allowed: async () => false,
 };
-export function setFrameCheck(f: (tabId: number, frameId: number) => Promise<void>): void {
-  frameCheck = f;
+export function setFrameJudge(j: FrameJudge): void {
+  frameJudge = j;
 }
 
 function refs(): RefStore {
@@ -143,7 +155,8 @@ export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: nu
         if (ev.error === "net::ERR_ABORTED" && committed) return;
         finished = true;
         off();
-        reject(toolError("navigation_failed", `${ev.url ?? "navigation"}: ${ev.error ?? "failed"}`));
+        // SECURITY I-43: no URL: a redirect may have ended the load on a page off the list.
+        reject(toolError("navigation_failed", `the page failed to load (${netError(ev.error)})`));
       } else if (ev.kind === "removed") {
         finished = true;
         off();
@@ -164,6 +177,12 @@ export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: nu
       for (const ev of b) handle(ev);
     },
   };
+}
+
+/** A net error name ("net::ERR_EMPTY_RESPONSE"), never anything longer Chrome might add. */
+function netError(e: string | undefined): string {
+  const m = /net::ERR_[A-Z0-9_]+/.exec(e ?? "");
+  return m ? m[0] : "failed";
 }
 
 /**
@@ -207,10 +226,21 @@ export interface EngineReply<T> {
   frameId: number;
 }
 
+/**
+ * How a dialog is named to the agent. SECURITY I-41: a dialog raised by a document off the list is
+ * named by its type only; the agent cannot answer it.
+ */
+export function dialogText(d: DialogInfo): string {
+  if (d.foreign) return `a ${d.type} dialog raised by a frame whose origin is not on the person's allowlist (only the person can answer it)`;
+  return `a ${d.type} dialog: ${JSON.stringify(d.message)}`;
+}
+
+const FOREIGN_DIALOG_HINT = "Only the person can answer this dialog: call handoff and ask them to.";
+
 /** Thrown when a JavaScript dialog opens while an engine call or CDP input runs. */
 export class DialogRaised extends ToolError {
   constructor(readonly dialog: DialogInfo) {
-    super("dialog_blocking", `a ${dialog.type} dialog opened: ${JSON.stringify(dialog.message)}`, undefined, { dialog });
+    super("dialog_blocking", `${dialogText(dialog)} opened`, dialog.foreign ? FOREIGN_DIALOG_HINT : undefined, { dialog });
   }
 }
 
@@ -224,7 +254,7 @@ function runner(method: string, args: unknown): unknown {
 /** Fails at once when a dialog is already open on the tab (everything behind it would hang). */
 export function checkNoDialog(tabId: number): void {
   const d = dialogOf(tabId);
-  if (d) throw toolError("dialog_blocking", `a ${d.type} dialog is open: ${JSON.stringify(d.message)}`, undefined, { dialog: d });
+  if (d) throw toolError("dialog_blocking", `${dialogText(d)} is open`, d.foreign ? FOREIGN_DIALOG_HINT : undefined, { dialog: d });
 }
 
 /**
@@ -245,7 +275,8 @@ export async function guarded<T>(
       if (ev.tabId !== tabId) return;
       if (ev.kind === "removed") reject(toolError("no_tab", `tab ${tabId} closed during ${what}`));
       else if (o.watchNavigation && ev.kind === "committed" && ev.frameId === (o.frameId ?? 0)) {
-        reject(toolError("navigation_failed", `the page navigated during ${what} (to ${ev.url ?? "?"})`));
+        // SECURITY I-43: where it went is not said; it may be off the list.
+        reject(toolError("navigation_failed", `the page navigated during ${what}`));
       }
     });
   });
@@ -300,7 +331,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   await attach(tabId, left(o.deadline, 5_000), o.signal).catch((e: unknown) => {
     if (e instanceof ToolError && (e.code === "no_tab" || e.code === "cancelled")) throw e;
   });
-  await frameCheck(tabId, frameId);
+  const origin = await frameJudge.expect(tabId, frameId);
   const ms = left(o.deadline, o.ms ?? ENGINE_MS);
   const release = await locks.acquire(tabId, ms, o.signal);
   let released = false;
@@ -313,7 +344,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   try {
     const store = refs();
     const base = await store.base(tabId);
-    const callArgs = { ...args, refBase: base, ...(o.docId ? { docId: o.docId } : {}) };
+    const callArgs = { ...args, refBase: base, origin, ...(o.docId ? { docId: o.docId } : {}) };
     const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
@@ -328,8 +359,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
     // If a dialog interrupts, the call finishes later; release the tab then.
     op.finally(rel).catch(() => undefined);
     const r = await guarded(tabId, method, op, { signal: o.signal, ms, frameId, watchNavigation: true });
-    // The frame may have navigated while the call ran: an answer from a page off the list is dropped.
-    await frameCheck(tabId, frameId);
+    // The answer is the document's own: judged by the origin it reports, else dropped unread.
+    if (typeof r.origin !== "string" || !(await frameJudge.allowed(r.origin, typeof r.url === "string" ? r.url : ""))) {
+      throw toolError("origin_not_allowed", "the document that answered is not on the person's allowlist; nothing was read");
+    }
     if (!r.ok) throw pageError(r.error);
     return { value: r.value, docId: r.docId, frameId };
   } catch (e) {

@@ -10,6 +10,7 @@ import type { JsonSchema } from "./schema.js";
 import {
   awaitLoad,
   DialogRaised,
+  dialogText,
   engine,
   lastSnapshots,
   resolveTab,
@@ -17,7 +18,9 @@ import {
   watchNav,
   type NavWatch,
 } from "./browser.js";
-import { assertLanding } from "./safety.js";
+import { assertLanding } from "./origin.js";
+import { getPolicy } from "./safety.js";
+import { guardInput } from "./effects.js";
 
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
@@ -95,8 +98,9 @@ async function frameOutline(
 ): Promise<{ text: string; res: SnapshotResult }> {
   const r = await engine<SnapshotResult>(tabId, "snapshot", args, { signal: ctx.signal, deadline: ctx.deadline, frameId, ...(docId ? { docId } : {}) });
   const res = r.value;
-  if (!res.frames?.length || depth >= MAX_FRAME_DEPTH) return { text: res.text, res };
+  if (!res.frames?.length || depth >= MAX_FRAME_DEPTH) return { text: unnamed(res.text, res.frames ?? [], new Set()), res };
   const children = new Map<number, string>();
+  const read = new Set<number>();
   const ids = await childFrameIds(tabId, frameId, res.frames);
   for (const f of res.frames) {
     const childId = ids.get(f.frame);
@@ -105,13 +109,28 @@ async function frameOutline(
     try {
       const c = await frameOutline(tabId, childId, { interactive: args.interactive }, ctx, depth + 1, budget);
       children.set(f.frame, c.text);
+      read.add(f.frame);
     } catch (e) {
       const te = asToolError(e);
       if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
       children.set(f.frame, `- note "frame not readable: ${te.code}"`);
     }
   }
-  return { text: stitchFrames(res.text, res.frames, children), res };
+  return { text: stitchFrames(unnamed(res.text, res.frames, read), res.frames, children), res };
+}
+
+/**
+ * SECURITY I-43: a frame that was not read is not named by its origin either (the placeholder's
+ * "(origin)" comes from the embedding page's markup, but names a document the agent may not see).
+ */
+function unnamed(text: string, frames: readonly FramePlaceholder[], read: ReadonlySet<number>): string {
+  const lines = text.split("\n");
+  for (const f of frames) {
+    const line = lines[f.line];
+    if (read.has(f.frame) || !f.origin || line === undefined) continue;
+    lines[f.line] = line.replace(` (${f.origin})`, "");
+  }
+  return lines.join("\n");
 }
 
 /**
@@ -245,7 +264,11 @@ export async function act(
   const watch: NavWatch = watchNav(tabId);
   let out: { text: string; data?: Record<string, unknown> };
   try {
-    out = await fn();
+    // SECURITY I-36: the tab is armed while an input action runs; a frame's block fails the call.
+    const g = ctx.gate?.guard;
+    out = g
+      ? await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn)
+      : await fn();
   } catch (e) {
     watch.stop();
     // The page navigated away while the action ran (its target went with the old document):
@@ -255,7 +278,7 @@ export async function act(
     }
     if (e instanceof DialogRaised) {
       return {
-        text: `${e.dialog.type} dialog opened: ${JSON.stringify(e.dialog.message)}\nCall handle_dialog to accept or dismiss it.`,
+        text: `${dialogText(e.dialog)} opened\n${e.dialog.foreign ? "Only the person can answer it: call handoff." : "Call handle_dialog to accept or dismiss it."}`,
         data: { tabId, ok: true, dialog: e.dialog },
       };
     }
@@ -263,6 +286,7 @@ export async function act(
   }
   const data: Record<string, unknown> = { tabId, ok: true, ...(out.data ?? {}) };
   const parts = [out.text];
+  let navigated: { loaded: boolean } | undefined;
   const looking = a.waitFor !== undefined || (a.observe !== undefined && a.observe !== "none");
   try {
     if (looking) {
@@ -272,7 +296,7 @@ export async function act(
         const l = await awaitLoad(watch, left(ctx.deadline, 15_000), ctx.signal);
         data.navigated = true;
         if (!l.loaded) data.loaded = false;
-        parts.push(`navigated${l.url ? ` to ${l.url}` : ""}${l.loaded ? "" : " (still loading)"}`);
+        navigated = { loaded: l.loaded };
       }
     } else if (watch.committed() && !watch.finished()) {
       // A navigation the action started: let it land so its origin can be checked.
@@ -282,8 +306,10 @@ export async function act(
     watch.stop();
   }
   // SECURITY I-15: an action that left the tab on a page off the allowlist (a redirect, a link)
-  // fails here, and nothing of that page is read.
-  await assertLanding(tabId);
+  // fails here, and nothing of that page is read. SECURITY I-43: the page is named only after
+  // that, by the URL just judged.
+  const landed = await assertLanding(tabId);
+  if (navigated) parts.push(`navigated to ${landed.url}${navigated.loaded ? "" : " (still loading)"}`);
   try {
     if (a.waitFor) {
       const wf = a.waitFor;
@@ -299,10 +325,10 @@ export async function act(
   } catch (e) {
     if (e instanceof DialogRaised) {
       data.dialog = e.dialog;
-      parts.push(`${e.dialog.type} dialog opened: ${JSON.stringify(e.dialog.message)} — call handle_dialog`);
+      parts.push(`${dialogText(e.dialog)} opened — ${e.dialog.foreign ? "only the person can answer it (handoff)" : "call handle_dialog"}`);
     } else if (e instanceof ToolError && e.code === "dialog_blocking") {
       data.dialog = e.data?.dialog;
-      parts.push(`${e.message} — call handle_dialog`);
+      parts.push(`${e.message} — ${(e.data?.dialog as { foreign?: boolean } | undefined)?.foreign ? "only the person can answer it (handoff)" : "call handle_dialog"}`);
     } else {
       // The action itself succeeded; say what failed afterwards rather than hiding the success.
       const te = asToolError(e);

@@ -1,8 +1,9 @@
 // handle_dialog: accept or dismiss the JavaScript dialog (alert / confirm / prompt / beforeunload)
-// that an action raised; the action's result said `dialog: {type, message}`.
+// that an action raised; the action's result said `dialog: {type, message}`. A dialog raised by a
+// document off the allowlist is the person's to answer (SECURITY I-41).
 
-import { clearDialog, cdp, dialogOf } from "../cdp/debugger.js";
-import { left } from "../cdp/deadline.js";
+import { attach, clearDialog, cdp, judgedDialog, waitDialog, type DialogInfo } from "../cdp/debugger.js";
+import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
@@ -19,7 +20,14 @@ export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptTex
   traits: { target: "tab", reads: "page", effects: ["dialog"], switch: "act", dialog: "answers", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
-    const d = dialogOf(tabId);
+    const d = await openDialog(tabId, ctx);
+    if (d.foreign) {
+      throw toolError(
+        "origin_not_allowed",
+        "the open dialog was raised by a frame whose origin is not on the person's allowlist; only the person can answer it",
+        "Call handoff so the person answers it; nothing was answered.",
+      );
+    }
     return act(tabId, a, ctx, async () => {
       const params: Record<string, unknown> = { accept: a.accept };
       if (a.promptText !== undefined) params.promptText = a.promptText;
@@ -30,8 +38,25 @@ export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptTex
         throw e;
       }
       clearDialog(tabId);
-      const what = d ? `${d.type} ${JSON.stringify(d.message)}` : "dialog";
-      return { text: `${a.accept ? "accepted" : "dismissed"} ${what}`, data: { accepted: a.accept, ...(d ? { dialog: d } : {}) } };
+      return { text: `${a.accept ? "accepted" : "dismissed"} ${d.type} ${JSON.stringify(d.message)}`, data: { accepted: a.accept, dialog: d } };
     });
   },
 });
+
+/**
+ * The open dialog, judged. The debugger reports a dialog that was open before it attached when it
+ * attaches; one the extension has not seen is never answered blind (it may be foreign).
+ */
+async function openDialog(tabId: number, ctx: { signal: AbortSignal; deadline: number }): Promise<DialogInfo> {
+  await attach(tabId, left(ctx.deadline, 5_000), ctx.signal);
+  const known = await judgedDialog(tabId);
+  if (known) return known;
+  const w = waitDialog(tabId);
+  try {
+    return await withDeadline(w.promise, 300, "dialog", ctx.signal);
+  } catch {
+    throw toolError("no_dialog", `no dialog is open on tab ${tabId}`);
+  } finally {
+    w.cancel();
+  }
+}

@@ -88,9 +88,18 @@ export function asToolError(e: unknown): ToolError {
   return classifyChromeError(msg);
 }
 
-/** Chrome's extension-API and CDP error strings → typed codes. */
-export function classifyChromeError(msg: string): ToolError {
-  const m = msg.toLowerCase();
+/** A URL in a browser message (http:, blob:, about:blank, data: …). */
+const URL_RUN = /\b(?:https?|wss?|ftp|file|blob|data|about|javascript|filesystem|view-source|chrome-error):[^\s"'<>]*[^\s"'<>.,;:)]/gi;
+
+/** A browser message without the URLs it quotes: they may name a page off the allowlist (SECURITY I-43). */
+function withoutUrls(msg: string): string {
+  return msg.replace(URL_RUN, "(a URL)");
+}
+
+/** Chrome's extension-API and CDP error strings → typed codes, without the URLs they quote. */
+export function classifyChromeError(raw: string): ToolError {
+  const m = raw.toLowerCase();
+  const msg = withoutUrls(raw);
   if (/no tab with (given )?id|tab .*(closed|not found)|no target with given id|cannot find tab/.test(m)) {
     return toolError("no_tab", msg);
   }

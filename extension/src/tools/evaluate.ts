@@ -1,6 +1,7 @@
-// Code execution in the page, gated separately from act mode (issue 4, SECURITY I-17): evaluate
-// runs an expression or a program (an async function body) in the page's main world through CDP;
-// fetch_in_page sends one request with the page's cookies. Each is refused unless the person turned
+// Code execution in the page, gated separately from act mode (SECURITY I-17): evaluate runs an
+// expression or a program (an async function body) in the page's main world through CDP;
+// fetch_in_page sends one request with the page's cookies from the page's isolated world, where
+// the page cannot change what the request is judged by. Each is refused unless the person turned
 // that switch on for the page's origin (expression, program and fetch are separate switches), and
 // the person's approval choice for "evaluate" applies. Results are untrusted page data.
 
@@ -9,9 +10,10 @@ import { left } from "../cdp/deadline.js";
 import { judgeUrl } from "../policy/policy.js";
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
-import { checkNoDialog, guarded, resolveTab } from "./browser.js";
+import { checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
 import { S } from "./common.js";
-import { assertLanding, getPolicy } from "./safety.js";
+import { assertLanding, docAllowed } from "./origin.js";
+import { getPolicy } from "./safety.js";
 
 const MAX_CHARS = 20_000;
 
@@ -31,15 +33,29 @@ function render(v: unknown, maxChars: number): { text: string; truncated: boolea
   return { text: s, truncated: false };
 }
 
+/**
+ * Runs the expression in the tab's top document. SECURITY I-15: the top frame is watched from
+ * before the tab is judged again until the answer is in; a document that replaced the judged one
+ * meanwhile fails the call with navigation_failed, and its answer is not used.
+ */
 async function runInPage(tabId: number, expression: string, timeoutMs: number, ctx: { signal: AbortSignal; deadline: number }): Promise<EvalReply> {
   checkNoDialog(tabId);
-  const ms = left(ctx.deadline, timeoutMs + 2_000);
-  return guarded(
-    tabId,
-    "evaluate",
-    cdp<EvalReply>(tabId, "Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true, userGesture: false, timeout: timeoutMs, replMode: false }, ms, ctx.signal),
-    { signal: ctx.signal, ms },
-  );
+  const w = watchNav(tabId);
+  try {
+    await assertLanding(tabId);
+    const ms = left(ctx.deadline, timeoutMs + 2_000);
+    const r = await guarded(
+      tabId,
+      "evaluate",
+      cdp<EvalReply>(tabId, "Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true, userGesture: false, timeout: timeoutMs, replMode: false }, ms, ctx.signal),
+      { signal: ctx.signal, ms, watchNavigation: true },
+    );
+    await assertLanding(tabId);
+    if (w.committed()) throw toolError("navigation_failed", "the page navigated during evaluate; its answer was dropped");
+    return r;
+  } finally {
+    w.stop();
+  }
 }
 
 export const evaluate = defineTool<{ tabId?: number; expression?: string; program?: string; timeoutMs?: number }>({
@@ -61,7 +77,6 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
     // Expression mode auto-returns one parenthesised expression; program mode is an async body.
     const src = a.expression !== undefined ? `(${a.expression}\n)` : `(async () => {\n${a.program as string}\n})()`;
     const r = await runInPage(tabId, src, a.timeoutMs ?? 10_000, ctx);
-    await assertLanding(tabId);
     if (r.exceptionDetails) {
       const msg = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "exception";
       return { text: `threw: ${msg.split("\n")[0]}`, data: { tabId, threw: true, exception: msg.slice(0, 2000) } };
@@ -77,6 +92,62 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
 });
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+
+interface Resolved {
+  abs?: string;
+  origin: string;
+  url: string;
+}
+
+interface Fetched {
+  refused?: "origin" | "target" | "redirect";
+  error?: string;
+  status?: number;
+  url?: string;
+  redirected?: boolean;
+  type?: string;
+  length?: number;
+  body?: string;
+}
+
+// Runs in the page's isolated world (self-contained): the URL as the page resolves it, against
+// document.baseURI (a <base href> included), and the document's own origin.
+function resolveInPage(u: string): Resolved {
+  let abs: string | undefined;
+  try {
+    abs = new URL(u, document.baseURI).href;
+  } catch {
+    abs = undefined;
+  }
+  return { ...(abs ? { abs } : {}), origin: self.origin, url: location.href };
+}
+
+// Runs in the page's isolated world (self-contained). Refuses, sending nothing, unless the document
+// and the resolved URL are still the ones the worker judged.
+async function fetchInPageWorld(p: { url: string; expect: string; origin: string; method: string; headers: Record<string, string>; body?: string; max: number }): Promise<Fetched> {
+  if (self.origin !== p.origin) return { refused: "origin" };
+  let abs = "";
+  try {
+    abs = new URL(p.url, document.baseURI).href;
+  } catch {
+    abs = "";
+  }
+  if (abs !== p.expect) return { refused: "target" };
+  try {
+    // Redirects are not followed: the browser would send the next hop before it could be judged.
+    const r = await fetch(abs, { method: p.method, headers: p.headers, body: p.body, credentials: "include", redirect: "manual" });
+    if (r.type === "opaqueredirect") return { refused: "redirect" };
+    const t = p.method === "HEAD" ? "" : await r.text();
+    return { status: r.status, url: r.url, redirected: r.redirected, type: r.headers.get("content-type") || "", length: t.length, body: t.slice(0, p.max) };
+  } catch (e) {
+    return { error: String((e as Error)?.message ?? e).split("\n")[0] };
+  }
+}
+
+async function inTop<A extends unknown[], R>(tabId: number, func: (...a: A) => R | Promise<R>, args: A, ms: number, signal: AbortSignal): Promise<R | undefined> {
+  const run = chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, world: "ISOLATED", func: func as never, args: args as never }).then((res) => res[0]?.result as R | undefined);
+  return guarded(tabId, "fetch_in_page", run, { signal, ms, watchNavigation: true });
+}
 
 export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: string; headers?: Record<string, string>; body?: string }>({
   name: "fetch_in_page",
@@ -98,28 +169,43 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
       if (typeof v !== "string") throw toolError("invalid_argument", `headers.${k}: expected a string`);
     }
     const tabId = (await resolveTab(a.tabId)).id as number;
-    const p = JSON.stringify({ url: a.url, method: a.method ?? "GET", headers: a.headers ?? {}, body: a.body, max: MAX_CHARS });
-    const src = `(async (p) => {
-  const r = await fetch(p.url, { method: p.method, headers: p.headers, body: p.body, credentials: "include", redirect: "follow" });
-  const t = p.method === "HEAD" ? "" : await r.text();
-  return { status: r.status, url: r.url, redirected: r.redirected, type: r.headers.get("content-type") || "", length: t.length, body: t.slice(0, p.max) };
-})(${p})`;
-    const r = await runInPage(tabId, src, 15_000, ctx);
-    await assertLanding(tabId);
-    if (r.exceptionDetails) {
-      const msg = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "fetch failed";
-      throw toolError("navigation_failed", `fetch failed: ${msg.split("\n")[0]}`, "Check the URL; cross-origin requests follow the page's CORS rules.");
+    checkNoDialog(tabId);
+    const policy = await getPolicy();
+    // SECURITY I-44: the request goes where the page would send it: the URL resolved against the
+    // document's base URL, judged here before anything is sent; the page refuses to send it if
+    // its document or that resolution changed since.
+    const where = await inTop(tabId, resolveInPage, [a.url], left(ctx.deadline, 5_000), ctx.signal);
+    if (!where || !docAllowed(policy, where.origin, where.url)) {
+      throw toolError("origin_not_allowed", "the page is not on the person's allowlist; nothing was sent");
     }
-    const v = r.result?.value as { status: number; url: string; redirected: boolean; type: string; length: number; body: string } | undefined;
-    if (!v) throw toolError("internal", "fetch gave no result");
-    // SECURITY I-15/I-17: a response that was redirected off the allowlist is dropped unread.
-    if (!judgeUrl(await getPolicy(), v.url).allowed) {
+    if (!where.abs) throw toolError("invalid_argument", "url: not a URL the page can resolve");
+    if (!judgeUrl(policy, where.abs).allowed) {
+      throw toolError("origin_not_allowed", "the request's destination is not on the person's allowlist; nothing was sent", "Only the person can add an origin, in the Torii popup or options.");
+    }
+    const p = { url: a.url, expect: where.abs, origin: where.origin, method: a.method ?? "GET", headers: a.headers ?? {}, ...(a.body !== undefined ? { body: a.body } : {}), max: MAX_CHARS };
+    const v = await inTop(tabId, fetchInPageWorld, [p], left(ctx.deadline, 17_000), ctx.signal);
+    if (!v) throw toolError("navigation_failed", "the page navigated or unloaded during fetch_in_page; nothing was returned");
+    if (v.refused === "redirect") {
+      throw toolError(
+        "origin_not_allowed",
+        "the server answered with a redirect, which fetch_in_page does not follow (where it leads cannot be judged before the browser sends it); nothing of it was returned",
+        "Request the redirect's target directly, if it is on the person's allowlist.",
+      );
+    }
+    if (v.refused) throw toolError("navigation_failed", "the page changed before the request was sent; nothing was sent", "Check the page and call fetch_in_page again.");
+    if (v.error !== undefined) {
+      throw toolError("navigation_failed", `fetch failed: ${v.error}`, "Check the URL; cross-origin requests follow the page's CORS rules.");
+    }
+    // SECURITY I-44: the answer is of the URL judged; should it come from anywhere else, it is dropped unread.
+    if (!v.url || !judgeUrl(await getPolicy(), v.url).allowed) {
       throw toolError("origin_not_allowed", "the request was redirected to an origin that is not on the person's allowlist; its response was dropped");
     }
-    const truncated = v.length > v.body.length;
+    const body = v.body ?? "";
+    const length = v.length ?? body.length;
+    const truncated = length > body.length;
     return {
-      text: `HTTP ${v.status} ${v.type}\n${v.body}${truncated ? "\n[truncated]" : ""}`,
-      data: { tabId, status: v.status, url: v.url, contentType: v.type, length: v.length, ...(truncated ? { truncated: true } : {}) },
+      text: `HTTP ${v.status} ${v.type}\n${body}${truncated ? "\n[truncated]" : ""}`,
+      data: { tabId, status: v.status, url: v.url, contentType: v.type, length, ...(truncated ? { truncated: true } : {}) },
     };
   },
 });

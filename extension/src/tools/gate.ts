@@ -3,15 +3,17 @@
 // policy: origin allowlist, act mode, code-execution switches, handoff and human approval. The
 // checks run here, in the extension, on every call, whatever the daemon asks (SECURITY I-14…I-20).
 // Handlers add what can only be known while acting: the landing origin after a navigation and the
-// frame each page read runs in (tools/safety.ts), password fields (tools/input.ts).
+// frame each page read runs in (tools/origin.ts), and the effect guard armed around every input,
+// which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
 import { actAllowed, approvalChoice, evalAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
-import { maskSecret } from "../policy/approvals.js";
 import { toolError } from "./errors.js";
-import { hasEffect, type AnyTool } from "./define.js";
+import { hasEffect, INPUT_EFFECTS, type AnyTool, type Effect } from "./define.js";
+import { EFFECT_KINDS, type EffectKind } from "../guard/decide.js";
+import { predictInput, type InputFacts } from "./predict.js";
 import { checkOwnership, type SessionRef } from "./ownership.js";
 
 export interface GateCall {
@@ -33,6 +35,11 @@ export interface GateContext {
   allowPassword?: boolean;
   /** Set by the gate: how approval went ("auto" when the policy allowed it without asking). */
   approval?: ApprovalOutcome | "auto";
+  /**
+   * Set by the gate for a call that puts input into the page: the effect kinds the person approved
+   * for it. The handler arms the effect guard with them (SECURITY I-36, I-38).
+   */
+  guard?: { approved: EffectKind[] };
 }
 
 /** What the page says about an action's target (engine `risk`). */
@@ -56,8 +63,11 @@ export interface PolicyEnv {
   risk(tabId: number, target: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined>;
   /** Throws dialog_blocking while a JavaScript dialog is open on the tab. */
   checkNoDialog(tabId: number): void;
-  /** The focused element is in a form (Enter would submit it). */
-  focusInForm(tabId: number): Promise<boolean>;
+  /**
+   * What the page says now about where an input call lands: its target, else the focused element
+   * (tools/effects.ts); the gate predicts the effects from it (tools/predict.ts).
+   */
+  inputFacts(tabId: number, origin: string, effects: readonly Effect[], args: Record<string, unknown>, signal: AbortSignal): Promise<InputFacts>;
   ask(req: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal: AbortSignal): Promise<ApprovalOutcome>;
 }
 
@@ -128,8 +138,10 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   // SECURITY I-15: a URL the call opens or requests is judged before it goes.
   let dest: { url: string; origin: string; verdict: Verdict } | undefined;
   const rawDest = tr.destination?.(args);
-  if (rawDest !== undefined) {
-    const url = tr.switch === "fetch" ? resolveAgainst(rawDest, origin) : rawDest;
+  // SECURITY I-44: a relative request URL resolves against the document's base URL, which only the
+  // page knows: the handler judges it there. An absolute one is judged here already.
+  const url = rawDest !== undefined && tr.switch === "fetch" ? absoluteUrl(rawDest) : rawDest;
+  if (url !== undefined) {
     const v = judgeUrl(policy, url);
     if (!v.allowed) notAllowed(tr.switch === "fetch" ? "the request's destination" : "the destination");
     dest = { url, origin: originOf(url), verdict: v };
@@ -183,9 +195,18 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
       asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.paths) });
     }
-    if (hasEffect(tool, "click", "keys")) asks.push(...(await inputAsks(env, tabId, tool, args, ctx)));
+    // SECURITY I-37: input is judged by what it will cause, whichever tool sends it.
+    if (hasEffect(tool, "click", "keys")) {
+      const facts = await env.inputFacts(tabId, origin, tr.effects, args, ctx.signal);
+      asks.push(...predictInput(tr.effects, args, facts, ctx.allowPassword === true));
+    }
   }
-  for (const a of asks) await decide(env, policy, verdict, tool, origin, a, ctx);
+  const approved: EffectKind[] = [];
+  for (const a of asks) {
+    if ((await decide(env, policy, verdict, tool, origin, a, ctx)) && isEffectKind(a.kind)) approved.push(a.kind);
+  }
+  // SECURITY I-38: what was not approved here is stopped by the guard where it happens.
+  if (tabId !== undefined && hasEffect(tool, ...INPUT_EFFECTS)) ctx.guard = { approved };
 }
 
 interface Ask {
@@ -195,29 +216,16 @@ interface Ask {
   target?: string;
 }
 
-/** What an input call is expected to cause, from the page as it is now (its target, the focus). */
-async function inputAsks(env: PolicyEnv, tabId: number, tool: AnyTool, args: Record<string, unknown>, ctx: GateContext): Promise<Ask[]> {
-  const asks: Ask[] = [];
-  if (hasEffect(tool, "click") && hasTarget(args)) {
-    const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
-    if (r?.submit) asks.push({ kind: "submit", element: r.label });
-    if (r?.destructive) asks.push({ kind: "destructive_click", element: r.label });
-  }
-  if (hasEffect(tool, "keys")) {
-    if (args.submit === true) asks.push({ kind: "submit", text: maskIf(String(args.text ?? ""), ctx.allowPassword) });
-    else if (/(^|\+)(enter|return)$/i.test(String(args.key ?? "")) && (await env.focusInForm(tabId))) {
-      asks.push({ kind: "submit", element: "the focused form field" });
-    }
-  }
-  return asks;
+function isEffectKind(k: ApprovalKind): k is EffectKind {
+  return (EFFECT_KINDS as readonly string[]).includes(k);
 }
 
-/** One approval: the person's allow / ask / deny choice for this kind on this origin. */
-async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: AnyTool, origin: string, a: Ask, ctx: GateContext): Promise<void> {
+/** One approval: the person's allow / ask / deny choice for this kind on this origin; true when they approved it in the window. */
+async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: AnyTool, origin: string, a: Ask, ctx: GateContext): Promise<boolean> {
   const choice = approvalChoice(policy, verdict, a.kind);
   if (choice === "allow") {
     ctx.approval ??= "auto";
-    return;
+    return false;
   }
   if (choice === "deny") {
     ctx.approval = "denied";
@@ -243,6 +251,7 @@ async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: An
     const why: unknown = ctx.signal.reason;
     throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
   }
+  return true;
 }
 
 /** The file names (not paths, never contents) an upload approval shows. */
@@ -251,20 +260,15 @@ export function fileNames(paths: unknown): string {
   return list.map((p) => p.split(/[\\/]/).pop() || p).join(", ");
 }
 
-function maskIf(text: string, secretOk: boolean | undefined): string {
-  // Typed text is shown to the person only; a field that may be a password is masked.
-  return secretOk ? maskSecret(text) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
 function describeCode(a: Record<string, unknown>): string {
   const code = typeof a.program === "string" ? a.program : typeof a.expression === "string" ? a.expression : typeof a.url === "string" ? `${String(a.method ?? "GET")} ${a.url}` : "";
   return code.length > 600 ? `${code.slice(0, 600)}…` : code;
 }
 
-function resolveAgainst(url: string, origin: string): string {
+function absoluteUrl(url: string): string | undefined {
   try {
-    return new URL(url, origin || undefined).href;
+    return new URL(url).href;
   } catch {
-    return url;
+    return undefined;
   }
 }

@@ -10,6 +10,7 @@ import { toolError, ToolError } from "./errors.js";
 import { onNav, resolveTab } from "./browser.js";
 import { S } from "./common.js";
 import { endHandoff, startHandoff } from "./safety.js";
+import { selfOp } from "./ownership.js";
 
 const REASONS: Record<string, string> = {
   qr: "scan a QR code",
@@ -115,8 +116,10 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
     const onAbort = () => finish("cancelled");
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
-      await withDeadline(chrome.tabs.update(tabId, { active: true }), 5_000, "tabs.update").catch(() => undefined);
-      if (tab.windowId !== undefined) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => undefined);
+      // The extension brings the tab forward, not the person (SECURITY I-46).
+      const wid = tab.windowId;
+      await selfOp(() => withDeadline(chrome.tabs.update(tabId, { active: true }), 5_000, "tabs.update")).catch(() => undefined);
+      if (wid !== undefined) await selfOp(() => chrome.windows.update(wid, { focused: true })).catch(() => undefined);
       await inject();
       const o = await outcome;
       if (ctx.signal.aborted) {

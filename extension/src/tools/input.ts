@@ -9,14 +9,17 @@ import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
 import { engine, frameOffset, guarded, onNav, resolveTab, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
-import { guardPassword } from "./safety.js";
+import { checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
 
 /** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
 const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
 
-/** Refuses a password target and (checkFocus) a focused password field unless the gate allowed it. */
+/**
+ * Refuses a password target and (checkFocus) a focused password field unless the gate allowed it;
+ * the effect guard checks the focused field again at every key (SECURITY I-18).
+ */
 function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<void> {
-  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, deadline: ctx.deadline, checkFocus });
+  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, checkFocus });
 }
 
 const TARGET_PROPS = { tabId: S.tabId, ref: S.ref, selector: S.selector };
@@ -58,12 +61,15 @@ type Button = "left" | "right" | "middle";
 const BUTTON_BITS: Record<Button, number> = { left: 1, right: 2, middle: 4 };
 
 async function clickAt(tabId: number, x: number, y: number, button: Button, count: number, modifiers: number, ctx: ToolContext) {
+  // SECURITY I-36: a frame off the list under the point fails here; one put there later, the guard.
+  await checkPoint(tabId, x, y);
   await input(tabId, "Input.dispatchMouseEvent", { type: "mouseMoved", x, y, modifiers }, ctx);
   for (let i = 1; i <= count; i++) {
     const base = { x, y, button, clickCount: i, modifiers };
     await input(tabId, "Input.dispatchMouseEvent", { type: "mousePressed", buttons: BUTTON_BITS[button], ...base }, ctx);
     await input(tabId, "Input.dispatchMouseEvent", { type: "mouseReleased", buttons: 0, ...base }, ctx);
   }
+  await checkPoint(tabId, x, y, true);
 }
 
 function modMask(mods: string[] | undefined): number {
@@ -129,6 +135,7 @@ export const hover = defineTool<ActionArgs & Target>({
     const tabId = await tabFor(a);
     return act(tabId, a, ctx, async () => {
       const { x, y } = await pointOf(tabId, a, ctx, true);
+      await checkPoint(tabId, x, y);
       await input(tabId, "Input.dispatchMouseEvent", { type: "mouseMoved", x, y }, ctx);
       return { text: `hovering ${a.ref ?? a.selector}`, data: { x, y } };
     });
@@ -165,6 +172,8 @@ async function typeText(tabId: number, text: string, keys: boolean, ctx: ToolCon
   try {
     for (const ch of text) {
       nav.check("typing");
+      // A frame's guard blocked a key (password focus, a frame off the list): the rest is not sent.
+      checkNotBlocked(tabId);
       await typeChar(tabId, ch, ctx);
     }
   } finally {
@@ -183,7 +192,8 @@ function navigationStop(tabId: number): { check(what: string): void; off(): void
   });
   return {
     check(what) {
-      if (gone !== undefined) throw toolError("navigation_failed", `the page navigated (to ${gone}) during ${what}; the rest was not sent`);
+      // SECURITY I-43: not where to: the next page may be off the allowlist.
+      if (gone !== undefined) throw toolError("navigation_failed", `the page navigated during ${what}; the rest was not sent`);
     },
     off,
   };
@@ -214,7 +224,10 @@ async function pressCombo(tabId: number, spec: string, ctx: ToolContext): Promis
     if (e instanceof KeyError) throw toolError("invalid_argument", `key: ${e.message}`, "Examples: Enter, Tab, Escape, ArrowDown, Mod+A, Shift+Tab, a.");
     throw e;
   }
-  for (const ev of comboEvents(combo, isMac())) await input(tabId, "Input.dispatchKeyEvent", { ...ev }, ctx);
+  for (const ev of comboEvents(combo, isMac())) {
+    checkNotBlocked(tabId);
+    await input(tabId, "Input.dispatchKeyEvent", { ...ev }, ctx);
+  }
 }
 
 export const type = defineTool<ActionArgs & Target & { text: string; keys?: boolean; submit?: boolean; allowPassword?: boolean }>({
@@ -232,6 +245,9 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
       await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
       await pw(tabId, {}, ctx, true);
+      // SECURITY I-36: keys go to the focused frame, which must be on the list (after a focusing
+      // click the point was checked instead).
+      if (a.ref === undefined && a.selector === undefined) checkFocusFrame(tabId);
       if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
       if (a.submit) await pressCombo(tabId, "Enter", ctx);
       return { text: `typed ${[...a.text].length} chars${a.submit ? " + Enter" : ""}` };
@@ -255,6 +271,7 @@ export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?:
       await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
       await pw(tabId, {}, ctx, true);
+      if (a.ref === undefined && a.selector === undefined) checkFocusFrame(tabId);
       const nav = navigationStop(tabId);
       try {
         for (let i = 0; i < (a.repeat ?? 1); i++) {

@@ -8,7 +8,7 @@ import { toolError } from "./errors.js";
 import { awaitLoad, guarded, resolveTab, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab, ownershipOn } from "./ownership.js";
-import { assertLanding, assertUrlAllowed } from "./safety.js";
+import { assertLanding, assertUrlAllowed } from "./origin.js";
 
 const LOAD_MS = 30_000;
 
@@ -44,12 +44,12 @@ async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeout
 }
 
 async function summary(tabId: number, extra: Record<string, unknown>) {
-  // SECURITY I-15: the landing page (after redirects) is checked before its title or URL is read.
-  await assertLanding(tabId);
-  const t = await resolveTab(tabId);
+  // SECURITY I-15/I-42: the landing page (after redirects) is judged, and its title and URL are
+  // told, from one view of the tab.
+  const t = await assertLanding(tabId);
   const loaded = extra.loaded !== false;
   return {
-    text: `tab ${tabId}: ${t.title || "(untitled)"} — ${t.url ?? ""}${loaded ? "" : " (still loading)"}`,
+    text: `tab ${tabId}: ${t.title || "(untitled)"} — ${t.url}${loaded ? "" : " (still loading)"}`,
     data: { url: t.url, title: t.title, ...extra },
   };
 }

@@ -1,11 +1,13 @@
-// Tab ownership (issue 5, items 2 and 5 of issue 4): which agent session may see and act on which
+// Tab ownership: which agent session may see and act on which
 // tab. The daemon mints every session and names it in each tools/call `_meta.torii`
 // ({session: label, sessionId, kind, tabCap}); the extension enforces ownership itself, whatever
-// the daemon asks (brief decision 2; SECURITY I-24):
+// the daemon asks (the extension is the last line of defence; SECURITY I-24):
 //
-// - a session owns the tabs it opened (navigate without tabId) and the tabs its pages open
-//   (popups, target=_blank); it may use the person's own tabs only through a grant the person made
-//   in the popup (scopes read / write / evaluate, expiring, revocable);
+// - a session owns the tabs it opened (navigate without tabId) and the popups its own calls set off
+//   (SECURITY I-45: a page in its tab opened them while its effect-causing call ran there, or just
+//   after); any other new tab is the person's, whoever's tab it was opened from; it may use the
+//   person's own tabs only through a grant the person made in the popup (scopes read / write /
+//   evaluate, expiring, revocable);
 // - a side-panel agent may also use the tabs currently in its room's window, within the browser
 //   access the person set for it in that panel (a window grant, recorded by background/panel.ts
 //   when the panel creates or resumes the session; SECURITY I-29), and its navigate without tabId
@@ -13,7 +15,8 @@
 // - `tabs` lists only those; naming any other tab (another session's, the person's, or none at
 //   all) is `tab_not_owned`, the same words either way;
 // - each session's tabs live in a window of their own that never takes the person's focus;
-//   leaving or closing them raises no beforeunload prompt unless the person has looked at them;
+//   leaving or closing them raises no beforeunload prompt unless the person has looked at them
+//   (SECURITY I-46: only an activation or focus nothing else explains counts as the person's);
 // - at most `tabCap` agent tabs: an ended session's tabs go first, then the caller's own least
 //   recently used; never a tab the person looked at, never another live session's.
 //
@@ -23,10 +26,11 @@
 // pages (SECURITY I-27). Importing this file touches no chrome.* API.
 
 import { attach, cdp } from "../cdp/debugger.js";
-import { withDeadline } from "../cdp/deadline.js";
+import { sleep, withDeadline } from "../cdp/deadline.js";
 import type { Traits } from "./define.js";
 import type { CallToolResult } from "./errors.js";
 import { toolError } from "./errors.js";
+import { ATTENTION_SETTLE_MS, Provenance, type CallMark, type CallShape } from "./provenance.js";
 
 export interface SessionRef {
   id: string;
@@ -360,9 +364,51 @@ export async function afterCall(r: CallToolResult, owner: SessionRef | undefined
   return { ...r, _meta: { ...meta, torii: { tabs: [...visibleTabs(owner)].sort((a, b) => a - b) } } } as CallToolResult;
 }
 
+// ---------- what the agent's own calls cause (SECURITY I-45, I-46) ----------
+
+const prov = new Provenance();
+
+/**
+ * The registry marks each call while it runs (until endAgentCall): a popup a page opens in the
+ * call's tab meanwhile (or just after) is the session's, and a focus or activation in that tab's
+ * window meanwhile is not the person's attention. `gctx.tabId` is read when needed: the gate sets it.
+ */
+export function beginAgentCall(owner: SessionRef | undefined, tool: CallShape, gctx: { tabId?: number }): CallMark | undefined {
+  if (!installed) return undefined;
+  return prov.begin((owner ?? ANONYMOUS).id, tool, () => gctx.tabId, Date.now());
+}
+
+/** The call returned (or was cancelled: what its handler still does after that is not its own). */
+export function endAgentCall(m: CallMark | undefined): void {
+  prov.end(m, Date.now());
+  // Its window, while its tab still exists: a focus judged later may come after the tab closed.
+  if (m?.focuses) void windowOfCall(m);
+}
+
+/** The window of a call's tab (looked up once); undefined when it has no tab or the tab is gone. */
+async function windowOfCall(m: CallMark): Promise<number | undefined> {
+  if (m.window !== undefined) return m.window;
+  const t = m.tab();
+  const w = t === undefined ? undefined : (await chrome.tabs.get(t).catch(() => undefined))?.windowId;
+  if (w !== undefined) m.window = w;
+  return w;
+}
+
+/**
+ * Runs one of the extension's own tab or window operations (here and in the handoff): what it
+ * activates or focuses is not the person's attention (SECURITY I-46).
+ */
+export async function selfOp<T>(op: () => Promise<T>): Promise<T> {
+  prov.selfBegin();
+  try {
+    return await op();
+  } finally {
+    prov.selfEnd(Date.now());
+  }
+}
+
 // ---------- opening agent tabs: own window, no focus, tab cap ----------
 
-let focusGuardUntil = 0;
 let personWindow: number | undefined;
 
 /**
@@ -375,7 +421,16 @@ export async function openAgentTab(owner: SessionRef | undefined, signal?: Abort
   const s = owner ?? ANONYMOUS;
   const rec = touch(s);
   await makeRoom(s, s.tabCap ?? DEFAULT_TAB_CAP);
-  focusGuardUntil = Date.now() + 3_000;
+  const tab = await selfOp(() => createAgentTab(s, rec, signal));
+  if (tab?.id === undefined) throw toolError("internal", "the new tab has no id");
+  st.owners[String(tab.id)] = { session: s.id, at: Date.now(), used: Date.now() };
+  st.last[s.id] = tab.id;
+  save();
+  await quiet(tab.id);
+  return tab.id;
+}
+
+async function createAgentTab(s: SessionRef, rec: SessRec, signal: AbortSignal | undefined): Promise<chrome.tabs.Tab | undefined> {
   let tab: chrome.tabs.Tab | undefined;
   // SECURITY I-29: an agent the person lets act in its room's window opens its tabs there, in the
   // background (the person's view stays); the window is not made the session's agent window.
@@ -400,12 +455,7 @@ export async function openAgentTab(owner: SessionRef | undefined, signal?: Abort
     rec.window = w?.id;
     tab = w?.tabs?.[0];
   }
-  if (tab?.id === undefined) throw toolError("internal", "the new tab has no id");
-  st.owners[String(tab.id)] = { session: s.id, at: Date.now(), used: Date.now() };
-  st.last[s.id] = tab.id;
-  save();
-  await quiet(tab.id);
-  return tab.id;
+  return tab;
 }
 
 /** Closes tabs until a new one fits under the cap; busy when none may go. */
@@ -428,7 +478,8 @@ async function makeRoom(s: SessionRef, cap: number): Promise<void> {
 export async function closeAgentTab(tabId: number): Promise<void> {
   await quiet(tabId);
   forget(tabId);
-  await withDeadline(chrome.tabs.remove(tabId), 5_000, "tabs.remove").catch(() => undefined);
+  // Chrome activates a neighbour as the tab goes: that is not the person looking at it.
+  await selfOp(() => withDeadline(chrome.tabs.remove(tabId), 5_000, "tabs.remove")).catch(() => undefined);
 }
 
 // A capture-phase beforeunload listener registered before the page's own, in the page's world:
@@ -467,10 +518,7 @@ async function unquiet(tabId: number): Promise<void> {
 /** Makes an agent tab the active one of its own (unfocused) window, so CDP captures render it. */
 async function showInOwnWindow(tabId: number): Promise<void> {
   const t = await chrome.tabs.get(tabId).catch(() => undefined);
-  if (t && !t.active) {
-    focusGuardUntil = Date.now() + 2_000;
-    await chrome.tabs.update(tabId, { active: true }).catch(() => undefined);
-  }
+  if (t && !t.active) await selfOp(() => chrome.tabs.update(tabId, { active: true })).catch(() => undefined);
 }
 
 function forget(tabId: number): void {
@@ -486,11 +534,19 @@ function forget(tabId: number): void {
   save();
 }
 
-function adopt(child: number, opener: number | undefined): void {
-  if (opener === undefined || ownerOf(child)) return;
+/**
+ * SECURITY I-45: a tab a page opened (Chrome's onCreatedNavigationTarget: popups, target=_blank,
+ * window.open, and also the person's Ctrl+click or middle click on a link) becomes the opener
+ * tab's owner's only when that owner's own effect-causing call was running on the opener tab
+ * when Chrome created it, or had just ended (POPUP_GRACE_MS). tabs.onCreated's openerTabId is
+ * not used: Chrome sets it for the person's new tab (Ctrl+T, a new page) too, to the window's
+ * active tab (measured), not to the page that opened it. Not told apart: the person's own
+ * Ctrl+click on an agent tab during the agent's call there (or within the grace) is the agent's.
+ */
+function adopt(child: number, opener: number, createdAt: number): void {
+  if (ownerOf(child)) return;
   const r = ownerOf(opener);
-  if (!r) return;
-  // Tabs a page opens belong to the opener's owner (SECURITY I-24).
+  if (!r || !prov.openedByCall(r.session, opener, createdAt)) return;
   st.owners[String(child)] = { session: r.session, at: Date.now(), used: Date.now() };
   save();
   void quiet(child);
@@ -528,10 +584,17 @@ export function installOwnership(): void {
   installed = true;
   void load();
   chrome.tabs.onCreated.addListener((t) => {
-    if (t.id !== undefined) void load().then(() => adopt(t.id as number, t.openerTabId));
+    if (t.id !== undefined) prov.tabCreated(t.id, t.windowId, Date.now());
   });
-  chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => void load().then(() => adopt(d.tabId, d.sourceTabId)));
-  chrome.tabs.onRemoved.addListener((tabId) => void load().then(() => forget(tabId)));
+  // d.timeStamp is when Chrome was about to create the tab: judged against the calls then, not
+  // when the event reached the worker.
+  chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => void load().then(() => adopt(d.tabId, d.sourceTabId, d.timeStamp)));
+  chrome.tabs.onRemoved.addListener((tabId, info) => {
+    prov.tabGone(tabId, info?.windowId, Date.now());
+    void load().then(() => forget(tabId));
+  });
+  chrome.tabs.onAttached?.addListener((_t, info) => prov.tabChanged(info.newWindowId, Date.now()));
+  chrome.tabs.onDetached?.addListener((_t, info) => prov.tabChanged(info.oldWindowId, Date.now()));
   chrome.windows.onRemoved.addListener((w) => {
     void load().then(() => {
       // SECURITY I-29: closing the window ends every window grant on it.
@@ -541,28 +604,64 @@ export function installOwnership(): void {
     for (const s of Object.values(st.sessions)) if (s.window === w) delete s.window;
     if (personWindow === w) personWindow = undefined;
   });
-  // Focus: an agent window never keeps the person's focus when Chrome brings it forward on our
-  // account (window or tab creation); a window the person brings forward themselves stays, and
-  // the tab they look at is marked looked (it keeps its beforeunload prompts and is never evicted).
+  // Focus: an agent window never keeps the person's focus when Chrome brings it forward on the
+  // extension's account (its own window or tab operations); a window the person brings forward
+  // themselves stays, and the tab they look at is marked looked (it keeps its beforeunload prompts
+  // and is never evicted). SECURITY I-46: Chrome's events do not say who moved focus, so an event
+  // counts as the person's only when nothing else explains it (personsAttention).
   chrome.windows.onFocusChanged.addListener((w) => {
     if (w === chrome.windows.WINDOW_ID_NONE) return;
+    const at = Date.now();
     const agent = Object.values(st.sessions).some((s) => s.window === w);
     if (!agent) {
       personWindow = w;
       return;
     }
-    if (Date.now() < focusGuardUntil && personWindow !== undefined) {
-      void chrome.windows.update(personWindow, { focused: true }).catch(() => undefined);
+    if (prov.selfActive(at) && personWindow !== undefined) {
+      const back = personWindow;
+      void selfOp(() => chrome.windows.update(back, { focused: true })).catch(() => undefined);
       return;
     }
-    void chrome.tabs.query({ active: true, windowId: w }).then(([t]) => t?.id !== undefined && markLooked(t.id));
+    void personsAttention(undefined, w, at).then(async (yes) => {
+      if (!yes) return;
+      const [t] = await chrome.tabs.query({ active: true, windowId: w });
+      if (t?.id !== undefined) markLooked(t.id);
+    }).catch(() => undefined);
   });
   chrome.tabs.onActivated.addListener((a) => {
-    if (Date.now() < focusGuardUntil) return;
-    void chrome.windows.getLastFocused().then((w) => {
+    const at = Date.now();
+    void personsAttention(a.tabId, a.windowId, at).then(async (yes) => {
+      if (!yes) return;
+      const w = await chrome.windows.getLastFocused();
       if (w.focused && w.id === a.windowId) markLooked(a.tabId);
     }).catch(() => undefined);
   });
+}
+
+/**
+ * SECURITY I-46: whether an activation of tabId (undefined: the window's focus) in windowId at
+ * `at` was the person's. Chrome reports activation and focus without saying who caused them, and
+ * an agent's call causes both: a CDP mouse press focuses the tab's window (measured in headless
+ * Chromium), page code can close a tab so Chrome activates its neighbour or open one that Chrome
+ * activates, and the extension activates tabs itself (screenshots, new tabs, closing). So it is the
+ * person's only when, within ATTENTION_QUIET_MS before it, no agent call that puts input or code
+ * into a page ran on a tab of that window, and neither an operation of the extension's own (while
+ * it runs and CHROME_PICK_MS after) nor a tab of the window opening or closing (CHROME_PICK_MS
+ * either side) explains it. Judged ATTENTION_SETTLE_MS later, so a tab removal Chrome reports just
+ * after the activation is seen. Not told apart: the person switching to an agent tab while
+ * such a call runs in its window, or just after; that switch is not counted (the next one is).
+ */
+async function personsAttention(tabId: number | undefined, windowId: number, at: number): Promise<boolean> {
+  await sleep(ATTENTION_SETTLE_MS);
+  await load();
+  if (tabId !== undefined && !ownerOf(tabId)) return false;
+  if (prov.explainedActivation(tabId, windowId, at)) return false;
+  for (const m of prov.focusingCallsAround(at)) {
+    const w = await windowOfCall(m);
+    // A call with no tab yet, or on a tab gone before its window was known, may have been in any window.
+    if (w === undefined || w === windowId) return false;
+  }
+  return true;
 }
 
 function markLooked(tabId: number): void {

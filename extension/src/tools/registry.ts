@@ -6,7 +6,7 @@ import type { AnyTool, ToolContext } from "./define.js";
 import { toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, type GateContext } from "./gate.js";
-import { afterCall, sessionFromMeta } from "./ownership.js";
+import { afterCall, beginAgentCall, endAgentCall, sessionFromMeta } from "./ownership.js";
 import { evaluate, fetchInPage } from "./evaluate.js";
 import { handoff } from "./handoff.js";
 import { SchemaError, validate, wireSchema } from "./schema.js";
@@ -124,7 +124,10 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     // SECURITY I-19: downloads this call starts wait for the person's `download` choice.
     const tool = typeof name === "string" ? byName.get(name) : undefined;
     const dl = tool ? downloadGuard()?.begin(tool, gctx) : undefined;
+    // SECURITY I-45/I-46: what the browser does meanwhile in the call's tab is the agent's doing.
+    const mark = tool ? beginAgentCall(owner, tool, gctx) : undefined;
     r = await runTool(name, args, gctx, local.signal);
+    endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
   } finally {

@@ -1,5 +1,5 @@
 // The service worker's side of the person's policy: the stored policy (chrome.storage.local, key
-// "policy"), the frame and landing-origin checks every page read and action passes, pending
+// "policy") and the judges of tools/origin.ts wired to it, pending
 // approvals and their window, the audit ring, handoffs, and the messages the extension's own pages
 // (popup, options, approval window) and the handoff banner send. Agents and the daemon have no
 // path to change any of it: none of these messages is reachable from the link (SECURITY I-14).
@@ -7,11 +7,11 @@
 import { ApprovalQueue, type ApprovalRequest } from "../policy/approvals.js";
 import { AuditRing, type AuditEntry } from "../policy/audit.js";
 import { originOf } from "../policy/pattern.js";
-import { judgeUrl, normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
-import { withDeadline } from "../cdp/deadline.js";
-import { checkNoDialog, engine, resolveTab, resolveTarget, setFrameCheck } from "./browser.js";
-import { toolError } from "./errors.js";
-import { notAllowed, type PolicyEnv, type TargetRisk } from "./gate.js";
+import { normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
+import { checkNoDialog, resolveTab } from "./browser.js";
+import { allFramesAllowed, effectiveTabUrl, installOrigin } from "./origin.js";
+import type { PolicyEnv } from "./gate.js";
+import { inputFacts, riskOf } from "./effects.js";
 
 export const POLICY_KEY = "policy";
 const AUDIT_KEY = "audit";
@@ -36,153 +36,6 @@ export async function savePolicy(p: unknown): Promise<Policy> {
   await chrome.storage.local.set({ [POLICY_KEY]: clean });
   cached = clean;
   return clean;
-}
-
-// ---------- effective URLs of tabs and frames ----------
-
-const INHERITS = /^about:(blank|srcdoc)([?#].*)?$/i;
-
-/**
- * SECURITY I-15: the URL whose origin a document really has. about:blank and about:srcdoc inherit
- * their creator's origin: a subframe's parent, a top-level document's opener tab. With no opener to
- * inherit from, the document stays opaque (never allowed by a rule).
- */
-async function effectiveFrameUrl(tabId: number, frameId: number, hops = 0): Promise<string> {
-  const f = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId }), 5_000, "getFrame").catch(() => null);
-  if (!f) {
-    if (frameId === 0) return effectiveTabUrl(tabId, hops);
-    throw toolError("navigation_failed", `frame ${frameId} of tab ${tabId} is gone`);
-  }
-  const url = f.url ?? "";
-  if ((url === "" || INHERITS.test(url)) && hops < 8) {
-    if (f.parentFrameId >= 0) return effectiveFrameUrl(tabId, f.parentFrameId, hops + 1);
-    return openerUrl(tabId, url, hops);
-  }
-  return url;
-}
-
-async function openerUrl(tabId: number, url: string, hops: number): Promise<string> {
-  const t = await chrome.tabs.get(tabId).catch(() => undefined);
-  if (t?.openerTabId !== undefined) {
-    try {
-      return await effectiveFrameUrl(t.openerTabId, 0, hops + 1);
-    } catch {
-      return "opaque:opener-gone";
-    }
-  }
-  return url || "about:blank";
-}
-
-async function effectiveTabUrl(tabId: number, hops = 0): Promise<string> {
-  const t = await resolveTab(tabId);
-  const url = t.url || t.pendingUrl || "";
-  if ((url === "" || INHERITS.test(url)) && hops < 8) return openerUrl(tabId, url, hops);
-  return url;
-}
-
-/** The frame's document is on the allowlist; refuses with origin_not_allowed (no host named) otherwise. */
-export async function assertFrameAllowed(tabId: number, frameId: number): Promise<void> {
-  const p = await getPolicy();
-  const url = await effectiveFrameUrl(tabId, frameId);
-  if (!judgeUrl(p, url).allowed) notAllowed(frameId === 0 ? `the page in tab ${tabId}` : "this frame's origin");
-}
-
-/**
- * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
- * on the list; otherwise the call fails with origin_not_allowed and nothing of the page is read.
- */
-export async function assertLanding(tabId: number): Promise<void> {
-  const p = await getPolicy();
-  const url = await effectiveTabUrl(tabId);
-  if (!judgeUrl(p, url).allowed) {
-    throw toolError("origin_not_allowed", "the action left the tab on an origin that is not on the person's allowlist; nothing was read from it");
-  }
-}
-
-/** A URL the tool is about to open (history entries) must be on the list. */
-export async function assertUrlAllowed(url: string, what: string): Promise<void> {
-  if (!judgeUrl(await getPolicy(), url).allowed) notAllowed(what);
-}
-
-/** Whether a tab's page is shown to agents (tabs redacts the others). */
-export async function tabVisible(tabId: number): Promise<boolean> {
-  try {
-    return judgeUrl(await getPolicy(), await effectiveTabUrl(tabId)).allowed;
-  } catch {
-    return false;
-  }
-}
-
-async function allFramesAllowed(tabId: number, p: Policy): Promise<boolean> {
-  const frames = (await withDeadline(chrome.webNavigation.getAllFrames({ tabId }), 5_000, "getAllFrames").catch(() => null)) ?? [];
-  for (const f of frames) {
-    const url = f.url === "" || INHERITS.test(f.url) ? await effectiveFrameUrl(tabId, f.frameId).catch(() => "") : f.url;
-    if (!judgeUrl(p, url).allowed) return false;
-  }
-  return true;
-}
-
-// ---------- page probes (password guard, approvals) ----------
-
-// Runs in every frame (ISOLATED world); must be self-contained. The deepest focused element
-// through open shadow roots; same-origin and cross-origin frames answer for themselves.
-function focusProbe(): { hasFocus: boolean; password: boolean; inForm: boolean } {
-  let el: Element | null = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-  const inp = el as HTMLInputElement | null;
-  const password = !!inp && inp.localName === "input" && String(inp.type).toLowerCase() === "password";
-  let inForm = false;
-  if (inp && "form" in inp && (inp as HTMLInputElement).form) inForm = true;
-  else if (el?.closest?.("form")) inForm = true;
-  return { hasFocus: document.hasFocus(), password, inForm };
-}
-
-async function probeFocus(tabId: number): Promise<{ password: boolean; inForm: boolean }> {
-  const results = await withDeadline(
-    chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: focusProbe }),
-    5_000,
-    "focus probe",
-  ).catch(() => null);
-  if (!results) return { password: true, inForm: true }; // cannot tell: fail closed
-  const all = results.map((r) => r.result).filter((x): x is { hasFocus: boolean; password: boolean; inForm: boolean } => !!x);
-  const focused = all.filter((x) => x.hasFocus);
-  const pool = focused.length ? focused : all;
-  return { password: pool.some((x) => x.password), inForm: pool.some((x) => x.inForm) };
-}
-
-/**
- * SECURITY I-18: refuses when the target (resolved through refs, shadow roots and frames) or the
- * element that actually has focus is a password field, unless the gate allowed passwords.
- */
-export async function guardPassword(
-  tabId: number,
-  t: { ref?: string; selector?: string },
-  allow: boolean | undefined,
-  o: { signal: AbortSignal; deadline: number; checkFocus: boolean },
-): Promise<void> {
-  if (allow) return;
-  if (t.ref !== undefined || t.selector !== undefined) {
-    const r = await riskOf(tabId, t, o.signal);
-    // Still fail closed, but with the code the agent can act on: nothing matched, nothing was typed.
-    if (!r) throw toolError("not_found", `${t.ref ?? t.selector} matches nothing; nothing was typed`);
-    if (r.isPassword) throw passwordError();
-  }
-  if (o.checkFocus && (await probeFocus(tabId)).password) throw passwordError();
-}
-
-function passwordError() {
-  return toolError("password_field", "refused: the field is a password field and passwords are not allowed for this call; nothing was typed");
-}
-
-async function riskOf(tabId: number, t: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined> {
-  const r = await resolveTarget(tabId, t);
-  try {
-    const e = await engine<TargetRisk>(tabId, "risk", r.args, { signal, deadline: Date.now() + 10_000, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
-    return e.value;
-  } catch (err) {
-    if (err instanceof Error && "code" in err && (err as { code: string }).code === "not_found") return undefined;
-    throw err;
-  }
 }
 
 // ---------- approvals ----------
@@ -281,9 +134,7 @@ export const policyEnv: PolicyEnv = {
   checkNoDialog,
   allFramesAllowed,
   risk: riskOf,
-  async focusInForm(tabId) {
-    return (await probeFocus(tabId)).inForm;
-  },
+  inputFacts,
   ask: (req, ms, signal) => approvals.ask(req, ms, signal),
 };
 
@@ -321,13 +172,20 @@ async function handlePage(m: PolicyRequest): Promise<unknown> {
   }
 }
 
-/** The managed-launch connect page asks for a permissive policy (only with a valid one-time secret). */
-export async function applyLaunchPolicy(kind: string): Promise<void> {
-  if (kind === "permissive") {
+/**
+ * SECURITY I-14, I-47: the policy a managed launch starts its profile with, applied by
+ * background/managed.ts only after its connect succeeded in a managed profile. `permissive` keeps
+ * the rules and switches the permissive policy on; a launch policy (already checked strictly,
+ * policy/launch.ts) replaces the whole policy.
+ */
+export async function applyLaunchPolicy(p: "permissive" | Policy): Promise<void> {
+  if (p === "permissive") {
     const cur = await getPolicy();
     await savePolicy({ ...permissivePolicy(), rules: cur.rules });
-    broadcast();
+  } else {
+    await savePolicy({ ...p, permissive: false });
   }
+  broadcast();
 }
 
 let installed = false;
@@ -335,7 +193,7 @@ let installed = false;
 export function installSafety(): void {
   if (installed) return;
   installed = true;
-  setFrameCheck(assertFrameAllowed);
+  installOrigin(getPolicy);
   chrome.storage.onChanged.addListener((changes, area) => {
     if (area === "local" && changes[POLICY_KEY]) cached = normalizePolicy(changes[POLICY_KEY].newValue);
   });

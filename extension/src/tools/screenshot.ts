@@ -1,14 +1,16 @@
 // screenshot: CDP Page.captureScreenshot. JPEG by default (much smaller than PNG for agents),
 // maxWidth through the clip scale, a region or an element, or the full page. A capture whose
 // base64 would be too big for the link is refused with a hint rather than dropped on the way.
+// Every capture is judged again after it is taken (SECURITY I-42).
 
 import type { ElementState } from "../page/types.js";
 import { cdp } from "../cdp/debugger.js";
 import { left } from "../cdp/deadline.js";
-import { defineTool } from "./define.js";
+import { defineTool, type ToolContext, type ToolOutput } from "./define.js";
 import { toolError } from "./errors.js";
 import { engine, frameOffset, resolveTab, resolveTarget } from "./browser.js";
 import { S } from "./common.js";
+import { watchCapture } from "./origin.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
 export const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
@@ -62,49 +64,66 @@ export const screenshot = defineTool<Args>({
     const tabId = (await resolveTab(a.tabId)).id as number;
     const modes = [a.fullPage === true, a.region !== undefined, a.ref !== undefined || a.selector !== undefined].filter(Boolean).length;
     if (modes > 1) throw toolError("invalid_argument", "give at most one of fullPage, region, ref/selector");
-    const ms = left(ctx.deadline, 20_000);
-    const m = await cdp<Metrics>(tabId, "Page.getLayoutMetrics", {}, ms, ctx.signal);
-    const vv = m.cssVisualViewport;
-    const dpr = m.visualViewport && vv.clientWidth > 0 ? m.visualViewport.clientWidth / vv.clientWidth : 1;
-    let clip = { x: vv.pageX, y: vv.pageY, width: vv.clientWidth, height: vv.clientHeight };
-    let beyond = false;
-    if (a.fullPage) {
-      clip = { x: 0, y: 0, width: m.cssContentSize.width, height: m.cssContentSize.height };
-      beyond = true;
-    } else if (a.region) {
-      clip = { x: vv.pageX + a.region.x, y: vv.pageY + a.region.y, width: a.region.width, height: a.region.height };
-      beyond = true;
-    } else if (a.ref !== undefined || a.selector !== undefined) {
-      const r = await resolveTarget(tabId, a);
-      const s = await engine<ElementState>(tabId, "getState", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
-      if (!s.value.exists) throw toolError("not_found", `${a.ref ?? a.selector} does not exist`);
-      if (!s.value.visible || s.value.box.w <= 0 || s.value.box.h <= 0) throw toolError("not_visible", `${a.ref ?? a.selector} has no visible box`);
-      const off = r.frameId === 0 ? { x: 0, y: 0 } : await frameOffset(tabId, r.frameId, ctx.deadline, ctx.signal);
-      const b = s.value.box;
-      clip = { x: vv.pageX + off.x + b.x, y: vv.pageY + off.y + b.y, width: b.w, height: b.h };
-      beyond = true;
+    const watch = await watchCapture(tabId);
+    try {
+      return await capture(tabId, a, ctx, watch);
+    } finally {
+      watch.stop();
     }
-    if (clip.width < 1 || clip.height < 1) throw toolError("invalid_argument", "the capture area is empty");
-    const scale = a.maxWidth ? Math.min(1, a.maxWidth / (clip.width * dpr)) : 1;
-    const format = a.format ?? "jpeg";
-    const params: Record<string, unknown> = {
-      format,
-      clip: { ...clip, scale },
-      captureBeyondViewport: beyond,
-      fromSurface: true,
-    };
-    if (format === "jpeg") params.quality = a.quality ?? 70;
-    const shot = await cdp<{ data: string }>(tabId, "Page.captureScreenshot", params, left(ctx.deadline, 30_000), ctx.signal);
-    const width = Math.round(clip.width * scale * dpr);
-    const height = Math.round(clip.height * scale * dpr);
-    if (shot.data.length > MAX_SCREENSHOT_B64) {
-      throw toolError("screenshot_too_large", `the ${format} capture is ${(shot.data.length / 1048576).toFixed(1)} MiB base64 (limit 6 MiB) at ${width}x${height}`, undefined, { width, height });
-    }
-    const mimeType = format === "png" ? "image/png" : "image/jpeg";
-    return {
-      text: `screenshot of tab ${tabId}: ${width}x${height} ${format}, ${Math.round((shot.data.length * 3) / 4 / 1024)} KiB`,
-      data: { tabId, width, height, format, bytes: Math.round((shot.data.length * 3) / 4) },
-      images: [{ data: shot.data, mimeType }],
-    };
   },
 });
+
+async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(): Promise<void>; interrupted: Promise<never> }): Promise<ToolOutput> {
+  const ms = left(ctx.deadline, 20_000);
+  const m = await Promise.race([cdp<Metrics>(tabId, "Page.getLayoutMetrics", {}, ms, ctx.signal), watch.interrupted]);
+  const vv = m.cssVisualViewport;
+  const dpr = m.visualViewport && vv.clientWidth > 0 ? m.visualViewport.clientWidth / vv.clientWidth : 1;
+  let clip = { x: vv.pageX, y: vv.pageY, width: vv.clientWidth, height: vv.clientHeight };
+  let beyond = false;
+  if (a.fullPage) {
+    clip = { x: 0, y: 0, width: m.cssContentSize.width, height: m.cssContentSize.height };
+    beyond = true;
+  } else if (a.region) {
+    clip = { x: vv.pageX + a.region.x, y: vv.pageY + a.region.y, width: a.region.width, height: a.region.height };
+    beyond = true;
+  } else if (a.ref !== undefined || a.selector !== undefined) {
+    const r = await resolveTarget(tabId, a);
+    const s = await engine<ElementState>(tabId, "getState", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+    if (!s.value.exists) throw toolError("not_found", `${a.ref ?? a.selector} does not exist`);
+    if (!s.value.visible || s.value.box.w <= 0 || s.value.box.h <= 0) throw toolError("not_visible", `${a.ref ?? a.selector} has no visible box`);
+    const off = r.frameId === 0 ? { x: 0, y: 0 } : await frameOffset(tabId, r.frameId, ctx.deadline, ctx.signal);
+    const b = s.value.box;
+    clip = { x: vv.pageX + off.x + b.x, y: vv.pageY + off.y + b.y, width: b.w, height: b.h };
+    beyond = true;
+  }
+  if (clip.width < 1 || clip.height < 1) throw toolError("invalid_argument", "the capture area is empty");
+  const scale = a.maxWidth ? Math.min(1, a.maxWidth / (clip.width * dpr)) : 1;
+  const format = a.format ?? "jpeg";
+  const params: Record<string, unknown> = {
+    format,
+    clip: { ...clip, scale },
+    captureBeyondViewport: beyond,
+    fromSurface: true,
+  };
+  if (format === "jpeg") params.quality = a.quality ?? 70;
+  let shot: { data: string };
+  try {
+    shot = await Promise.race([cdp<{ data: string }>(tabId, "Page.captureScreenshot", params, left(ctx.deadline, 30_000), ctx.signal), watch.interrupted]);
+  } catch (e) {
+    // A capture the browser gave up on because the page changed under it is that page's refusal.
+    await watch.check();
+    throw e;
+  }
+  await watch.check();
+  const width = Math.round(clip.width * scale * dpr);
+  const height = Math.round(clip.height * scale * dpr);
+  if (shot.data.length > MAX_SCREENSHOT_B64) {
+    throw toolError("screenshot_too_large", `the ${format} capture is ${(shot.data.length / 1048576).toFixed(1)} MiB base64 (limit 6 MiB) at ${width}x${height}`, undefined, { width, height });
+  }
+  const mimeType = format === "png" ? "image/png" : "image/jpeg";
+  return {
+    text: `screenshot of tab ${tabId}: ${width}x${height} ${format}, ${Math.round((shot.data.length * 3) / 4 / 1024)} KiB`,
+    data: { tabId, width, height, format, bytes: Math.round((shot.data.length * 3) / 4) },
+    images: [{ data: shot.data, mimeType }],
+  };
+}

@@ -5,7 +5,8 @@ import { withDeadline } from "../cdp/deadline.js";
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
-import { tabVisible } from "./safety.js";
+import { getPolicy } from "./safety.js";
+import { visibleTab } from "./origin.js";
 import { closeAgentTab, isAgentTab, ownedOnly } from "./ownership.js";
 
 export const tabs = defineTool<Record<string, never>>({
@@ -17,12 +18,15 @@ export const tabs = defineTool<Record<string, never>>({
     // SECURITY I-24: only the session's own and granted tabs; the rest are not even counted.
     const all = ownedOnly(await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"), ctx.gate?.owner);
     const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-    // SECURITY I-14: tabs on origins off the allowlist are listed by id only (no title, no URL).
-    const visible = new Map<number, boolean>();
-    for (const t of all) if (t.id !== undefined) visible.set(t.id, await tabVisible(t.id));
-    const list = all.map((t) => {
+    // SECURITY I-14/I-42: tabs on origins off the allowlist are listed by id only (no title, no
+    // URL). Each tab is judged from the same view its title and URL come from (a blank one from its
+    // document's own report); a tab that cannot be told is listed as blocked.
+    const policy = await getPolicy();
+    const shown = await Promise.all(all.map((t) => visibleTab(t, policy).catch(() => undefined)));
+    const list = all.map((t, i) => {
+      const v = shown[i];
       const d = t.id !== undefined ? dialogOf(t.id) : undefined;
-      if (t.id === undefined || !visible.get(t.id)) {
+      if (t.id === undefined || !v) {
         return { tabId: t.id, windowId: t.windowId, active: t.active, blocked: true, title: "", url: "", status: t.status };
       }
       return {
@@ -30,8 +34,8 @@ export const tabs = defineTool<Record<string, never>>({
         windowId: t.windowId,
         active: t.active,
         ...(t.id === focused?.id ? { focused: true } : {}),
-        title: t.title ?? "",
-        url: t.url ?? t.pendingUrl ?? "",
+        title: v.title,
+        url: v.url,
         status: t.status,
         ...(d ? { dialog: d } : {}),
       };

@@ -7,6 +7,10 @@ import { defineTool, type AnyTool, type Effect, type Traits } from "../../src/to
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { ToolError } from "../../src/tools/errors.js";
 
+const NO_EFFECT = { submit: false, destructive: false };
+/** The target the fake page describes: a button the page marks destructive. */
+const DELETE_BUTTON = { label: 'button "Delete"', click: { submit: false, destructive: true }, enter: NO_EFFECT, space: NO_EFFECT };
+
 function env(policy: Policy, url: string, o: Partial<PolicyEnv> = {}): PolicyEnv {
   return {
     policy: async () => policy,
@@ -15,7 +19,7 @@ function env(policy: Policy, url: string, o: Partial<PolicyEnv> = {}): PolicyEnv
     checkNoDialog: () => undefined,
     allFramesAllowed: async () => true,
     risk: async () => ({ label: 'button "Delete"', isPassword: false, submit: false, destructive: true }),
-    focusInForm: async () => false,
+    inputFacts: async (_t, origin, _e, args) => ({ origin, ...(args.ref || args.selector ? { target: DELETE_BUTTON } : {}) }),
     ask: async () => "approved",
     ...o,
   };

@@ -10,6 +10,10 @@ import { ToolError, type CallToolResult } from "../../src/tools/errors.js";
 import { DownloadGuard, downloadName } from "../../src/tools/downloads.js";
 import { isAbsolutePath } from "../../src/tools/upload.js";
 
+const NO_EFFECT = { submit: false, destructive: false };
+/** The target the fake page describes: a button the page marks destructive. */
+const DELETE_BUTTON = { label: 'button "Delete"', click: { submit: false, destructive: true }, enter: NO_EFFECT, space: NO_EFFECT };
+
 type Req = Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">;
 const ORIGIN = "https://good.example";
 const policyWith = (c: Partial<Policy["approvals"]>, rule: Partial<Policy["approvals"]> = {}): Policy => ({
@@ -47,7 +51,7 @@ describe("gate: upload", () => {
       checkNoDialog: () => undefined,
       allFramesAllowed: async () => true,
       risk: async () => ({ label: 'button "Choose file"', isPassword: false, submit: false, destructive: false }),
-      focusInForm: async () => false,
+      inputFacts: async (_t, origin, _e, args) => ({ origin, ...(args.ref || args.selector ? { target: DELETE_BUTTON } : {}) }),
       ask: async (r) => {
         asked.push(r);
         return answer;

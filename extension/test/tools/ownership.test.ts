@@ -1,6 +1,8 @@
-// The ownership decision for side-panel agents (SECURITY I-24, I-29): a window grant the person's
-// panel made lets that agent use the tabs now in its room's window, within the access set there;
-// a token client's session (no grant) is refused; the grant ends with the window or the room.
+// The ownership decision (SECURITY I-24, I-29, I-45, I-46): a window grant the person's panel made
+// lets that agent use the tabs now in its room's window, within the access set there; a token
+// client's session (no grant) is refused; the grant ends with the window or the room. A new tab is
+// an agent's only when its own call opened it, and the agent's own activity never counts as the
+// person looking at a tab.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 
 type Listener = (...a: unknown[]) => void;
@@ -23,6 +25,7 @@ let nextWin = 10;
 const store: Record<string, unknown> = {};
 const onWindowRemoved = ev();
 const docs = new Map<number, string>(); // tabId → documentId, when a test replaces a document
+let focusedWindow = 1;
 
 const fakeChrome = {
   storage: {
@@ -32,7 +35,8 @@ const fakeChrome = {
     },
   },
   tabs: {
-    query: async () => [...tabs.values()],
+    query: async (q: { active?: boolean; windowId?: number } = {}) =>
+      [...tabs.values()].filter((t) => (q.active === undefined || t.active === q.active) && (q.windowId === undefined || t.windowId === q.windowId)),
     get: async (id: number) => {
       const t = tabs.get(id);
       if (!t) throw new Error(`No tab with id: ${id}`);
@@ -64,7 +68,7 @@ const fakeChrome = {
       return { id, tabs: [t] };
     },
     update: async () => undefined,
-    getLastFocused: async () => ({ id: 1, focused: true }),
+    getLastFocused: async () => ({ id: focusedWindow, focused: true }),
     onRemoved: onWindowRemoved,
     onFocusChanged: ev(),
   },
@@ -212,5 +216,259 @@ describe("tab grants (SECURITY I-27, I-28)", () => {
     } finally {
       vi.restoreAllMocks();
     }
+  });
+});
+
+// ---------- who opened a tab, who looked at one (SECURITY I-45, I-46) ----------
+
+const stdio = (id: string) => own.sessionFromMeta({ sessionId: id, session: id, kind: "stdio" });
+const MOUSE = getTool("mouse_click")!;
+const SNAPSHOT = getTool("snapshot")!;
+const SHOT = getTool("screenshot")!;
+const NAVIGATE = getTool("navigate")!;
+const ev2 = fakeChrome.webNavigation.onCreatedNavigationTarget;
+const settle = () => new Promise((r) => setTimeout(r, 450)); // past the attention settle delay
+
+/** A page in `from` opened a new tab, Chrome about to create it at `at` (as onCreatedNavigationTarget says). */
+async function pageOpens(from: number, at = Date.now(), windowId?: number): Promise<number> {
+  const t = tab(windowId ?? tabs.get(from)!.windowId, "about:blank");
+  fakeChrome.tabs.onCreated.fire({ id: t, windowId: tabs.get(t)!.windowId, openerTabId: from });
+  ev2.fire({ tabId: t, sourceTabId: from, sourceFrameId: 0, timeStamp: at, url: "https://example.com/popup" });
+  await new Promise((r) => setTimeout(r, 0));
+  return t;
+}
+
+function listed(s: ReturnType<typeof stdio>): number[] {
+  return own.ownedOnly([...tabs.values()], s).map((t) => t.id);
+}
+
+async function looked(tabId: number): Promise<boolean | undefined> {
+  const v = await own.sessionsView();
+  return v.sessions.flatMap((x) => x.tabs).find((t) => t.tabId === tabId)?.looked;
+}
+
+describe("a new tab is the agent's only if its own call opened it (SECURITY I-45)", () => {
+  it("a popup during the agent's click on its tab is the agent's; the same page's popup with no call running is the person's", async () => {
+    const s = stdio("adopt-1");
+    const mine = await own.openAgentTab(s);
+    const gctx = { tabId: mine };
+    const before = Date.now() - 50;
+    const m = own.beginAgentCall(s, CLICK, gctx);
+    const during = await pageOpens(mine);
+    own.endAgentCall(m);
+    expect(listed(s)).toContain(during);
+    expect(await check(READ, { tabId: during }, s)).toBe("ok");
+
+    // Created before the call began (reported late), or later by a page timer or the person's
+    // Ctrl+click with no call running: the person's.
+    const early = await pageOpens(mine, before);
+    expect(listed(s)).not.toContain(early);
+    const idle = await pageOpens(mine, Date.now() + 1_500);
+    expect(listed(s)).not.toContain(idle);
+    expect(await check(READ, { tabId: idle }, s)).toBe("tab_not_owned");
+    expect(await check(CLICK, { tabId: idle }, s)).toBe("tab_not_owned");
+  });
+
+  it("a popup set off by a timer the click started: the agent's within the grace, the person's after it", async () => {
+    const s = stdio("adopt-grace");
+    const mine = await own.openAgentTab(s);
+    const m = own.beginAgentCall(s, MOUSE, { tabId: mine });
+    own.endAgentCall(m);
+    const ended = Date.now();
+    const soon = await pageOpens(mine, ended + 500);
+    const late = await pageOpens(mine, ended + 1_500);
+    expect(listed(s)).toContain(soon);
+    expect(listed(s)).not.toContain(late);
+  });
+
+  it("a read-only call, a call on another tab, another session's call and a cancelled call adopt nothing", async () => {
+    const a = stdio("adopt-a");
+    const b = stdio("adopt-b");
+    const ta = await own.openAgentTab(a);
+    const ta2 = await own.openAgentTab(a);
+    const tb = await own.openAgentTab(b);
+
+    const read = own.beginAgentCall(a, SNAPSHOT, { tabId: ta });
+    const p1 = await pageOpens(ta);
+    own.endAgentCall(read);
+
+    const other = own.beginAgentCall(a, CLICK, { tabId: ta2 });
+    const p2 = await pageOpens(ta);
+    own.endAgentCall(other);
+
+    // Two sessions at once: b's click runs while a's page opens a tab; neither gets it.
+    const bs = own.beginAgentCall(b, CLICK, { tabId: tb });
+    const p3 = await pageOpens(ta);
+    own.endAgentCall(bs);
+
+    // A cancelled call ends when the registry returns; what its handler still sets off later is not its own.
+    const cancelled = own.beginAgentCall(a, CLICK, { tabId: ta });
+    own.endAgentCall(cancelled);
+    const p4 = await pageOpens(ta, Date.now() + 2_000);
+
+    for (const p of [p1, p2, p3, p4]) {
+      expect(listed(a)).not.toContain(p);
+      expect(listed(b)).not.toContain(p);
+    }
+    expect(listed(b)).toEqual([tb]);
+  });
+
+  it("the person's new tab (Ctrl+T, a new page) is never adopted, even while the agent's call runs on the active tab", async () => {
+    const s = stdio("adopt-newtab");
+    const mine = await own.openAgentTab(s);
+    const m = own.beginAgentCall(s, CLICK, { tabId: mine });
+    // Chrome sets openerTabId to the window's active tab for a new tab page; no navigation target event.
+    const t = tab(tabs.get(mine)!.windowId, "chrome://newtab/");
+    fakeChrome.tabs.onCreated.fire({ id: t, windowId: tabs.get(t)!.windowId, openerTabId: mine });
+    await new Promise((r) => setTimeout(r, 0));
+    own.endAgentCall(m);
+    expect(listed(s)).not.toContain(t);
+  });
+
+  it("a popup from a person's tab granted to the agent stays the person's", async () => {
+    const s = stdio("adopt-granted");
+    const person = tab(1, "https://bank.example/");
+    await check(READ, { tabId: 0 }, s); // the session exists
+    await own.createGrant({ tabId: person, sessionId: "adopt-granted", scopes: ["read", "write"], minutes: 5 });
+    const m = own.beginAgentCall(s, CLICK, { tabId: person });
+    const p = await pageOpens(person);
+    own.endAgentCall(m);
+    expect(listed(s)).not.toContain(p);
+  });
+
+  it("navigate without tabId: the tab is the agent's from birth", async () => {
+    const s = stdio("adopt-nav");
+    const m = own.beginAgentCall(s, NAVIGATE, {});
+    const t = await own.openAgentTab(s);
+    own.endAgentCall(m);
+    expect(listed(s)).toEqual([t]);
+  });
+});
+
+describe("only the person's own activation counts as looking (SECURITY I-46)", () => {
+  const activate = (t: number) => {
+    const w = tabs.get(t)!.windowId;
+    for (const x of tabs.values()) if (x.windowId === w) x.active = x.id === t;
+    fakeChrome.tabs.onActivated.fire({ tabId: t, windowId: w });
+  };
+
+  it("the person switching to an agent tab marks it looked; the same switch during the agent's input call does not", async () => {
+    const s = stdio("look-1");
+    const t1 = await own.openAgentTab(s);
+    const t2 = await own.openAgentTab(s);
+    await settle(); // past Chrome's own activation of the new tabs
+    focusedWindow = tabs.get(t1)!.windowId;
+
+    const m = own.beginAgentCall(s, MOUSE, { tabId: t2 });
+    activate(t1);
+    await settle();
+    own.endAgentCall(m);
+    expect(await looked(t1)).toBe(false);
+
+    // Just after the call: still explained by it (a CDP press's focus is delivered late).
+    activate(t2);
+    await settle();
+    expect(await looked(t2)).toBe(false);
+
+    await new Promise((r) => setTimeout(r, 800));
+    activate(t1);
+    await settle();
+    expect(await looked(t1)).toBe(true);
+    focusedWindow = 1;
+  });
+
+  it("a CDP click focusing the agent's window is not the person's", async () => {
+    const s = stdio("look-focus");
+    const t = await own.openAgentTab(s);
+    tabs.get(t)!.active = true;
+    await settle();
+    const w = tabs.get(t)!.windowId;
+    focusedWindow = w;
+    const m = own.beginAgentCall(s, MOUSE, { tabId: t });
+    fakeChrome.windows.onFocusChanged.fire(w);
+    await settle();
+    own.endAgentCall(m);
+    expect(await looked(t)).toBe(false);
+    // An agent call in another window does not hide the person's own focus here.
+    const other = await own.openAgentTab(stdio("look-elsewhere"));
+    await new Promise((r) => setTimeout(r, 1_100)); // past the quiet time after the first click here
+    const m2 = own.beginAgentCall(stdio("look-elsewhere"), MOUSE, { tabId: other });
+    fakeChrome.windows.onFocusChanged.fire(w);
+    await settle();
+    own.endAgentCall(m2);
+    expect(await looked(t)).toBe(true);
+    focusedWindow = 1;
+  });
+
+  it("a click on a tab since closed, in another window, does not hide the person's look here", async () => {
+    const a = stdio("look-closed-a");
+    const b = stdio("look-closed-b");
+    const ta = await own.openAgentTab(a);
+    const tb = await own.openAgentTab(b);
+    tabs.get(tb)!.active = true;
+    await settle();
+    const m = own.beginAgentCall(a, MOUSE, { tabId: ta });
+    own.endAgentCall(m);
+    await new Promise((r) => setTimeout(r, 0));
+    await own.closeAgentTab(ta);
+    await settle();
+    const w = tabs.get(tb)!.windowId;
+    focusedWindow = w;
+    fakeChrome.windows.onFocusChanged.fire(w);
+    await settle();
+    expect(await looked(tb)).toBe(true);
+    focusedWindow = 1;
+  });
+
+  it("Chrome's own picks are not the person's: a new tab activated as it opens, a neighbour activated as a tab closes", async () => {
+    const s = stdio("look-chrome");
+    const t1 = await own.openAgentTab(s);
+    const w = tabs.get(t1)!.windowId;
+    focusedWindow = w;
+    await settle();
+    // The page closes a popup (window.close): Chrome activates t1; the removal may be reported after.
+    const popup = tab(w);
+    activate(t1);
+    tabs.delete(popup);
+    fakeChrome.tabs.onRemoved.fire(popup, { windowId: w, isWindowClosing: false });
+    await settle();
+    expect(await looked(t1)).toBe(false);
+    // A tab activated as it is created.
+    const m = own.beginAgentCall(s, CLICK, { tabId: t1 });
+    const p = await pageOpens(t1);
+    own.endAgentCall(m);
+    activate(p);
+    await settle();
+    expect(listed(s)).toContain(p);
+    expect(await looked(p)).toBe(false);
+    focusedWindow = 1;
+  });
+
+  it("the extension's own activation (a screenshot shows its tab) is not the person's; the tab stays evictable under the cap", async () => {
+    // The cap counts every agent tab: start from none.
+    for (const x of (await own.sessionsView()).sessions) await own.closeSessionTabs(x.id);
+    const s = own.sessionFromMeta({ sessionId: "look-cap", session: "look-cap", kind: "stdio", tabCap: 2 });
+    const t1 = await own.openAgentTab(s);
+    const t2 = await own.openAgentTab(s);
+    await settle();
+    focusedWindow = tabs.get(t1)!.windowId;
+    // The screenshot's gate activates t1 in its window (tabs.update) while the call is marked.
+    fakeChrome.tabs.update = (async (id: number) => {
+      activate(id);
+      return undefined;
+    }) as typeof fakeChrome.tabs.update;
+    const m = own.beginAgentCall(s, SHOT, { tabId: t1 });
+    expect(await check(SHOT, { tabId: t1 }, s)).toBe("ok");
+    own.endAgentCall(m);
+    await settle();
+    fakeChrome.tabs.update = async () => undefined;
+    expect(await looked(t1)).toBe(false);
+    // At the cap the least recently used own tab goes: t1, which the agent's activation did not pin.
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await check(READ, { tabId: t2 }, s)).toBe("ok");
+    const t3 = await own.openAgentTab(s);
+    expect(tabs.has(t1)).toBe(false);
+    expect(listed(s).sort()).toEqual([t2, t3].sort());
+    focusedWindow = 1;
   });
 });

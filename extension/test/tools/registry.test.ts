@@ -4,6 +4,10 @@ import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
 
+const NO_EFFECT = { submit: false, destructive: false };
+/** The target the fake page describes: a button the page marks destructive. */
+const DELETE_BUTTON = { label: 'button "Delete"', click: { submit: false, destructive: true }, enter: NO_EFFECT, space: NO_EFFECT };
+
 // Every tool of issue 3; a tool cannot be listed without a handler, nor the reverse.
 const EXPECTED = [
   "tabs", "snapshot", "find", "read_text", "get_state", "screenshot", "wait_for", "settle",
@@ -114,7 +118,7 @@ describe("audit metadata", () => {
       checkNoDialog: () => undefined,
       allFramesAllowed: async () => true,
       risk: async () => ({ label: 'button "Delete"', isPassword: false, submit: false, destructive: true }),
-      focusInForm: async () => false,
+      inputFacts: async (_t, origin, _e, args) => ({ origin, ...(args.ref || args.selector ? { target: DELETE_BUTTON } : {}) }),
       ask: async () => "approved",
       ...o,
     };

@@ -1,0 +1,378 @@
+// The worker's side of input gating: arming the effect guard (guard.js, a content script in every
+// frame) around each input action, the frame under a mouse point and the focused frame checked
+// before sending, the password guard's checks, and the page facts the gate predicts effects from.
+// The guard blocks at the moment of each event; this file makes a call fail with the right code
+// when it did (SECURITY I-18, I-36…I-39).
+
+import { EFFECT_KINDS, type ArmSpec, type Block, type EffectKind } from "../guard/decide.js";
+import type { ArmReply, FocusFacts, GuardApi, Hit } from "../guard/index.js";
+import type { TargetRisk } from "../page/risk.js";
+import { dialogOf, waitDialog } from "../cdp/debugger.js";
+import { withDeadline } from "../cdp/deadline.js";
+import type { Policy } from "../policy/policy.js";
+import { engine, resolveTarget, type Target } from "./browser.js";
+import type { Effect } from "./define.js";
+import { toolError, type ToolError } from "./errors.js";
+import type { ElementFacts, InputFacts } from "./predict.js";
+
+const GUARD_FILE = "guard.js";
+const PROBE_MS = 5_000;
+
+// ---------- arming ----------
+
+interface Armed {
+  spec: ArmSpec;
+  /** What each frame answered when armed (frameId → reply). */
+  replies: Map<number, ArmReply>;
+  /** Frame ids by path (ArmReply.path), to name the frame a parent sees under a point or focused. */
+  byPath: Map<string, number>;
+  /** The top frame's document when armed (a click that navigated is not judged afterwards). */
+  topDoc?: string;
+  /** A frame reported a block: the rest of the input is not sent. */
+  blocked?: Block;
+}
+
+const armed = new Map<number, Armed>();
+
+type Shim = { missing: true } | ArmReply;
+
+// These run in the page (ISOLATED world, the guard's world); they must be self-contained.
+function armFrame(spec: ArmSpec): Shim {
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return gd ? gd.arm(spec) : { missing: true };
+}
+function disarmFrame(token: string): Block[] | null {
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return gd ? gd.disarm(token) : null;
+}
+function hitFrame(x: number, y: number): Hit | null {
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return gd ? gd.hit(x, y) : null;
+}
+function focusFrame(): FocusFacts | null {
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return gd ? gd.focus() : null;
+}
+
+function newToken(): string {
+  const b = new Uint8Array(12);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/** Injects the guard into frames that loaded before the extension did (a late guard: SECURITY I-39). */
+async function injectGuard(tabId: number, frameIds: number[]): Promise<void> {
+  if (!frameIds.length) return;
+  await chrome.scripting.executeScript({ target: { tabId, frameIds }, world: "ISOLATED", files: [GUARD_FILE] }).catch(() => undefined);
+}
+
+/**
+ * SECURITY I-36: arms every frame of the tab for one call (one executeScript). Each frame judges
+ * its own real origin against the policy; the tab stays armed until disarm or `expires`.
+ */
+async function arm(
+  tabId: number,
+  o: { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number },
+): Promise<void> {
+  const spec: ArmSpec = { token: newToken(), expires: o.expires, policy: o.policy, approved: [...o.approved], allowPassword: o.allowPassword };
+  const a: Armed = { spec, replies: new Map(), byPath: new Map() };
+  // Set before injecting: a document that starts meanwhile asks and is told it is armed.
+  armed.set(tabId, a);
+  const run = (target: chrome.scripting.InjectionTarget) =>
+    withDeadline(chrome.scripting.executeScript({ target, world: "ISOLATED", func: armFrame, args: [spec] }), PROBE_MS, "arming the input guard");
+  try {
+    const res = await run({ tabId, allFrames: true });
+    const missing: number[] = [];
+    for (const r of res) {
+      const v = r.result as Shim | null | undefined;
+      if (v && !("missing" in v)) record(a, r.frameId, v);
+      else missing.push(r.frameId);
+      if (r.frameId === 0 && r.documentId) a.topDoc = r.documentId;
+    }
+    if (missing.length) {
+      await injectGuard(tabId, missing);
+      for (const r of await run({ tabId, frameIds: missing }).catch(() => [])) {
+        const v = r.result as Shim | null | undefined;
+        if (v && !("missing" in v)) record(a, r.frameId, v);
+      }
+    }
+  } catch (e) {
+    armed.delete(tabId);
+    throw e;
+  }
+}
+
+function record(a: Armed, frameId: number, v: ArmReply): void {
+  a.replies.set(frameId, v);
+  if (v.path) a.byPath.set(v.path.join("."), frameId);
+}
+
+/** The reply of the frame at `path`, when one answered the arming. */
+function replyAt(a: Armed, path: number[] | null | undefined): { frameId: number; reply: ArmReply } | undefined {
+  const id = path ? a.byPath.get(path.join(".")) : undefined;
+  const reply = id !== undefined ? a.replies.get(id) : undefined;
+  return id !== undefined && reply ? { frameId: id, reply } : undefined;
+}
+
+/** Disarms the tab; throws the error of the first thing a frame blocked (codes only, no page content). */
+async function disarm(tabId: number): Promise<void> {
+  const a = armed.get(tabId);
+  if (!a) return;
+  armed.delete(tabId);
+  // Scripts do not run behind an open dialog: then the frames disarm themselves at expiry.
+  const dlg = waitDialog(tabId);
+  const res = dialogOf(tabId)
+    ? []
+    : await withDeadline(
+        Promise.race([
+          chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: disarmFrame, args: [a.spec.token] }),
+          dlg.promise.then(() => []),
+        ]),
+        PROBE_MS,
+        "disarming the input guard",
+      )
+        .catch(() => [])
+        .finally(() => dlg.cancel());
+  const blocks: Block[] = [];
+  for (const r of res) blocks.push(...((r.result as Block[] | null | undefined) ?? []));
+  const err = blockError(blocks);
+  if (err) throw err;
+  // A frame that told us it blocked but is gone now (navigated, removed) still fails the call.
+  if (a.blocked) throw blockError([a.blocked]) as ToolError;
+}
+
+/** A frame's report, read defensively: an unknown code still stops the input. */
+function blockOf(code: unknown, kind: unknown): Block {
+  const c = ORDER.includes(code as Block["code"]) ? (code as Block["code"]) : "navigation_failed";
+  return EFFECT_KINDS.includes(kind as EffectKind) ? { code: c, kind: kind as EffectKind } : { code: c };
+}
+
+const ORDER: Block["code"][] = ["origin_not_allowed", "password_field", "approval_denied", "navigation_failed"];
+
+/** The error a call fails with when the guard blocked something (the most serious block wins). */
+export function blockError(blocks: Block[]): ToolError | undefined {
+  const b = [...blocks].sort((x, y) => ORDER.indexOf(x.code) - ORDER.indexOf(y.code))[0];
+  if (!b) return undefined;
+  switch (b.code) {
+    case "origin_not_allowed":
+      return toolError("origin_not_allowed", "the input would have reached a frame that is not on the person's allowlist; it was not delivered");
+    case "password_field":
+      return toolError("password_field", "refused: a key arrived while a password field had focus and passwords are not allowed for this call; that key and the rest were not delivered");
+    case "approval_denied": {
+      const what = b.kind === "submit" ? "a form submission" : b.kind === "destructive_click" ? "a click the page marks destructive" : "a navigation to another origin";
+      const done = b.kind === "submit" ? "nothing was submitted" : b.kind === "new_origin" ? "the page did not leave" : "the click was not delivered";
+      return toolError("approval_denied", `the input would have caused ${what}, which needs the person's approval for this call; ${done}`);
+    }
+    default:
+      return toolError("navigation_failed", "a frame loaded while the input was sent; the input it got before its check was not delivered");
+  }
+}
+
+/** Thrown between keys once a frame has blocked input; the disarm then reports the real code. */
+class GuardStop extends Error {
+  override name = "GuardStop";
+}
+
+/** Throws when a frame has blocked input during this call: the rest is not sent. */
+export function checkNotBlocked(tabId: number): void {
+  if (armed.get(tabId)?.blocked) throw new GuardStop("the input guard stopped this input");
+}
+
+/**
+ * Runs one input action with the tab armed (one executeScript to arm, one to disarm). A block
+ * recorded by any frame fails the call with its code, whatever the action itself returned.
+ */
+export async function guardInput<T>(
+  tabId: number,
+  o: { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number },
+  fn: () => Promise<T>,
+): Promise<T> {
+  await arm(tabId, o);
+  let out: T;
+  try {
+    out = await fn();
+  } catch (e) {
+    await disarm(tabId);
+    throw e;
+  }
+  await disarm(tabId);
+  return out;
+}
+
+/**
+ * SECURITY I-36: before mouse events go out, the frame under the point must be on the list (a
+ * frame inserted afterwards is the guard's). Same-origin frames are crossed in one step; each
+ * cross-origin frame is asked in turn. `after`: checked again once the click is done, since a frame
+ * moved there mid-press gets nothing (the press is captured by the first frame) but the click did
+ * not land where it was aimed.
+ */
+export async function checkPoint(tabId: number, x: number, y: number, after = false): Promise<void> {
+  const a = armed.get(tabId);
+  if (!a) return;
+  if (after) return checkPointAfter(tabId, a, x, y);
+  let frameId = 0;
+  for (let hops = 0; hops < 8; hops++) {
+    const [r] = await withDeadline(
+      chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, world: "ISOLATED", func: hitFrame, args: [x, y] }),
+      PROBE_MS,
+      "frame under the point",
+    );
+    const h = r?.result as Hit | null | undefined;
+    if (!h) break;
+    if (h.here) return;
+    // A frame that did not answer the arming (inserted since, or one we cannot place) is judged off the list.
+    const at = replyAt(a, h.path);
+    if (!at?.reply.allowed) throw toolError("origin_not_allowed", "the point is inside a frame that is not on the person's allowlist; nothing was sent");
+    frameId = at.frameId;
+    x = h.x;
+    y = h.y;
+  }
+  throw toolError("origin_not_allowed", "cannot tell which frame is under the point; nothing was sent");
+}
+
+/**
+ * The same question once the click is done, answered only when it can be: the top document is
+ * still the one armed (no navigation), no dialog is open, and the frame there is one the arming
+ * judged off the list.
+ */
+async function checkPointAfter(tabId: number, a: Armed, x: number, y: number): Promise<void> {
+  if (dialogOf(tabId)) return;
+  const dlg = waitDialog(tabId);
+  try {
+    const res = await withDeadline(
+      Promise.race([
+        chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, world: "ISOLATED", func: hitFrame, args: [x, y] }),
+        dlg.promise.then(() => []),
+      ]),
+      PROBE_MS,
+      "frame under the point",
+    ).catch(() => []);
+    const r = res[0];
+    const h = r?.result as Hit | null | undefined;
+    if (!h || h.here || r?.documentId !== a.topDoc) return;
+    if (replyAt(a, h.path)?.reply.allowed === false) {
+      throw toolError("origin_not_allowed", "a frame that is not on the person's allowlist was put under the point during the click; it received nothing, and the click did not land where it was aimed");
+    }
+  } finally {
+    dlg.cancel();
+  }
+}
+
+/** SECURITY I-36: keys go to the focused frame; it must be on the list (from the replies when armed). */
+export function checkFocusFrame(tabId: number): void {
+  const a = armed.get(tabId);
+  if (!a) return;
+  let rep = a.replies.get(0);
+  for (let hops = 0; hops < 16; hops++) {
+    if (!rep || !rep.allowed) throw toolError("origin_not_allowed", "the focus is in a frame that is not on the person's allowlist; nothing was sent");
+    if (!rep.focusPath) return;
+    rep = replyAt(a, rep.focusPath)?.reply;
+  }
+}
+
+/** The worker's half of the guard link: a starting document asks whether its tab is armed; a blocking frame says so. */
+export function installGuardLink(): void {
+  chrome.runtime.onMessage.addListener((msg: unknown, sender, sendResponse: (r: unknown) => void) => {
+    const m = msg as { type?: unknown; token?: unknown; code?: unknown; kind?: unknown } | null;
+    if (!m || (m.type !== "torii.guard.hello" && m.type !== "torii.guard.blocked")) return false;
+    const tabId = sender.tab?.id;
+    if (sender.id !== chrome.runtime.id || tabId === undefined) return false;
+    const a = armed.get(tabId);
+    if (m.type === "torii.guard.hello") {
+      sendResponse(a && Date.now() < a.spec.expires ? { arm: a.spec } : {});
+      return false;
+    }
+    if (a && m.token === a.spec.token && !a.blocked) a.blocked = blockOf(m.code, m.kind);
+    return false;
+  });
+}
+
+// ---------- page facts (password guard, prediction) ----------
+
+/** The focused frame's facts, following the focus from the top frame into cross-origin frames. */
+async function probeFocus(tabId: number): Promise<FocusFacts | undefined> {
+  const res = await withDeadline(
+    chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: focusFrame }),
+    PROBE_MS,
+    "focus probe",
+  ).catch(() => null);
+  if (!res) return undefined;
+  const all: FocusFacts[] = [];
+  const missing: number[] = [];
+  for (const r of res) {
+    const v = r.result as FocusFacts | null | undefined;
+    if (v) all.push(v);
+    else missing.push(r.frameId);
+  }
+  if (missing.length) {
+    await injectGuard(tabId, missing);
+    const again = await chrome.scripting.executeScript({ target: { tabId, frameIds: missing }, world: "ISOLATED", func: focusFrame }).catch(() => []);
+    for (const r of again) if (r.result) all.push(r.result as FocusFacts);
+  }
+  const by = new Map(all.filter((f) => f.path).map((f) => [(f.path as number[]).join("."), f]));
+  // From the top frame, down the frames that hold the focus.
+  let f = by.get("");
+  for (let hops = 0; f && hops < 16; hops++) {
+    if (f.here || !f.framePath) return f;
+    f = by.get(f.framePath.join("."));
+  }
+  return undefined;
+}
+
+/** The engine's `risk` of a target (undefined when nothing matches). */
+export async function riskOf(tabId: number, t: Target, signal: AbortSignal): Promise<TargetRisk | undefined> {
+  const r = await resolveTarget(tabId, t);
+  try {
+    const e = await engine<TargetRisk>(tabId, "risk", r.args, { signal, deadline: Date.now() + 10_000, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+    return e.value;
+  } catch (err) {
+    if (err instanceof Error && "code" in err && (err as { code: string }).code === "not_found") return undefined;
+    throw err;
+  }
+}
+
+function passwordError() {
+  return toolError("password_field", "refused: the field is a password field and passwords are not allowed for this call; nothing was typed");
+}
+
+/**
+ * SECURITY I-18: refuses before typing when the target (resolved through refs, shadow roots and
+ * frames) or the element that has focus (through open and closed shadow roots, in every frame) is
+ * a password field, unless the gate allowed passwords. The guard checks again at every key.
+ */
+export async function guardPassword(tabId: number, t: Target, allow: boolean | undefined, o: { signal: AbortSignal; checkFocus: boolean }): Promise<void> {
+  if (allow) return;
+  if (t.ref !== undefined || t.selector !== undefined) {
+    const r = await riskOf(tabId, t, o.signal);
+    // Still fail closed, but with the code the agent can act on: nothing matched, nothing was typed.
+    if (!r) throw toolError("not_found", `${t.ref ?? t.selector} matches nothing; nothing was typed`);
+    if (r.isPassword) throw passwordError();
+  }
+  if (o.checkFocus) {
+    const f = await probeFocus(tabId);
+    // Cannot tell: fail closed.
+    if (!f || f.password) throw passwordError();
+  }
+}
+
+function factsOfRisk(r: TargetRisk): ElementFacts {
+  return { label: r.label, click: { submit: r.submit, destructive: r.destructive, ...(r.href ? { href: r.href } : {}) }, enter: r.enter, space: r.space };
+}
+
+/**
+ * SECURITY I-37: where an input call lands, from the page now: its target's risk when it clicks
+ * one, else the focused element (through closed shadow roots and frames). The gate predicts the
+ * effects from these facts and puts each through the person's choice.
+ */
+export async function inputFacts(tabId: number, origin: string, effects: readonly Effect[], args: Record<string, unknown>, signal: AbortSignal): Promise<InputFacts> {
+  const facts: InputFacts = { origin };
+  const clicks = effects.includes("click") && (typeof args.ref === "string" || typeof args.selector === "string");
+  if (clicks) {
+    const r = await riskOf(tabId, args as Target, signal);
+    if (r) facts.target = factsOfRisk(r);
+  } else if (effects.includes("keys")) {
+    const f = await probeFocus(tabId);
+    if (f) facts.focus = { label: f.label, click: { submit: false, destructive: false }, enter: f.enter, space: f.space };
+  }
+  return facts;
+}
