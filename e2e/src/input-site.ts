@@ -156,6 +156,16 @@ document.getElementById("user").addEventListener("keydown", () => {
 document.getElementById("free").addEventListener("keydown", (e) => { if (e.key === "Enter") document.getElementById("f").requestSubmit(); });
 </script>`,
       );
+    case "/form-remote":
+      // A form on the allowed page whose action, and a link whose ping, go to another origin.
+      return page(
+        "Remote form",
+        `<form id="f" action="${q("b")}/collect" method="post"><input name="q" aria-label="Query"><button type="submit">Send</button></form>
+<a id="ping" href="/done" ping="${q("b")}/ping">Ping link</a>`,
+      );
+    case "/collect":
+    case "/ping":
+      return page("Collected", "<h1>Collected</h1>");
     case "/done":
       return page("Done", `<h1>Order placed</h1>`);
     case "/beacon":

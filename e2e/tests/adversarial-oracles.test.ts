@@ -52,7 +52,8 @@ describeBrowser("adversarial: oracles on foreign frames", () => {
       ["select_option", "combobox", "Inner choice", { labels: ["two"] }],
     ] as const) {
       it(`${tool} by a ref taken before A's frame became ${x}'s: nothing reaches ${x}`, async () => {
-        const { tabId, page } = await R().open("/frame-later", { x, ms: 800 });
+        const { tabId, page } = await R().open("/frame-later", { x, ms: 1_500 });
+        await R().frameReady(page, "a");
         const snap = await R().call("snapshot", { tabId }, 15_000);
         const ref = refOf(snap.text, role, name);
         await pollUntil(`the frame to become ${x}'s`, () => page.frames().some((f) => f.url().startsWith(R().site.origin[x])), { timeoutMs: 8_000, intervalMs: 30 });

@@ -324,6 +324,28 @@ describeBrowser("input gates at the point of effect", () => {
     }
   });
 
+  it("a form whose action, or a link whose ping, is off the list sends nothing there, even with submissions allowed", async () => {
+    await policy({ submit: "allow", new_origin: "allow" });
+    const { tabId, page } = await openA(`/form-remote?b=${encodeURIComponent(site.x)}`);
+    const snap = await call("snapshot", { tabId });
+    const query = refOf(snap.text, "textbox", "Query");
+    for (const [tool, args] of [
+      ["type", { tabId, ref: query, text: SENTINEL, submit: true }],
+      ["press_key", { tabId, ref: query, key: "Enter" }],
+      ["click", { tabId, ref: refOf(snap.text, "button", "Send") }],
+      ["mouse_click", { tabId, ref: refOf(snap.text, "link", "Ping link") }],
+    ] as const) {
+      const r = await call(tool, args);
+      expect(r.error?.code, `${tool}: ${r.text}`).toBe("origin_not_allowed");
+    }
+    await settleA(page);
+    const n = Math.random().toString(36).slice(2);
+    await page.evaluate(([o, m]) => fetch(`${o}/marker?${m}`, { mode: "no-cors" }), [site.x, n] as const);
+    await pollUntil("the marker", () => site.hits(site.x, "/marker").length > 0, { timeoutMs: 5_000, intervalMs: 20 });
+    expect(site.hits(site.x).filter((h) => h.path !== "/marker")).toEqual([]);
+    expect(page.url()).toBe(`${site.a}/form-remote?b=${encodeURIComponent(site.x)}`);
+  });
+
   it("allowed effects still work through every tool, with no approval window", async () => {
     await policy({ submit: "allow", destructive_click: "allow" });
     const { tabId } = await openA("/form");

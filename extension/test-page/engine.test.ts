@@ -667,3 +667,34 @@ describe("security: an input's value never leaves the page", () => {
     await page.close();
   });
 });
+
+describe("risk: what acting on a target causes (one rule with the effect guard)", () => {
+  test("a submit button, a field of a form, a destructive mark, a link elsewhere, a shadow host's password field", async () => {
+    const page = await open(env, "form.html");
+    await page.evaluate(() => {
+      document.getElementById("custom")!.setAttribute("data-destructive", "");
+      const a = document.createElement("a");
+      a.id = "away";
+      a.href = "https://elsewhere.example/x";
+      a.textContent = "Elsewhere";
+      document.body.appendChild(a);
+      const host = document.createElement("div");
+      host.id = "pwhost";
+      host.style.cssText = "display:block;width:200px;height:30px";
+      document.body.appendChild(host);
+      host.attachShadow({ mode: "open" }).innerHTML = '<input type="password" style="width:200px;height:30px">';
+    });
+    const submit = await ok(page, "risk", { selector: "#f button[type=submit]" });
+    expect(submit).toMatchObject({ submit: true, destructive: false, space: { submit: true }, enter: { submit: true } });
+    const field = await ok(page, "risk", { selector: "#f input:not([type=password])" });
+    expect(field).toMatchObject({ submit: false, isPassword: false, enter: { submit: true }, space: { submit: false } });
+    const custom = await ok(page, "risk", { selector: "#custom" });
+    expect(custom).toMatchObject({ destructive: true, space: { destructive: true } });
+    const away = await ok(page, "risk", { selector: "#away" });
+    expect(away.href).toBe("https://elsewhere.example/x");
+    expect(away.enter.href).toBe("https://elsewhere.example/x");
+    const host = await ok(page, "risk", { selector: "#pwhost" });
+    expect(host.isPassword).toBe(true);
+    await page.close();
+  });
+});

@@ -71,10 +71,10 @@ func TestBodiesThatNeverFinish(t *testing.T) {
 		path, auth string
 		want       int
 	}{
-		"mcp without a token": {"/mcp", "", 401},
+		"mcp without a token":  {"/mcp", "", 401},
 		"mcp with a bad token": {"/mcp", "Bearer torii_nope", 401},
-		"acp without upgrade": {"/acp", "", 426},
-		"unknown path":        {"/nope", "", 404},
+		"acp without upgrade":  {"/acp", "", 426},
+		"unknown path":         {"/nope", "", 404},
 	} {
 		t.Run(name, func(t *testing.T) {
 			nc, err := net.Dial("tcp", td.addr)

@@ -60,7 +60,7 @@ function newToken(): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-/** Injects the guard into frames that loaded before the extension did (a late guard: SECURITY I-39). */
+/** Injects the guard into frames that loaded before the extension did (a late guard: SECURITY I-36). */
 async function injectGuard(tabId: number, frameIds: number[]): Promise<void> {
   if (!frameIds.length) return;
   await chrome.scripting.executeScript({ target: { tabId, frameIds }, world: "ISOLATED", files: [GUARD_FILE] }).catch(() => undefined);
