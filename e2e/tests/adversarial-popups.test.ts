@@ -1,10 +1,12 @@
 // Adversarial: the agent's own action opens the attacker. window.open, target=_blank (with and
 // without an opener), javascript: links, and the shortcuts that open new tabs or windows (Ctrl+click,
 // middle click, Shift+click, Ctrl+Enter): the new tab is judged before anything of it is read.
+import type { Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { useAttackRig } from "../src/attack/rig.ts";
 import { ATTACKERS } from "../src/attack/secrets.ts";
 import { describeBrowser } from "../src/harness.ts";
+import { pollUntil } from "../src/util.ts";
 
 const REFUSED = ["origin_not_allowed", "tab_not_owned"];
 
@@ -27,9 +29,19 @@ describeBrowser("adversarial: popups and new tabs the agent opens", () => {
         const { tabId, page } = await R().open("/links", { x });
         if (tool === "press_key") await page.focus("#to-b");
         const before = await R().tabIds();
-        const opened = R().browser.context.waitForEvent("page", { timeout: 8_000 });
-        await R().call(tool, { tabId, ...args }, 15_000);
-        const popup = await opened;
+        const seen: Page[] = [];
+        const onPage = (p: Page) => seen.push(p);
+        R().browser.context.on("page", onPage);
+        const res = await R().call(tool, { tabId, ...args }, 15_000);
+        // Refused before the tab opened (judged by its effect) is as good as a new tab never read.
+        const refused = res.error?.code === "origin_not_allowed";
+        const popup = await pollUntil("the new tab", () => seen[0], { timeoutMs: refused ? 1_500 : 8_000, intervalMs: 30 }).catch(() => undefined);
+        R().browser.context.off("page", onPage);
+        if (!popup) {
+          expect(refused, `no new tab opened and the call did not refuse: ${res.text}`).toBe(true);
+          await R().expectClean();
+          return;
+        }
         await popup.waitForLoadState().catch(() => {});
         const fresh = await R().newTab(before);
         const tabs = await R().call("tabs");
