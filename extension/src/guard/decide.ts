@@ -4,7 +4,7 @@
 // The DOM facts (focused password field, what a click or key would cause) are gathered by
 // guard/index.ts; nothing here touches the page.
 
-import { approvalChoice, judgeUrl, passwordAllowed, type Policy } from "../policy/policy.js";
+import { approvalChoice, judgeDocument, judgeUrl, passwordAllowed, type Policy } from "../policy/policy.js";
 
 /** The effects the guard stops at the moment they happen unless the call was allowed them. */
 export const EFFECT_KINDS = ["submit", "destructive_click", "new_origin"] as const;
@@ -44,30 +44,12 @@ export function sendsOffList(policy: Policy, urls: string[]): boolean {
 }
 
 /**
- * The URL a document is judged by, from what it reports itself: its origin must be http(s) (an
- * opaque "null" never passes); its own URL when it belongs to that origin, else (about:blank,
- * srcdoc, blob:) the bare origin, so a path rule never lets a blank document through. The same
- * rule as the worker's document check (tools/origin.ts docAllowed).
- */
-export function judgedUrl(origin: string, url: string): string {
-  if (!/^https?:\/\/[^/?#]+$/.test(origin)) return "";
-  let own = "";
-  try {
-    own = !/^blob:/i.test(url) && new URL(url).origin === origin ? url : "";
-  } catch {
-    own = "";
-  }
-  return own || `${origin}/`;
-}
-
-/**
  * SECURITY I-36: the frame's rights from the origin its document really has (`self.origin`).
  * Effects the person allows outright on that origin, or approved for this call, pass; password
  * fields need the call's permission and this origin's own switch.
  */
 export function rightsFor(spec: ArmSpec, origin: string, url: string): Rights {
-  const u = judgedUrl(origin, url);
-  const v = u ? judgeUrl(spec.policy, u) : { allowed: false };
+  const v = judgeDocument(spec.policy, origin, url);
   if (!v.allowed) return { allowed: false, effects: [], allowPassword: false };
   const effects = EFFECT_KINDS.filter((k) => spec.approved.includes(k) || approvalChoice(spec.policy, v, k) === "allow");
   return { allowed: true, effects, allowPassword: spec.allowPassword && passwordAllowed(v, true) };

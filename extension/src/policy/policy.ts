@@ -3,7 +3,7 @@
 // stores it in chrome.storage.local and only extension pages (options, popup) may change it — never
 // the daemon, never an agent (SECURITY I-14…I-20).
 
-import { matchParts, parsePattern, PatternError, specificity, urlParts, type OriginPattern } from "./pattern.js";
+import { matchParts, originOf, parsePattern, PatternError, specificity, urlParts, type OriginPattern } from "./pattern.js";
 
 export type Choice = "allow" | "ask" | "deny";
 
@@ -165,6 +165,18 @@ function compile(p: Policy): { rule: OriginRule; pat: OriginPattern }[] {
 }
 
 const PERMISSIVE_SCHEMES = /^(https?|blob|data|about|file):/i;
+
+/**
+ * SECURITY I-15, I-36, I-40: a document judged by the origin it reports itself (`self.origin`): an
+ * http(s) origin only (opaque "null", file:, data: never); its own URL when that URL is of the same
+ * origin (so path rules apply), else the bare origin (about:blank, srcdoc, blob: documents), which a
+ * path rule never matches. The worker's document checks and the effect guard use this one rule.
+ */
+export function judgeDocument(p: Policy, origin: string, url: string): Verdict {
+  if (!/^https?:\/\/[^/?#]+$/.test(origin) || originOf(`${origin}/`) !== origin) return { allowed: false };
+  const own = url !== "" && !/^blob:/i.test(url) && originOf(url) === origin ? url : `${origin}/`;
+  return judgeUrl(p, own);
+}
 
 /**
  * SECURITY I-14/I-15: the most specific rule covering the URL, or not allowed. URLs without an

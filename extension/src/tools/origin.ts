@@ -3,7 +3,7 @@
 // opener that created them), and the decisive one from the document itself (self.origin in the
 // isolated world, which the page cannot redefine). SECURITY I-15, I-40…I-43.
 
-import { judgeUrl, type Policy } from "../policy/policy.js";
+import { judgeDocument, judgeUrl, type Policy } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import { cdp, setDialogJudge } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
@@ -31,9 +31,7 @@ function inherits(url: string): boolean {
  * is judged, so a path rule never lets a blank document through.
  */
 export function docAllowed(p: Policy, origin: string, url: string): boolean {
-  if (!/^https?:\/\/[^/?#]+$/.test(origin) || originOf(`${origin}/`) !== origin) return false;
-  const own = url !== "" && originOf(url) === origin && !/^blob:/i.test(url) ? url : `${origin}/`;
-  return judgeUrl(p, own).allowed;
+  return judgeDocument(p, origin, url).allowed;
 }
 
 // ---------- effective URLs (the quick check) ----------

@@ -1,7 +1,7 @@
 // The effect guard's decisions (SECURITY I-18, I-36…I-39): what a frame may receive while an
 // agent's call is armed on its tab, from its own origin and the person's policy.
 import { describe, expect, it } from "vitest";
-import { decide, GUARDED_EVENTS, judgedUrl, rightsFor, settlePending, type ArmSpec, type Rights } from "../../src/guard/decide.js";
+import { decide, GUARDED_EVENTS, rightsFor, settlePending, type ArmSpec, type Rights } from "../../src/guard/decide.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 
 const policy = (approvals: Partial<Policy["approvals"]> = {}, rule: Record<string, unknown> = {}): Policy => ({
@@ -26,8 +26,10 @@ describe("rightsFor: a frame judged by its own origin", () => {
     expect(rightsFor(spec(policy()), "https://evil.example", "about:srcdoc").allowed).toBe(false);
     expect(rightsFor(spec(policy()), "https://paths.example", "https://paths.example/app/x").allowed).toBe(true);
     expect(rightsFor(spec(policy()), "https://paths.example", "about:blank").allowed).toBe(false);
-    expect(judgedUrl("https://good.example", "blob:https://good.example/uuid")).toBe("https://good.example/");
-    expect(judgedUrl("file://", "file:///etc/passwd")).toBe("");
+    // A blob: document is judged by its bare origin; file: has no origin a rule can match.
+    expect(rightsFor(spec(policy()), "https://good.example", "blob:https://good.example/uuid").allowed).toBe(true);
+    expect(rightsFor(spec(policy()), "https://paths.example", "blob:https://paths.example/app/x").allowed).toBe(false);
+    expect(rightsFor(spec({ ...policy(), permissive: true }), "file://", "file:///etc/passwd").allowed).toBe(false);
   });
   it("effects: allowed by the origin's choice or approved for this call; passwords need both switches", () => {
     const r = rightsFor(spec(policy({ submit: "allow", destructive_click: "ask", new_origin: "deny" }), { approved: ["destructive_click"] }), "https://good.example", "https://good.example/");
