@@ -1,4 +1,4 @@
-// Helpers for the safety tests (issue 4): the person's policy set from an extension page, the
+// Helpers for the safety tests: the person's policy set from an extension page, the
 // extension's audit copy, and a two-origin fixture server with the routes the gates need
 // (cross-origin redirects, popups, frames, password fields in shadow roots and iframes, forms).
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
@@ -7,10 +7,16 @@ import type { Page } from "playwright-core";
 type Send = (m: unknown) => Promise<unknown>;
 
 async function ext<T>(page: Page, msg: Record<string, unknown>): Promise<T> {
-  const r = await page.evaluate(async (m) => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Bounded, so a worker or page that stops answering fails the step that asked, by name.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${String(msg.type)}: no answer from the extension in 20 s`)), 20_000);
+  });
+  const asked = page.evaluate(async (m) => {
     const c = (globalThis as unknown as { chrome: { runtime: { sendMessage: Send } } }).chrome;
     return (await c.runtime.sendMessage(m)) as Record<string, unknown> | undefined;
   }, msg);
+  const r = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
   if (!r || r.ok !== true) throw new Error(`${String(msg.type)}: ${JSON.stringify(r)}`);
   return r as T;
 }

@@ -18,8 +18,11 @@ describeBrowser("adversarial: errors never name the attacker", () => {
       ["settle", { quietMs: 2_000, timeoutMs: 3_000 }],
     ] as const) {
       it(`${tool} ${"selector" in args ? "selector" : "text" in args ? "text" : ""} while the page leaves for ${x}: nothing names ${x}`, async () => {
-        const { tabId } = await R().open("/nav-later", { x, ms: 800 });
-        await R().call(tool, { tabId, ...args }, 15_000);
+        const gate = `${x}-${tool}-${Math.random().toString(36).slice(2)}`;
+        const { tabId } = await R().open("/nav-later", { x, ms: 300, gate });
+        const pending = R().call(tool, { tabId, ...args }, 15_000);
+        R().site.openGate(gate);
+        await pending;
         await R().expectClean();
       });
     }

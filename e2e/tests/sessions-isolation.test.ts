@@ -92,7 +92,13 @@ describeBrowser("sessions", () => {
     });
     const popupTab = listed.find((t) => t !== tabA)!;
     expect(code(await forged.call("read_text", { tabId: popupTab }))).toBe("tab_not_owned");
-    expect((await a.ok("read_text", { tabId: popupTab })).text).toContain("Owner click");
+    // Listed as soon as it opens, the popup may still be on its way from about:blank: a read in
+    // between is refused as navigation_failed, so the owner reads once it has landed.
+    await pollUntil("the owner to read its popup", async () => {
+      const r = await a.call("read_text", { tabId: popupTab });
+      if (r.isError) expect(code(r)).toBe("navigation_failed");
+      return !r.isError && r.text.includes("Owner click") ? r : undefined;
+    });
   });
 
   test("ordering, fairness and routing: three sessions at once, every result from the caller's own tab", async () => {

@@ -26,8 +26,21 @@ style="position:fixed;left:0;top:0;width:100vw;height:100vh;border:0;visibility:
 <script>var f=document.getElementById("evil");setInterval(function(){f.style.visibility=f.style.visibility==="hidden"?"visible":"hidden";},+${js(param(c, "ms", "15"))});</script>`,
   });
 
-const navLater: Route = (c) =>
-  doc(c, { body: `<h1>Soon elsewhere</h1><script>setTimeout(function(){location.href=${js(at(c, attacker(c), "/catch"))};},+${js(param(c, "ms", "300"))});</script>` });
+/**
+ * A page that leaves for the attacker `ms` after it loads or, with `gate`, `ms` after the test opens
+ * that gate (/gate), so a slow machine cannot make it leave before the agent's call has begun.
+ */
+const navLater: Route = (c) => {
+  const leave = `setTimeout(function(){location.href=${js(at(c, attacker(c), "/catch"))};},+${js(param(c, "ms", "300"))})`;
+  const gate = param(c, "gate");
+  const start = gate
+    ? `(function poll(){fetch("/gate?k="+encodeURIComponent(${js(gate)})).then(function(r){return r.text();}).then(function(t){if(t==="go")${leave};else setTimeout(poll,30);},function(){setTimeout(poll,30);});})();`
+    : `${leave};`;
+  return doc(c, { body: `<h1>Soon elsewhere</h1><script>${start}</script>` });
+};
+
+/** "go" once the test has opened the gate `k` (AttackSite.openGate), else "wait". */
+const gateRoute: Route = (c) => ({ type: "text/plain", body: c.counters.get(`gate:${param(c, "k")}`) ? "go" : "wait" });
 
 /** A field whose keys, after `after` of them, send the page to the attacker. */
 const navOnKey: Route = (c) =>
@@ -192,6 +205,7 @@ export const NAV_ROUTES: Record<string, Route> = {
   "/bounce": bounce,
   "/flash": flash,
   "/nav-later": navLater,
+  "/gate": gateRoute,
   "/nav-on-key": navOnKey,
   "/redir-to": redirTo,
   "/empty": empty,

@@ -87,6 +87,11 @@ export class AttackSite {
     return u.href;
   }
 
+  /** Lets a gated page (/nav-later?gate=K) start its countdown. */
+  openGate(k: string): void {
+    this.counters.set(`gate:${k}`, 1);
+  }
+
   clear(): void {
     this.log.length = 0;
     this.tags = new Set();
