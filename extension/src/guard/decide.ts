@@ -106,7 +106,10 @@ export function decide(phase: Phase, rights: Rights | undefined, latched: Block 
   if (phase === "idle") return null;
   if (phase === "pending") {
     if (!f.trusted || !(f.subframe ? PENDING_BLOCKED_SUBFRAME : PENDING_BLOCKED).has(f.type)) return null;
-    return FOCUS.includes(f.type) ? { code: "navigation_failed", quiet: true } : { code: "navigation_failed" };
+    // Stopped either way. A focus change, or the keyup of a key that went down in the document
+    // before (the Enter that submitted and brought this one), carries nothing of the agent's and
+    // does not fail the call.
+    return FOCUS.includes(f.type) || f.type === "keyup" ? { code: "navigation_failed", quiet: true } : { code: "navigation_failed" };
   }
   if (!rights || !rights.allowed) {
     // SECURITY I-36: a frame off the list gets none of it; a submit from its own script neither.

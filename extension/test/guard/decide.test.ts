@@ -53,6 +53,9 @@ describe("decide: one event", () => {
     expect(decide("pending", undefined, undefined, { type: "keydown", trusted: true })).toEqual({ code: "navigation_failed" });
     expect(decide("pending", undefined, undefined, { type: "mousedown", trusted: true })).toEqual({ code: "navigation_failed" });
     expect(decide("pending", undefined, undefined, { type: "mousemove", trusted: true })).toBeNull();
+    // The keyup of the Enter that brought this document: stopped, but no failure of the call.
+    expect(decide("pending", undefined, undefined, { type: "keyup", trusted: true })).toEqual({ code: "navigation_failed", quiet: true });
+    expect(decide("pending", undefined, undefined, { type: "keypress", trusted: true })).toEqual({ code: "navigation_failed" });
     expect(decide("pending", undefined, undefined, { type: "focus", trusted: true })).toBeNull();
     expect(decide("pending", undefined, undefined, { type: "focus", trusted: true, subframe: true })).toEqual({ code: "navigation_failed", quiet: true });
     expect(settlePending([{ code: "navigation_failed" }], OFF)).toEqual([{ code: "origin_not_allowed" }]);
