@@ -33,7 +33,7 @@ $(E2E_DEPS): e2e/package-lock.json e2e/package.json
 	$(NPM) --prefix e2e ci --no-audit --no-fund
 	@touch $@
 
-$(BENCH_DEPS): bench/package-lock.json bench/package.json
+$(BENCH_DEPS): bench/package-lock.json bench/package.json bench/.npmrc
 	$(NPM) --prefix bench ci --no-audit --no-fund
 	@touch $@
 
@@ -70,13 +70,15 @@ test: setup build
 # Go native fuzz targets, each run for FUZZTIME (seeds: testdata/vectors.json and
 # testdata/fuzz/<target>/). A failing input is written by go under the package's
 # testdata/fuzz/<target>/; move it to testdata/fuzz/<target>/ once fixed.
-# URL pattern parsing is fuzzed on the extension side (TypeScript), not here.
+# The launch policy's allowlist patterns are fuzzed here (FuzzLaunchPattern); the extension's own
+# pattern parser is TypeScript.
 FUZZTIME ?= 30s
 # The link target runs over real sockets, so its coverage is noisy; short
 # minimisation keeps the time on fuzzing rather than shrinking inputs.
 FUZZMINIMIZE ?= 10x
 FUZZ_TARGETS := internal/jsonrpc:FuzzDecode internal/link:FuzzHandshakeFrames \
-	internal/pairing:FuzzTranscripts internal/control:FuzzControlStream
+	internal/pairing:FuzzTranscripts internal/control:FuzzControlStream \
+	internal/cli:FuzzLaunchPattern
 fuzz: extension
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -85,12 +87,17 @@ fuzz: extension
 	done
 
 # The daemon under abuse: floods against a running daemon with a fake extension
-# (internal/daemon/abusebench), printing the legitimate client's p50/p99 under each,
-# fds and RSS before and after, and whether the extension stayed connected.
-# Not part of `make test`. `make bench-abuse ABUSE_SECONDS=5` for a shorter run.
+# (internal/abusebench), each flood in a process of its own, printing the legitimate
+# client's p50/p99, the CPU of daemon and flooder, fds and RSS, and reconnect times.
+# Not part of `make test`. `make bench-abuse ABUSE_SECONDS=5` for a shorter run;
+# `make bench-abuse ABUSE_PROFILE=DIR` runs a daemon built with its pprof listener
+# (-tags toriipprof) and writes its CPU profile during each flood and its heap after it to DIR.
 ABUSE_SECONDS ?= 10
+ABUSE_PROFILE ?=
 bench-abuse: torii
-	ABUSE_SECONDS=$(ABUSE_SECONDS) $(GO) run ./cmd/torii-abuse-bench
+	$(if $(ABUSE_PROFILE),$(GO) build -tags toriipprof -o bin/torii-pprof ./cmd/torii &&) \
+	$(GO) build -o bin/torii-abuse-bench ./cmd/torii-abuse-bench && \
+	ABUSE_SECONDS=$(ABUSE_SECONDS) ABUSE_PROFILE=$(ABUSE_PROFILE) $(if $(ABUSE_PROFILE),TORII_BIN=bin/torii-pprof) bin/torii-abuse-bench
 
 # The main job: the daemon plus a managed browser paired with it.
 # `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.
@@ -101,8 +108,9 @@ clean:
 	rm -rf bin e2e/node_modules/.vite
 	find extension/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true
 
-# Side by side with Playwright MCP and Chrome DevTools MCP (bench/): writes BENCHMARKS.md.
-# Not part of `make test`; `make bench BENCH_ARGS="--reps 5"` for a shorter run.
+# Side by side with Playwright MCP, Chrome DevTools MCP and agent-browser (bench/): writes BENCHMARKS.md.
+# Not part of `make test`; `make bench BENCH_ARGS="--reps 5"` for a shorter run;
+# `make bench TORII_BEFORE_BIN=path/to/older/torii` measures that build too, for a before/after.
 bench: build $(BENCH_DEPS)
 	$(NPM) --prefix bench run typecheck
 	$(NPM) --prefix bench run bench -- $(BENCH_ARGS)
@@ -111,14 +119,14 @@ bench: build $(BENCH_DEPS)
 bench-smoke: build $(BENCH_DEPS)
 	$(NPM) --prefix bench run smoke
 
-# Issue 3's speed bench on table.html (100 / 1,000 / 10,000 rows) through the real MCP path:
+# The tools speed bench on table.html (100 / 1,000 / 10,000 rows) through the real MCP path:
 # snapshot, click+observe, no-op round trip, tools/list size vs the targets. Not part of `make test`
 # (one repetition alone takes ~40 s). `make bench-tools BENCH_REPS=5`; BENCH_STRICT=1 fails on a miss.
 BENCH_REPS ?= 20
 bench-tools: build $(E2E_DEPS)
 	BENCH_REPS=$(BENCH_REPS) $(NPM) --prefix e2e run bench
 
-# Issue 5's load bench: 8 concurrent `torii mcp` sessions x 200 mixed calls (snapshot, click, fill,
+# The load bench: 8 concurrent `torii mcp` sessions x 200 mixed calls (snapshot, click, fill,
 # read_text), each on its own tab, in one real Chromium: throughput, latency, queue waits, daemon
 # RSS, misrouted/lost responses, fairness; writes bench/results/load.json. Not part of `make test`.
 # `make bench-load LOAD_CALLS=50` for a shorter run.

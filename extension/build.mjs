@@ -1,9 +1,11 @@
 // Bundles the extension into dist/: the module service worker, the popup and the connect page,
 // the page engine and the effect guard (a content script in every frame), plus manifest.json and
-// the static html/css. `node build.mjs --watch` rebuilds on change.
+// the static html/css, and catalogue.json: the tool registry's tools/list, which the Go binary
+// embeds with the extension so agents see every tool before a browser connects.
+// `node build.mjs --watch` rebuilds on change.
 
 import * as esbuild from "esbuild";
-import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,11 +26,26 @@ async function copyStatic() {
   await cp(join(root, "static"), dist, { recursive: true });
 }
 
+// The registry touches no chrome.* API at import (as scripts/gen-tools-doc.mjs relies on too).
+async function writeCatalogue() {
+  const bundle = await esbuild.build({
+    absWorkingDir: root,
+    stdin: { contents: `export { listTools } from "./src/tools/registry.ts";`, resolveDir: root, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    write: false,
+    logLevel: "error",
+  });
+  const m = await import("data:text/javascript;base64," + Buffer.from(bundle.outputFiles[0].text).toString("base64"));
+  await writeFile(join(dist, "catalogue.json"), JSON.stringify({ tools: m.listTools() }));
+}
+
 const copyPlugin = {
   name: "copy-static",
   setup(build) {
     build.onEnd(async (result) => {
-      if (result.errors.length === 0) await copyStatic();
+      if (result.errors.length === 0) await Promise.all([copyStatic(), writeCatalogue()]);
     });
   },
 };

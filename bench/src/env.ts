@@ -26,7 +26,7 @@ export function browserPath(): string {
 
 export const isRoot = process.getuid?.() === 0;
 
-/** Flags for a closed network and a fresh profile, given to every browser alike (the brief's "Testing here"). */
+/** Flags for a closed network and a fresh profile, given to every browser alike. */
 export const COMMON_CHROME_ARGS = [
   "--disable-gpu",
   "--disable-quic",

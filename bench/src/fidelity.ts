@@ -1,9 +1,10 @@
 // Fidelity: compactness must never win by dropping what an agent needs. For every page, the
 // elements an agent must be able to address (each button, link and field, by its accessible name);
 // each server's snapshot is parsed in its own dialect and every element must appear with a handle
-// the server accepts in its action tools: Torii `[ref=eN]`, Playwright `[ref=…]`, DevTools `uid=…`.
+// the server accepts in its action tools: Torii `[ref=eN]`, Playwright `[ref=…]`, DevTools `uid=…`,
+// agent-browser `[…, ref=eN]` (used as `@eN`).
 
-export type Dialect = "torii" | "playwright" | "devtools";
+export type Dialect = "torii" | "toriibefore" | "playwright" | "devtools" | "agentbrowser";
 export type Kind = "button" | "link" | "field";
 
 /** One addressable node in a snapshot. */
@@ -103,9 +104,21 @@ function parseDevtools(text: string): Addressable[] {
   return out;
 }
 
+/** agent-browser prints `- role "name" [attr, …, ref=eN]: value`, the ref among the node's attributes. */
+function parseAgentBrowser(text: string): Addressable[] {
+  const out: Addressable[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^\s*-\s+'?([A-Za-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s+\[([^\]]*)\]/.exec(line);
+    const ref = m && /(?:^|,\s*)ref=([^,\s\]]+)/.exec(m[3] as string);
+    if (m && ref) out.push({ role: m[1] as string, name: unq(m[2] ?? ""), ref: ref[1] as string });
+  }
+  return out;
+}
+
 export function parseSnapshot(d: Dialect, text: string): Addressable[] {
   if (d === "devtools") return parseDevtools(text);
-  return parseYaml(text, d === "torii");
+  if (d === "agentbrowser") return parseAgentBrowser(text);
+  return parseYaml(text, d === "torii" || d === "toriibefore");
 }
 
 /** The addressable nodes of a kind whose name is `name` (exact after normalising, else a prefix). */

@@ -1,10 +1,11 @@
 // `npm --prefix bench run bench` (or `make bench`): the full side-by-side run, written to
 // BENCHMARKS.md and bench/results/. `--smoke` (`make bench-smoke`): one repetition on the smallest
-// page, all three servers, failing loudly when any server cannot be driven; writes only
+// page, every server, failing loudly when any server cannot be driven; writes only
 // bench/results/smoke.*.
 //
-// Flags: --reps N (default 15), --servers torii,playwright,devtools, --pages rows-100,article,…
-// (a subset), --out FILE (markdown; a partial run should not overwrite BENCHMARKS.md),
+// Flags: --reps N (default 15), --servers torii,playwright,devtools,agentbrowser, --pages rows-100,article,…
+// (a subset), --before BIN (or TORII_BEFORE_BIN: a torii built from the last commit, measured in the
+// same run beside the working tree's build for a before/after), --out FILE (markdown; a partial run should not overwrite BENCHMARKS.md),
 // --report-only results/latest.json (re-render the report from a saved run).
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -17,23 +18,60 @@ import type { Dialect } from "./fidelity.ts";
 import { Fixtures, REALISTIC_PAGES, TABLE_PAGES, type Page } from "./fixtures.ts";
 import { MemSampler, TOKENIZER, type MemGroup } from "./metrics.ts";
 import { closingNotes, markdown, png, svg, targets, writeReport, type RunResult } from "./report.ts";
-import { FORM_FIELDS, clickObserve, fillForm, navigate, snapshotPage } from "./scenarios.ts";
-import { makeServers, packageVersion, type BenchServer } from "./servers.ts";
+import { AgentBrowserMcp } from "./agent-browser.ts";
+import { FORM_FIELDS, cheapCall, clickObserve, fillForm, navigate, snapshotPage } from "./scenarios.ts";
+import { DevtoolsMcp, PEER_PACKAGE, PlaywrightMcp, ToriiMcp, packageVersion, type BenchServer } from "./servers.ts";
+
+const ALL_SERVERS = "torii,playwright,devtools,agentbrowser";
+
+function makeServers(ids: Dialect[]): BenchServer[] {
+  const all: Record<Dialect, () => BenchServer> = {
+    torii: () => new ToriiMcp(),
+    toriibefore: () => {
+      if (!beforeBin) throw new Error("toriibefore needs --before BIN (or TORII_BEFORE_BIN)");
+      return new ToriiMcp(beforeBin, true);
+    },
+    playwright: () => new PlaywrightMcp(),
+    devtools: () => new DevtoolsMcp(),
+    agentbrowser: () => new AgentBrowserMcp(),
+  };
+  return ids.map((id) => {
+    const make = all[id];
+    if (!make) throw new Error(`unknown server "${id}" (known: ${ALL_SERVERS})`);
+    return make();
+  });
+}
+
+/** Which source tree the Torii binary was built from: the commit, and whether the tree had edits. */
+function treeState(): string {
+  try {
+    const head = execFileSync("git", ["-C", repoRoot, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const lines = execFileSync("git", ["-C", repoRoot, "status", "--porcelain"], { encoding: "utf8" }).split("\n").filter(Boolean);
+    const added = lines.filter((l) => l.startsWith("??")).length;
+    const changed = lines.length - added;
+    return lines.length ? `${head} + uncommitted changes (${changed} files changed, ${added} new)` : head;
+  } catch {
+    return "?";
+  }
+}
 
 const { values: flags } = parseArgs({
   options: {
     smoke: { type: "boolean", default: false },
     reps: { type: "string" },
-    servers: { type: "string", default: "torii,playwright,devtools" },
+    servers: { type: "string", default: ALL_SERVERS },
     out: { type: "string" },
     pages: { type: "string" },
     "report-only": { type: "string" },
+    before: { type: "string" },
   },
 });
 
 const smoke = flags.smoke === true;
 const reps = smoke ? 1 : Number(flags.reps ?? process.env.BENCH_REPS ?? 15);
 const ids = String(flags.servers).split(",").map((s) => s.trim()).filter(Boolean) as Dialect[];
+const beforeBin = flags.before ?? process.env.TORII_BEFORE_BIN;
+if (beforeBin && ids.includes("torii") && !ids.includes("toriibefore")) ids.splice(ids.indexOf("torii") + 1, 0, "toriibefore");
 const resultsDir = join(benchDir, "results");
 const log = (s: string) => process.stdout.write(s + "\n");
 
@@ -81,7 +119,7 @@ async function main(): Promise<void> {
         node: process.versions.node,
         chromium: chromiumVersion,
         tokenizer: TOKENIZER,
-        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "torii" ? `${s.version}${(s as { permissive?: boolean }).permissive ? " (`torii launch --permissive`: every origin allowed, approvals pre-granted; the policy gate still runs on every call)" : ""}` : `${s.version} (npm ${packageVersion(s.id === "playwright" ? "@playwright/mcp" : "chrome-devtools-mcp")})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
+        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "toriibefore" ? `${s.version}: an earlier build (that commit, without the working tree's changes), launched the same way` : s.id === "torii" ? `${s.version}, tree ${treeState()}${(s as { permissive?: boolean }).permissive ? " (`torii launch --permissive`: every origin allowed, approvals pre-granted; the policy gate still runs on every call)" : ""}` : `${s.version} (npm ${packageVersion(PEER_PACKAGE[s.id as keyof typeof PEER_PACKAGE])})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
         notes: [],
       },
       snapshot: {},
@@ -102,6 +140,7 @@ async function main(): Promise<void> {
     const table = TABLE_PAGES[0]!;
     const checkout = REALISTIC_PAGES.find((p) => p.id === "checkout")!;
     log("actions:");
+    result.cheap = await cheapCall(servers, smoke ? 1 : reps * 10, log);
     result.navigate = { page: smoke ? table.title : article.title, res: await navigate(servers, fx, smoke ? table : article, reps, log) };
     result.click = { page: table.title, res: await clickObserve(servers, fx, table, reps, log) };
     result.form = { page: checkout.title, fields: FORM_FIELDS, res: await fillForm(servers, fx, checkout, reps, log) };
@@ -114,7 +153,7 @@ async function main(): Promise<void> {
     }
 
     await mkdir(resultsDir, { recursive: true });
-    const partial = !smoke && (flags.out !== undefined || flags.pages !== undefined || flags.servers !== "torii,playwright,devtools");
+    const partial = !smoke && (flags.out !== undefined || flags.pages !== undefined || flags.servers !== ALL_SERVERS);
     const stem = smoke ? "smoke" : partial ? "partial" : "latest";
     await writeFile(join(resultsDir, `${stem}.json`), JSON.stringify(result, null, 1));
     const chart = join(resultsDir, `${stem}.png`);
@@ -124,7 +163,7 @@ async function main(): Promise<void> {
     const rel = relative(join(mdPath, ".."), chart);
     await writeReport(mdPath, markdown(result, rel));
     log(`\nwrote ${relative(process.cwd(), mdPath)} and ${relative(process.cwd(), chart)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    for (const t of targets(result)) log(`  target ${t.what}: ${(t.torii / t.peer).toFixed(2)}× ${t.peerName} (goal ≤ ${t.limit}×)${t.extra ? ` — ${t.extra}` : ""}`);
+    for (const t of targets(result)) log(`  target ${t.what}: ${t.torii}${t.ratio === undefined ? "" : ` = ${t.ratio.toFixed(2)}×`} against ${t.against} (goal ${t.goal}) ${t.met ? "met" : "MISSED"}`);
   } finally {
     await cleanup();
   }

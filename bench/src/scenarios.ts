@@ -19,6 +19,8 @@ export interface SnapshotStats extends Series {
   /** Repetitions that failed (e.g. the server's own time limit), with the first error. */
   failures: number;
   error?: string;
+  /** agent-browser: characters of its default snapshot (interactive elements only, no page text). */
+  interactiveChars?: number;
 }
 
 export interface TaskStats extends Series {
@@ -64,10 +66,15 @@ export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: P
       o.failures++;
       o.error ??= e.message.split("\n").slice(0, 3).join(" ").slice(0, 300);
       log(`  ${page.id.padEnd(11)} ${s.label.padEnd(20)} FAILED: ${o.error}`);
+      await s.recover();
     }
   };
   if (opts.warmup) await interleave(servers, 1, (s) => once(s, false));
   await interleave(servers, reps, (s) => once(s, true));
+  for (const s of servers) {
+    const o = out[s.id]!;
+    if (o.last) o.interactiveChars = await s.interactiveChars().catch(() => undefined);
+  }
   const res: PerServer<SnapshotStats> = {};
   for (const s of servers) {
     const { last, ...o } = out[s.id]!;
@@ -85,6 +92,30 @@ export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: P
     log(`  ${page.id.padEnd(11)} ${s.label.padEnd(20)} ${fmtMs(o.ms)}  ${o.chars.at(-1)} chars  ${o.tokens} tokens  fidelity ${o.fidelity.found}/${o.fidelity.total}${o.calls > 1 ? `  (${o.calls} calls)` : ""}${o.failures ? `  ${o.failures} failed` : ""}`);
   }
   return res;
+}
+
+/**
+ * The fixed cost of one call: each server's cheapest tool that reaches the browser (Torii `tabs`,
+ * Playwright `browser_tabs`, DevTools `list_pages`, agent-browser `agent_browser_get_url`), and beside
+ * it an MCP `ping`, which no tool handles: the transport alone. Interleaved per call, after a warm-up.
+ */
+export async function cheapCall(servers: BenchServer[], reps: number, log: Log): Promise<PerServer<{ tool: string; ms: number[]; pingMs: number[] }>> {
+  const out: PerServer<{ tool: string; ms: number[]; pingMs: number[] }> = {};
+  for (const s of servers) out[s.id] = { tool: s.cheapTool.name, ms: [], pingMs: [] };
+  const one = async (s: BenchServer, timed: boolean) => {
+    const r = await s.call(s.cheapTool.name, s.cheapTool.args());
+    const p = await s.ping();
+    if (!timed) return;
+    out[s.id]!.ms.push(r.ms);
+    out[s.id]!.pingMs.push(p);
+  };
+  await interleave(servers, 5, (s) => one(s, false));
+  await interleave(servers, reps, (s) => one(s, true));
+  for (const s of servers) {
+    const o = out[s.id]!;
+    log(`  cheapest    ${s.label.padEnd(20)} ${o.tool} ${fmtMs(o.ms)}  ping ${fmtMs(o.pingMs)}`);
+  }
+  return out;
 }
 
 /** Navigate latency: a fresh URL each time so no server can answer from "already there". */

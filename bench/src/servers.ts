@@ -1,7 +1,8 @@
-// The three MCP servers under test, each started against the same installed Chromium and driven
-// through the same MCP client library (@modelcontextprotocol/sdk) over stdio. Each adapter maps
-// the benchmark's operations (navigate, snapshot, click-and-observe, fill a form) onto that
-// server's own tools, the way an agent would use them.
+// The MCP servers under test (agent-browser's adapter is in agent-browser.ts), each started
+// against the same installed Chromium and driven through the same MCP client library
+// (@modelcontextprotocol/sdk) over stdio. Each adapter maps the benchmark's operations (navigate,
+// snapshot, click-and-observe, fill a form, the cheapest call) onto that server's own tools, the
+// way an agent would use them.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -55,6 +56,7 @@ export abstract class BenchServer {
   protected readonly stderr = new Tail();
   toolsListChars = 0;
   toolCount = 0;
+  protected toolNames = new Set<string>();
 
   abstract start(): Promise<void>;
   abstract stop(): Promise<void>;
@@ -68,15 +70,37 @@ export abstract class BenchServer {
   abstract clickObserve(el: Addressable): Promise<CallResult>;
   /** Fill every field and press submit, the server's most economical way. */
   abstract fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]>;
+  /** After a failed call the run tolerates: get the server usable for the next page. */
+  async recover(): Promise<void> {}
+  /** A server whose default snapshot is not the whole page (agent-browser) gives that one's size here. */
+  async interactiveChars(): Promise<number | undefined> {
+    return undefined;
+  }
+  /** The server's cheapest tool that still reaches the browser (a tab list, the URL). */
+  abstract readonly cheapTool: { name: string; args: () => Record<string, unknown> };
 
   protected async connect(t: StdioClientTransport): Promise<void> {
     this.transport = t;
     t.stderr?.on("data", (d: Buffer) => this.stderr.push(d.toString()));
     await this.client.connect(t);
     this.version = this.client.getServerVersion()?.version ?? "?";
-    const list = await this.client.listTools();
-    this.toolsListChars = JSON.stringify(list.tools).length;
-    this.toolCount = list.tools.length;
+    const tools = [];
+    let cursor: string | undefined;
+    do {
+      const list = await this.client.listTools(cursor ? { cursor } : undefined);
+      tools.push(...list.tools);
+      cursor = list.nextCursor;
+    } while (cursor);
+    this.toolsListChars = JSON.stringify(tools).length;
+    this.toolCount = tools.length;
+    this.toolNames = new Set(tools.map((t) => t.name));
+  }
+
+  /** An MCP `ping`: the transport alone, no tool and no browser. */
+  async ping(): Promise<number> {
+    const t0 = now();
+    await this.client.ping();
+    return now() - t0;
   }
 
   get pid(): number | undefined {
@@ -136,6 +160,8 @@ export class PlaywrightMcp extends BenchServer {
   mem(): MemGroup {
     return { roots: () => (this.pid ? [this.pid] : []), classify: peerRole };
   }
+
+  readonly cheapTool = { name: "browser_tabs", args: () => ({ action: "list" }) };
 
   navigate(url: string) {
     return this.call("browser_navigate", { url });
@@ -209,6 +235,8 @@ export class DevtoolsMcp extends BenchServer {
     return { roots: () => (this.pid ? [this.pid] : []), classify: peerRole };
   }
 
+  readonly cheapTool = { name: "list_pages", args: () => ({}) };
+
   navigate(url: string) {
     return this.call("navigate_page", { pageId: this.pageId, type: "url", url });
   }
@@ -239,8 +267,14 @@ export class DevtoolsMcp extends BenchServer {
  * the extension's own process (its service worker) broken out.
  */
 export class ToriiMcp extends BenchServer {
-  readonly id = "torii" as const;
-  readonly label = "Torii";
+  readonly id: "torii" | "toriibefore";
+  readonly label: string;
+  /** The binary; `before` marks a build of the last commit, measured in the same run for a before/after. */
+  constructor(private readonly bin = toriiBin, before = false) {
+    super();
+    this.id = before ? "toriibefore" : "torii";
+    this.label = before ? "Torii before" : "Torii";
+  }
   private root = "";
   private env: Record<string, string> = {};
   private daemonPid = 0;
@@ -264,14 +298,14 @@ export class ToriiMcp extends BenchServer {
     // The peers have no policy at all; Torii's dedicated profile gets `--permissive` (every origin
     // allowed, act mode on, approvals pre-granted) where the binary has it. Its policy gate still
     // runs on every call, so its cost is measured. Older binaries had no allowlist and no flag.
-    const help = await run(toriiBin, ["launch", "-h"], this.env, 15_000);
+    const help = await run(this.bin, ["launch", "-h"], this.env, 15_000);
     this.permissive = /-permissive\b/.test(help.stdout + help.stderr);
     const launchArgs = ["launch", "--headless", "--browser", browserPath(), ...(this.permissive ? ["--permissive"] : [])];
-    const launched = await run(toriiBin, launchArgs, this.env, 90_000);
+    const launched = await run(this.bin, launchArgs, this.env, 90_000);
     // Pids first, so stop() can end what launch started even when it failed.
     const bp = /\(pid (\d+)/.exec(launched.stderr + launched.stdout);
     if (bp) this.browserPid = Number(bp[1]);
-    const st = await run(toriiBin, ["status", "--json"], this.env, 15_000).catch(() => ({ code: 1, stdout: "", stderr: "" }));
+    const st = await run(this.bin, ["status", "--json"], this.env, 15_000).catch(() => ({ code: 1, stdout: "", stderr: "" }));
     try {
       const j = JSON.parse(st.stdout) as { pid?: number; PID?: number };
       this.daemonPid = j.pid ?? j.PID ?? 0;
@@ -283,7 +317,7 @@ export class ToriiMcp extends BenchServer {
         `--- daemon log (tail) ---\n${tailOf(join(state, "torii.log"))}\n--- browser log (tail) ---\n${tailOf(join(state, "browser.log"))}`);
     }
     if (!this.daemonPid) throw new Error(`torii status --json gave no daemon pid:\n${st.stdout}\n${st.stderr}`);
-    await this.connect(new StdioClientTransport({ command: toriiBin, args: ["mcp", "--session-label", "bench"], env: this.env, stderr: "pipe" }));
+    await this.connect(new StdioClientTransport({ command: this.bin, args: ["mcp", "--session-label", "bench"], env: this.env, stderr: "pipe" }));
   }
 
   async stop(): Promise<void> {
@@ -306,11 +340,14 @@ export class ToriiMcp extends BenchServer {
     return {
       roots: () => [this.daemonPid, this.browserPid, this.pid ?? 0].filter(Boolean),
       classify: (cmd) => {
-        if (argv0(cmd) !== "torii") return chromeRole(cmd);
+        // The binary may carry another name (a copied build): the browser's processes are the rest.
+        if (!argv0(cmd).startsWith("torii")) return chromeRole(cmd);
         return / mcp\b/.test(cmd) ? "mcp-proxy" : "daemon";
       },
     };
   }
+
+  readonly cheapTool = { name: "tabs", args: () => ({}) };
 
   async navigate(url: string): Promise<CallResult> {
     const r = await this.call("navigate", this.tabId === undefined ? { url } : { url, tabId: this.tabId });
@@ -341,7 +378,15 @@ export class ToriiMcp extends BenchServer {
     return this.call("click", { tabId: this.tabId, ref: el.ref, observe: "diff" });
   }
 
+  /** `fill_form` (every field in one call) where the binary has it; else one call per field. */
   async fillForm(fields: FormField[], submit: Addressable): Promise<CallResult[]> {
+    if (this.toolNames.has("fill_form")) {
+      const filled = await this.call("fill_form", {
+        tabId: this.tabId,
+        fields: fields.map((f) => ({ ref: f.el.ref, value: f.type === "checkbox" || f.type === "radio" ? true : f.value })),
+      });
+      return [filled, await this.clickObserve(submit)];
+    }
     const out: CallResult[] = [];
     for (const f of fields) {
       if (f.type === "text") out.push(await this.call("fill", { tabId: this.tabId, ref: f.el.ref, value: f.value }));
@@ -368,17 +413,8 @@ function argv0(cmd: string): string {
 const BROWSER_EXE = /^(chromium|chromium-browser|chrome|google-chrome|google-chrome-stable|headless_shell)$/;
 
 /** A peer's tree: the browser it launched, and the rest (its Node.js server, however it names itself). */
-function peerRole(cmd: string): string {
+export function peerRole(cmd: string): string {
   return BROWSER_EXE.test(argv0(cmd)) || cmd.includes(" --type=") ? chromeRole(cmd) : "server";
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function run(cmd: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -403,6 +439,16 @@ function run(cmd: string, args: string[], env: Record<string, string>, timeoutMs
   });
 }
 
+/** Whether a process still runs. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Versions of what is measured, for the report. */
 export function packageVersion(name: string): string {
   try {
@@ -412,7 +458,6 @@ export function packageVersion(name: string): string {
   }
 }
 
-export function makeServers(ids: Dialect[]): BenchServer[] {
-  const all: Record<Dialect, () => BenchServer> = { torii: () => new ToriiMcp(), playwright: () => new PlaywrightMcp(), devtools: () => new DevtoolsMcp() };
-  return ids.map((id) => all[id]());
-}
+/** The npm package each peer is pinned as (bench/package.json). */
+export const PEER_PACKAGE: Record<Exclude<Dialect, "torii" | "toriibefore">, string> = { playwright: "@playwright/mcp", devtools: "chrome-devtools-mcp", agentbrowser: "agent-browser" };
+

@@ -1,4 +1,4 @@
-// Issue 3's speed bench (`make bench-tools`; not part of `make test`): the real path — MCP client
+// The tools speed bench (`make bench-tools`; not part of `make test`): the real path — MCP client
 // (official TS SDK) → `torii mcp` → daemon → extension → headless Chromium — on table.html with
 // 100, 1,000 and 10,000 rows. Reports snapshot latency (median, p95) and size, click-plus-observe
 // latency, a no-op tool's round trip (`tabs`) and the size of tools/list, against the issue's

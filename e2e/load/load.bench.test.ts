@@ -1,4 +1,4 @@
-// Issue 5's load benchmark (`make bench-load`): 8 concurrent agent sessions (`torii mcp`
+// The load benchmark (`make bench-load`): 8 concurrent agent sessions (`torii mcp`
 // processes), each driving its own tab through 200 mixed calls (snapshot, click, fill,
 // read_text) against one real headless Chromium and one daemon. Reports throughput, per-call
 // latency (median, p95, p99), queue waits, the daemon's RSS idle and peak, misrouted/lost

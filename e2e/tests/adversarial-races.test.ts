@@ -37,7 +37,9 @@ describeBrowser("adversarial: check-then-act races", () => {
       ["read_text", {}],
     ] as const) {
       it(`${tool}${"format" in args ? ` (${args.format})` : ""} while the tab bounces A ↔ ${x}: ${TRIES} tries, zero leaks`, async () => {
-        const { tabId } = await R().open("/bounce", { x, ms: 40 });
+        const gate = `${x}-${tool}-${Math.random().toString(36).slice(2)}`;
+        const { tabId } = await R().open("/bounce", { x, ms: 40, gate });
+        R().site.openGate(gate);
         await race(tool, tool === "tabs" ? {} : { tabId, ...args });
       });
     }

@@ -1,4 +1,4 @@
-// Issue 2 (f): an idle MV3 worker is killed after 30 s unless it keeps
+// An idle MV3 worker is killed after 30 s unless it keeps
 // talking; the link must stay up, on the same socket, past that.
 import { expect, test } from "vitest";
 import { pairBrowser } from "../src/browser.ts";

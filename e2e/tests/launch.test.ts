@@ -1,4 +1,4 @@
-// Issue 2 (b): `torii launch` starts a managed browser that pairs itself via a
+// `torii launch` starts a managed browser that pairs itself via a
 // one-time secret, with no clicks, and returns once the link is up.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

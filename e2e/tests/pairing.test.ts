@@ -1,4 +1,4 @@
-// Issue 2 (a): pairing by code. The test plays the person: it compares the
+// Pairing by code. The test plays the person: it compares the
 // code in the popup with the one `torii pair` shows, then answers the prompt.
 import { expect, test } from "vitest";
 import { type Browser, clickPairAndReadCode, extState, saysConnected, setDaemonUrl, statusText, waitForPopupConnected } from "../src/browser.ts";

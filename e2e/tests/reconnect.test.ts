@@ -1,4 +1,4 @@
-// Issue 2 (c) and (d): the paired link comes back on its own after the daemon
+// The paired link comes back on its own after the daemon
 // restarts and after Chrome stops the service worker, with no re-pairing.
 import { expect, test } from "vitest";
 import { type Browser, extState, pairBrowser, waitForPopupConnected } from "../src/browser.ts";

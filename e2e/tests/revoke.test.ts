@@ -1,4 +1,4 @@
-// Issue 2 (e): revoking a device closes its live link at once, and the
+// Revoking a device closes its live link at once, and the
 // extension does not get back in on its own.
 import { expect, test } from "vitest";
 import { extState, pairBrowser, saysConnected, statusText } from "../src/browser.ts";

@@ -1,4 +1,4 @@
-// Issue 4 end to end: the person's gates enforced in the extension, in real headless Chromium,
+// End to end: the person's gates enforced in the extension, in real headless Chromium,
 // through the real daemon and a real MCP client. Origin allowlist (redirects, popups, frames),
 // act mode, code execution switches, password guard, approvals, handoff, pause, audit.
 import type { Page } from "playwright-core";
@@ -14,10 +14,10 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const SENTINEL = "S3ntinel-Secret-94b1e";
-/** A tab the agent did not open may be refused by ownership (issue 5) before the allowlist. */
+/** A tab the agent did not open may be refused by ownership before the allowlist. */
 const REFUSED_OTHER = ["origin_not_allowed", "tab_not_owned"];
 
-describeBrowser("safety gates (issue 4)", () => {
+describeBrowser("safety gates", () => {
   const rig = useRig();
   let torii: Torii;
   let browser: Browser;
@@ -82,7 +82,7 @@ describeBrowser("safety gates (issue 4)", () => {
     expectNoBlockedHost(tabs);
     for (const tool of ["snapshot", "read_text", "screenshot"]) {
       const r = await call(tool);
-      // Refused by the allowlist, or first by tab ownership (issue 5): never read.
+      // Refused by the allowlist, or first by tab ownership: never read.
       expect([...REFUSED_OTHER, "no_tab"], `${tool}: ${r.text}`).toContain(r.error?.code);
       expectNoBlockedHost(r);
     }
@@ -295,7 +295,7 @@ describeBrowser("safety gates (issue 4)", () => {
     // session's call without tabId goes to the handed tab, which handoff made active, and the
     // extension refuses it.
     const other = await Mcp.connect(torii, "other");
-    // With tab ownership (issue 5) the daemon refuses it before the extension does; either way
+    // With tab ownership the daemon refuses it before the extension does; either way
     // nothing of the page is read.
     const HELD = ["handoff_active", "no_tab", "tab_not_owned"];
     const meanwhile = await other.call("snapshot");

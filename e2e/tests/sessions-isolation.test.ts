@@ -1,4 +1,4 @@
-// Issue 5: several real agent sessions (`torii mcp` processes, official MCP TS SDK over stdio)
+// Several real agent sessions (`torii mcp` processes, official MCP TS SDK over stdio)
 // against one real browser at once: isolation (tab_not_owned, listing), ordering, fairness,
 // cancellation, and the bad inputs (forged label, a tab closed while a call waits, a flooding
 // client, a client leaving mid-call, the extension going away with calls in flight).

@@ -1,4 +1,4 @@
-// Issue 6 (side panel, multi-agent room): the real extension's sidepanel.html, opened as a tab for
+// The side panel and its multi-agent room: the real extension's sidepanel.html, opened as a tab for
 // one window, chatting through the real daemon with the deterministic scripted ACP agent
 // (internal/agents/scripted) configured twice, as "alpha" (the default) and "beta".
 import { execFile } from "node:child_process";

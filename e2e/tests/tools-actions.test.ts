@@ -1,4 +1,4 @@
-// Issue 3: the action tools through the real path (MCP client → `torii mcp` → daemon → extension →
+// The action tools through the real path (MCP client → `torii mcp` → daemon → extension →
 // page), each asserting the page's resulting state read back through Playwright.
 import { expect, test } from "vitest";
 import { describeBrowser } from "../src/harness.ts";

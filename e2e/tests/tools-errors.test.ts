@@ -1,4 +1,4 @@
-// Issue 3, bad input: each gets its typed error code within its timeout — never a hang, never an
+// Bad input to the browser tools: each gets its typed error code within its timeout — never a hang, never an
 // action on the wrong element. Through the real path (MCP client → torii mcp → daemon → extension).
 import { expect, test } from "vitest";
 import { describeBrowser } from "../src/harness.ts";
@@ -61,7 +61,7 @@ describeBrowser("browser tools: bad input", () => {
       ["screenshot", {}],
     ] as [string, Record<string, unknown>][]) {
       const r = await within(5_000, mcp.call(tool, { ...args, tabId: 999_999_999 }));
-      // With tab ownership on (issue 5) a tab the session does not own — existing or not — gets
+      // With tab ownership on, a tab the session does not own — existing or not — gets
       // tab_not_owned, the same words either way; without it, no_tab.
       expect(["no_tab", "tab_not_owned"], `${tool}: ${r.text}`).toContain(r.error?.code);
     }

@@ -1,4 +1,4 @@
-// Issue 3: the perception tools through the real path — MCP client (official TS SDK) → `torii mcp`
+// The perception tools through the real path — MCP client (official TS SDK) → `torii mcp`
 // → the daemon → the extension in headless Chromium → fixture pages on loopback — asserting what
 // the page really is, read back through Playwright.
 import { readFile } from "node:fs/promises";
@@ -36,7 +36,7 @@ describeBrowser("browser tools: perception", () => {
       expect(t.annotations?.readOnlyHint, `${t.name} readOnlyHint`).toBeTypeOf("boolean");
       expect(t.inputSchema.type, `${t.name} inputSchema`).toBe("object");
     }
-    // The whole tools/list costs context on every agent turn (issue 3: ≤ 12,000 characters). The
+    // The whole tools/list costs context on every agent turn (≤ 12,000 characters). The
     // daemon serves the registry's wire form plus its own tools; docs/tools.md states the total as
     // agents get it, to the character.
     const stated = Number(/tools\/list` is ([\d,]+) characters/.exec(md)?.[1]?.replace(/,/g, ""));
@@ -231,12 +231,18 @@ describeBrowser("browser tools: perception", () => {
     const { tabId, page } = await rig().open("actions.html");
     // Attaching chrome.debugger may show Chrome's "is debugging this browser" bar, which resizes
     // the viewport once: measure the page only after the first capture has attached it.
+    // A result with an image has no structuredContent (the image rides in content only): the
+    // stated size is the text's "WxH".
+    const stated = (text: string) => {
+      const m = /: (\d+)x(\d+) /.exec(text);
+      return { width: Number(m?.[1]), height: Number(m?.[2]) };
+    };
     const measure = () => page.evaluate(() => ({ w: innerWidth, h: innerHeight, dpr: devicePixelRatio, full: document.documentElement.scrollHeight }));
     await expect
       .poll(async () => {
         const r = await rig().mcp.ok("screenshot", { tabId, quality: 10 });
         const m = await measure();
-        return r.data.width === m.w * m.dpr && r.data.height === m.h * m.dpr;
+        return stated(r.text).width === m.w * m.dpr && stated(r.text).height === m.h * m.dpr;
       }, { timeout: 10_000 })
       .toBe(true);
     const vp = await measure();
@@ -245,8 +251,8 @@ describeBrowser("browser tools: perception", () => {
       expect(r.images).toHaveLength(1);
       const img = r.images[0]!;
       const size = imageSize(Buffer.from(img.data, "base64"));
-      expect(size.width).toBe(r.data.width);
-      expect(size.height).toBe(r.data.height);
+      expect(r.data).toEqual({});
+      expect(size).toMatchObject(stated(r.text));
       return { ...size, mime: img.mimeType, type: size.type };
     };
     const jpeg = await shot({});

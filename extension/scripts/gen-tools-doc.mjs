@@ -91,7 +91,11 @@ lines.push("- **Read** tools never change the page; **write** tools do; **destru
   "Annotations: `readOnlyHint`, `destructiveHint` (write tools), `idempotentHint` (read tools, except `scroll` and `handoff`).");
 lines.push("- `waitFor` (every action): " + Object.entries(m.WAIT_FOR_SCHEMA.properties).map(([k, s]) => `\`${k}\` ${typeOf(s)}${limits(s) ? ` (${limits(s)})` : ""}`).join(", ") + "; exactly one of selector, text, ref.");
 lines.push("- `observe` (every action): `none` (default), `snapshot`, `diff` (changes since this tab's previous snapshot), `text`.");
-lines.push("- Results: a text block (plus an image block for `screenshot`) and the same data as `structuredContent`. " +
+lines.push("- Results: a text block with the whole result, and `structuredContent` with the same result as fields, whole on its own " +
+  "(the outline, the page's text or what an action did under `text`, unless its fields already say it, as `find`'s matches do), " +
+  "so a client that reads only one of them sees everything once. No output schema is published (every turn pays for tools/list). " +
+  "`screenshot` returns an image block and no `structuredContent`: only content blocks carry images. " +
+  "`fill_form` checks every field (element, kind of value, options, read-only, password) before it fills any: one bad field fails the call, naming `fields.<i>`, with the form untouched. " +
   "An action that opens a JavaScript dialog returns `dialog: {type, message}`; call `handle_dialog` next. A dialog raised by a frame whose origin is not on the allowlist comes as `dialog: {type, foreign: true}`, without its text: only the person can answer it (`handoff`).");
 lines.push("");
 lines.push("## Tools");

@@ -33,6 +33,7 @@ export class FakeSocket implements SocketLike {
   constructor(
     readonly url: string,
     private readonly onFrame: (s: FakeSocket, msg: Record<string, unknown>) => void,
+    readonly protocols: string[] = [],
   ) {}
 
   send(data: string): void {
@@ -99,8 +100,8 @@ export class FakeDaemon {
     readonly origin: string,
   ) {}
 
-  open = (url: string): FakeSocket => {
-    const s = new FakeSocket(url, (sock, msg) => void this.frame(sock, msg));
+  open = (url: string, protocols?: string[]): FakeSocket => {
+    const s = new FakeSocket(url, (sock, msg) => void this.frame(sock, msg), protocols ?? []);
     this.sockets.push(s);
     setTimeout(() => {
       if (this.online) s.onopen?.({});
@@ -189,7 +190,7 @@ export class FakeDaemon {
           s.serverClose(1008, "authentication failed");
           return;
         }
-        reply({ deviceId: p.deviceId, deviceName: "Chrome on Linux" });
+        reply({ deviceId: p.deviceId, deviceName: "Chrome on Linux", ticket: `tk${this.sockets.indexOf(s)}` });
         return;
       }
       case "initialize":

@@ -232,6 +232,17 @@ describe("Link", () => {
     expect(t.daemon.last.methods()).toEqual(["torii/hello", "torii/auth", "initialize", "session/new"]);
   });
 
+  it("a reconnect offers the ticket of the last torii/auth (SECURITY I-57)", async () => {
+    const t = await setup();
+    await t.prePair();
+    await t.link.start();
+    await until(() => t.link.state().status === "connected", "connected");
+    expect(t.daemon.sockets[0]!.protocols).toEqual([]); // nothing to offer before the first auth
+    t.daemon.last.serverClose(1001, "going away");
+    await until(() => t.daemon.sockets.length === 2 && t.link.state().status === "connected", "reconnected");
+    expect(t.daemon.sockets[1]!.protocols).toEqual(["acp.v1", "torii.ticket.tk0"]);
+  });
+
   it("unpair forgets the identity and the pinned key", async () => {
     const t = await setup();
     await t.prePair();

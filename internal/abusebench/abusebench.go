@@ -2,16 +2,19 @@
 // private state directory, pairs a fake extension (linktest, with an MCP
 // tool server from mcpbridgetest), and runs one flood after another against
 // the daemon while a legitimate client keeps calling a tool through the
-// extension. For each flood it prints that client's p50/p99, whether the
-// extension stayed connected (and how long a reconnect took), and the
+// extension. Each flood runs in a child process of its own, so the
+// legitimate client's latency is not the flood's goroutines queueing in
+// front of it, and the CPU of each side is measured apart. For each flood
+// it prints that client's p50/p99, how long a paired extension's reconnect
+// takes during the flood, the CPU the daemon and the flooder spent, and the
 // daemon's open fds and RSS before and after. It is not part of `make test`.
 package abusebench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,37 +28,70 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 const serverID = "7d1c1f0e-5a55-4f0b-9c8e-3b7f1a2e4d10"
 
+// settle is how long after a flood the daemon's fds and RSS are read again.
+const settle = 10 * time.Second
+
 type bench struct {
-	bin, dir, addr string
-	cmd            *exec.Cmd
-	ctl            *control.Client
-	token          string
-	ext            atomic.Pointer[linktest.Client]
-	provider       *mcpbridgetest.Provider
-	dur            time.Duration
+	bin, dir, addr, sock string
+	cmd                  *exec.Cmd
+	ctl                  *control.Client
+	token                string
+	ext                  atomic.Pointer[linktest.Client]
+	probe                *linktest.Device // a second paired device whose reconnects are timed
+	ticket               string           // its reconnect ticket, as the extension keeps it
+	provider             *mcpbridgetest.Provider
+	dur                  time.Duration
+	profileDir, pprof    string
 }
 
-// Main runs the benchmark and returns the process exit code.
+// Main runs the benchmark (or, in a child, one flood) and returns the
+// process exit code.
 func Main() int {
 	secs, _ := strconv.Atoi(os.Getenv("ABUSE_SECONDS"))
 	if secs <= 0 {
 		secs = 10
 	}
+	dur := time.Duration(secs) * time.Second
+	if i := os.Getenv("ABUSE_FLOOD"); i != "" {
+		return runChild(i, dur)
+	}
 	bin := os.Getenv("TORII_BIN")
 	if bin == "" {
 		bin = "bin/torii"
 	}
-	b := &bench{bin: bin, dur: time.Duration(secs) * time.Second}
+	b := &bench{bin: bin, dur: dur, profileDir: os.Getenv("ABUSE_PROFILE")}
 	if err := b.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-abuse:", err)
 		return 1
 	}
+	return 0
+}
+
+// runChild is one flood, in its own process; it prints its op count.
+func runChild(i string, dur time.Duration) int {
+	n, err := strconv.Atoi(i)
+	if err != nil || n < 0 || n >= len(floods) {
+		fmt.Fprintln(os.Stderr, "bench-abuse: bad flood", i)
+		return 2
+	}
+	f := &flooder{addr: os.Getenv("ABUSE_ADDR"), token: os.Getenv("ABUSE_TOKEN"), sock: os.Getenv("ABUSE_SOCK")}
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	ctl, err := control.Dial(ctx, f.sock)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-abuse:", err)
+		return 1
+	}
+	defer ctl.Close()
+	f.ctl = ctl
+	fmt.Println(floods[n].run(f, ctx))
 	return 0
 }
 
@@ -68,6 +104,13 @@ func (b *bench) run() error {
 	b.dir = dir
 	b.cmd = exec.Command(b.bin, "serve", "--listen", "127.0.0.1:0")
 	b.cmd.Env = append(os.Environ(), "TORII_STATE_DIR="+filepath.Join(dir, "s"), "TORII_CONFIG_DIR="+filepath.Join(dir, "c"))
+	if b.profileDir != "" {
+		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+			return err
+		}
+		b.pprof = freeLoopbackAddr()
+		b.cmd.Env = append(b.cmd.Env, "TORII_PPROF="+b.pprof)
+	}
 	var stderr syncBuf
 	b.cmd.Stderr = &stderr
 	if err := b.cmd.Start(); err != nil {
@@ -78,9 +121,9 @@ func (b *bench) run() error {
 	defer func() { _ = b.cmd.Process.Kill(); <-exited }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sock := filepath.Join(dir, "s", "torii.sock")
+	b.sock = filepath.Join(dir, "s", "torii.sock")
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if b.ctl, err = control.Dial(ctx, sock); err == nil {
+		if b.ctl, err = control.Dial(ctx, b.sock); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -106,32 +149,36 @@ func (b *bench) run() error {
 		func(ctx context.Context, name string, args json.RawMessage) (any, error) {
 			return mcpbridgetest.TextResult("ok"), nil
 		})
+	if b.probe, err = b.pairProbe(ctx); err != nil {
+		return err
+	}
 	if _, err := b.connectExtension(ctx); err != nil {
 		return err
 	}
 	if err := b.waitTools(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("torii bench-abuse: daemon pid %d, %s per flood, machine load %s\n\n", b.cmd.Process.Pid, b.dur, loadavg())
-	fmt.Println("| flood | flood ops | legit calls | p50 ms | p99 ms | max ms | extension | reconnect max ms | fds before → after | RSS MB before → after (+10 s) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
-	idleRSS := rssMB(b.cmd.Process.Pid)
-	floods := []struct {
-		name string
-		run  func(ctx context.Context) int64
-	}{
-		{"none (baseline)", func(ctx context.Context) int64 { <-ctx.Done(); return 0 }},
-		{"idle keep-alive TCP (held)", b.floodIdleTCP},
-		{"connect churn (open+close)", b.floodChurn},
-		{"unauthenticated WS, forged Origin", b.floodUnauthWS},
-		{"request bodies that never finish", b.floodSlowBodies},
-		{"/mcp sessions never closed", b.floodMCPSessions},
-		{"control labels (new session each)", b.floodLabels},
-		{"WS frames trickled 1 byte / 50 ms", b.floodTrickle},
+	fmt.Printf("torii bench-abuse: daemon pid %d, %s per flood (each in its own process), %d CPUs, machine load %s\n\n",
+		b.cmd.Process.Pid, b.dur, numCPU(), loadavg())
+	fmt.Println("| flood | flood ops | legit calls | p50 ms | p99 ms | max ms | extension | reconnect max ms | daemon CPU ms | flooder CPU ms | daemon µs/op | fds before → end (+10 s) | RSS MB before → +10 s | of which anon MB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	startRSS := rssMB(b.cmd.Process.Pid)
+	var idleRSS float64
+	only := map[string]bool{} // ABUSE_FLOODS=0,3: run just these (the baseline always runs)
+	for _, i := range strings.Split(os.Getenv("ABUSE_FLOODS"), ",") {
+		if i = strings.TrimSpace(i); i != "" {
+			only[i] = true
+		}
 	}
-	for _, f := range floods {
-		if err := b.one(ctx, f.name, f.run); err != nil {
+	for i, f := range floods {
+		if i > 0 && len(only) > 0 && !only[strconv.Itoa(i)] {
+			continue
+		}
+		if err := b.one(ctx, i, f.name); err != nil {
 			return err
+		}
+		if i == 0 {
+			idleRSS = rssMB(b.cmd.Process.Pid) // idle after serving the baseline's calls
 		}
 		select {
 		case err := <-exited:
@@ -139,27 +186,44 @@ func (b *bench) run() error {
 		default:
 		}
 	}
-	fmt.Printf("\nidle RSS %.1f MB; final RSS %.1f MB (%+.0f%%)\n", idleRSS, rssMB(b.cmd.Process.Pid),
-		100*(rssMB(b.cmd.Process.Pid)-idleRSS)/idleRSS)
+	final := rssMB(b.cmd.Process.Pid)
+	fmt.Printf("\nRSS at start %.1f MB; idle after the baseline %.1f MB; final %.1f MB (%+.0f%% of idle), of which anon %.1f MB; load now %s\n",
+		startRSS, idleRSS, final, 100*(final-idleRSS)/idleRSS, anonMB(b.cmd.Process.Pid), loadavg())
 	return nil
 }
 
-// one runs a flood for b.dur while the legitimate client calls echo
-// through the extension and the extension is kept connected.
-func (b *bench) one(ctx context.Context, name string, flood func(context.Context) int64) error {
+// one runs flood i for b.dur in a child process while the legitimate
+// client calls echo through the extension, the extension is kept
+// connected, and a second paired device reconnects three times.
+func (b *bench) one(ctx context.Context, i int, name string) error {
 	pid := b.cmd.Process.Pid
-	fds0, rss0 := fdCount(pid), rssMB(pid)
+	fds0, rss0, anon0, cpu0 := fdCount(pid), rssMB(pid), anonMB(pid), cpuTime(pid)
+	child := exec.CommandContext(ctx, os.Args[0])
+	child.Env = append(os.Environ(), "ABUSE_FLOOD="+strconv.Itoa(i), "ABUSE_ADDR="+b.addr, "ABUSE_TOKEN="+b.token,
+		"ABUSE_SOCK="+b.sock, "ABUSE_SECONDS="+strconv.Itoa(int(b.dur/time.Second)))
+	var out, errOut syncBuf
+	child.Stdout, child.Stderr = &out, &errOut
+	start := time.Now()
+	if err := child.Start(); err != nil {
+		return err
+	}
+	childDone := make(chan error, 1)
+	go func() { childDone <- child.Wait() }()
 	fctx, stop := context.WithTimeout(ctx, b.dur)
 	defer stop()
-	var ops int64
-	var fwg sync.WaitGroup
-	fwg.Add(1)
-	go func() { defer fwg.Done(); ops = flood(fctx) }()
 
-	var lat []time.Duration
+	var prof sync.WaitGroup
+	if b.pprof != "" {
+		prof.Add(1)
+		go func() {
+			defer prof.Done()
+			secs := max(1, int(b.dur/time.Second)-1)
+			b.saveProfile(fmt.Sprintf("%d-cpu.pb.gz", i), fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs))
+		}()
+	}
 	var drops, reconnectMax atomic.Int64
 	var kwg sync.WaitGroup
-	kwg.Add(1)
+	kwg.Add(2)
 	go func() { // keep the extension connected, as its service worker does
 		defer kwg.Done()
 		for fctx.Err() == nil {
@@ -167,24 +231,47 @@ func (b *bench) one(ctx context.Context, name string, flood func(context.Context
 			select {
 			case <-c.Done():
 				drops.Add(1)
-				start := time.Now()
 				for fctx.Err() == nil {
 					if _, err := b.connectExtension(ctx); err == nil {
 						break
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
-				if ms := time.Since(start).Milliseconds(); ms > reconnectMax.Load() {
-					reconnectMax.Store(ms)
-				}
 			case <-fctx.Done():
 			}
 		}
 	}()
+	go func() { // the paired extension's reconnect, timed from dial to authenticated
+		defer kwg.Done()
+		for k := 1; k <= 3; k++ {
+			select {
+			case <-time.After(time.Until(start.Add(b.dur * time.Duration(k) / 4))):
+			case <-fctx.Done():
+				return
+			}
+			t0 := time.Now()
+			for {
+				rctx, rc := context.WithTimeout(ctx, 5*time.Second)
+				err := b.reconnectProbe(rctx)
+				rc()
+				if err == nil {
+					break
+				}
+				if time.Since(t0) > 30*time.Second {
+					break
+				}
+				time.Sleep(250 * time.Millisecond) // the extension's first back-off step
+			}
+			if ms := time.Since(t0).Milliseconds(); ms > reconnectMax.Load() {
+				reconnectMax.Store(ms)
+			}
+		}
+	}()
+	var lat []time.Duration
 	failed := 0
 	for fctx.Err() == nil {
 		cctx, cc := context.WithTimeout(ctx, 10*time.Second)
-		start := time.Now()
+		t0 := time.Now()
 		var res struct {
 			IsError bool `json:"isError"`
 		}
@@ -193,15 +280,25 @@ func (b *bench) one(ctx context.Context, name string, flood func(context.Context
 		if err != nil || res.IsError {
 			failed++
 		} else {
-			lat = append(lat, time.Since(start))
+			lat = append(lat, time.Since(t0))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	fwg.Wait()
 	kwg.Wait()
+	if err := <-childDone; err != nil {
+		return fmt.Errorf("flood %q: %v\n%s", name, err, errOut.String())
+	}
+	cpu1 := cpuTime(pid)
 	fds1 := fdCount(pid)
-	time.Sleep(10 * time.Second) // let idle deadlines and the scavenger work
-	rss1 := rssMB(pid)
+	floodCPU := child.ProcessState.UserTime() + child.ProcessState.SystemTime()
+	ops, _ := strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64)
+	prof.Wait()
+	time.Sleep(settle) // let idle deadlines and the memory reclaimer work
+	rss1, anon1 := rssMB(pid), anonMB(pid)
+	if b.pprof != "" {
+		b.saveProfile(fmt.Sprintf("%d-heap.pb.gz", i), "/debug/pprof/heap")
+		b.saveProfile(fmt.Sprintf("%d-memstats.txt", i), "/debug/pprof/heap?debug=1")
+	}
 	slices.Sort(lat)
 	ext := "stayed up"
 	if drops.Load() > 0 {
@@ -210,24 +307,91 @@ func (b *bench) one(ctx context.Context, name string, flood func(context.Context
 	if failed > 0 {
 		ext += fmt.Sprintf(" (%d calls failed)", failed)
 	}
-	fmt.Printf("| %s | %d | %d | %.1f | %.1f | %.1f | %s | %d | %d → %d (%d) | %.1f → %.1f |\n", name, ops, len(lat),
-		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(lat, 100)), ext, reconnectMax.Load(), fds0, fds1, fdCount(pid), rss0, rss1)
+	dcpu := cpu1 - cpu0
+	perOp := "–"
+	if ops > 0 {
+		perOp = fmt.Sprintf("%.0f", float64(dcpu.Microseconds())/float64(ops))
+	}
+	fmt.Printf("| %s | %d | %d | %.1f | %.1f | %.1f | %s | %d | %d | %d | %s | %d → %d (%d) | %.1f → %.1f | %.1f → %.1f |\n", name, ops, len(lat),
+		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(lat, 100)), ext, reconnectMax.Load(), dcpu.Milliseconds(),
+		floodCPU.Milliseconds(), perOp, fds0, fds1, fdCount(pid), rss0, rss1, anon0, anon1)
 	return nil
 }
 
-func (b *bench) connectExtension(ctx context.Context) (*linktest.Client, error) {
+func (b *bench) saveProfile(name, path string) {
+	resp, err := http.Get("http://" + b.pprof + path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-abuse: profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(filepath.Join(b.profileDir, name))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, resp.Body)
+}
+
+func freeLoopbackAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (b *bench) pair(ctx context.Context, name string, opts *linktest.Options) (*linktest.Client, *linktest.Device, error) {
 	var otp struct {
 		OTP string `json:"otp"`
 	}
 	if err := b.ctl.Call(ctx, "launch.otp", nil, &otp); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	dev, err := linktest.NewDevice("bench")
+	dev, err := linktest.NewDevice(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := linktest.PairAndConnect(ctx, "ws://"+b.addr+"/acp", dev, linktest.PairOptions{OTP: otp.OTP}, opts)
+	return c, dev, err
+}
+
+func (b *bench) pairProbe(ctx context.Context) (*linktest.Device, error) {
+	c, dev, err := b.pair(ctx, "probe", nil)
 	if err != nil {
 		return nil, err
 	}
-	c, err := linktest.PairAndConnect(ctx, "ws://"+b.addr+"/acp", dev, linktest.PairOptions{OTP: otp.OTP},
-		&linktest.Options{Handler: b.provider.Handle})
+	c.Close()
+	b.probe = dev
+	return dev, b.reconnectProbe(ctx)
+}
+
+// reconnectProbe is the paired extension's reconnect: dial offering the
+// ticket of its last authentication, hello, auth; it keeps the new ticket.
+func (b *bench) reconnectProbe(ctx context.Context) error {
+	opts := &linktest.Options{}
+	if b.ticket != "" {
+		opts.Subprotocols = []string{link.Subprotocol, link.TicketSubprotocolPrefix + b.ticket}
+	}
+	c, err := linktest.Dial(ctx, "ws://"+b.addr+"/acp", opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.SayHello(ctx, b.probe.ID); err != nil {
+		return err
+	}
+	res, err := c.Auth(ctx, b.probe)
+	if err != nil {
+		return err
+	}
+	b.ticket = res.Ticket
+	return nil
+}
+
+func (b *bench) connectExtension(ctx context.Context) (*linktest.Client, error) {
+	c, _, err := b.pair(ctx, "bench", &linktest.Options{Handler: b.provider.Handle})
 	if err != nil {
 		return nil, err
 	}
@@ -255,217 +419,4 @@ func (b *bench) waitTools(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("the fake extension's tools never arrived")
-}
-
-// The floods. Each runs until ctx ends and returns how many operations it did.
-
-func (b *bench) floodIdleTCP(ctx context.Context) int64 {
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	var n int64
-	for ctx.Err() == nil && len(conns) < 12000 {
-		c, err := net.DialTimeout("tcp", b.addr, time.Second)
-		if err != nil {
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		if n%2 == 0 { // half send a request and stay as keep-alive, half send nothing
-			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		}
-		conns = append(conns, c)
-		n++
-	}
-	<-ctx.Done()
-	return n
-}
-
-func (b *bench) parallel(ctx context.Context, workers int, op func() bool) int64 {
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				if op() {
-					n.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return n.Load()
-}
-
-func (b *bench) floodChurn(ctx context.Context) int64 {
-	return b.parallel(ctx, 8, func() bool {
-		c, err := net.Dial("tcp", b.addr)
-		if err != nil {
-			return false
-		}
-		c.Close()
-		return true
-	})
-}
-
-func (b *bench) floodUnauthWS(ctx context.Context) int64 {
-	var mu sync.Mutex
-	var held []*linktest.Client
-	defer func() {
-		for _, c := range held {
-			go c.Close()
-		}
-	}()
-	return b.parallel(ctx, 4, func() bool {
-		c, err := linktest.Dial(ctx, "ws://"+b.addr+"/acp", nil)
-		if err != nil {
-			return false
-		}
-		mu.Lock()
-		held = append(held, c)
-		mu.Unlock()
-		return true
-	})
-}
-
-func (b *bench) floodSlowBodies(ctx context.Context) int64 {
-	return b.parallel(ctx, 50, func() bool {
-		c, err := net.Dial("tcp", b.addr)
-		if err != nil {
-			return false
-		}
-		defer c.Close()
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{\"jsonrpc\":", b.token)
-		c.SetReadDeadline(time.Now().Add(time.Until(deadlineOf(ctx))))
-		buf := make([]byte, 1024)
-		for {
-			if _, err := c.Read(buf); err != nil {
-				return true
-			}
-		}
-	})
-}
-
-func (b *bench) floodMCPSessions(ctx context.Context) int64 {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"leak","version":"0"}}}`)
-	hc := &http.Client{Timeout: 5 * time.Second}
-	return b.parallel(ctx, 4, func() bool {
-		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+b.addr+"/mcp", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+b.token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-}
-
-func (b *bench) floodLabels(ctx context.Context) int64 {
-	var i atomic.Int64
-	return b.parallel(ctx, 4, func() bool {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		label := fmt.Sprintf("flood-%d", i.Add(1))
-		return b.ctl.Call(cctx, "tools.call", map[string]any{"name": "echo", "sessionLabel": label}, nil) == nil
-	})
-}
-
-func (b *bench) floodTrickle(ctx context.Context) int64 {
-	return b.parallel(ctx, 100, func() bool {
-		c, err := linktest.Dial(ctx, "ws://"+b.addr+"/acp", &linktest.Options{NoOrigin: true,
-			Subprotocols: []string{"openab.bearer." + b.token, "acp.v1"}})
-		if err != nil {
-			time.Sleep(50 * time.Millisecond)
-			return false
-		}
-		defer c.WS.CloseNow()
-		w, err := c.WS.Writer(ctx, 1) // a text frame that never ends
-		if err != nil {
-			return false
-		}
-		for ctx.Err() == nil {
-			if _, err := w.Write([]byte("{")); err != nil {
-				return true
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return true
-	})
-}
-
-func deadlineOf(ctx context.Context) time.Time {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return time.Now().Add(time.Minute)
-	}
-	return d
-}
-
-func pct(s []time.Duration, p int) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	i := (len(s) - 1) * p / 100
-	return s[i]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func fdCount(pid int) int {
-	e, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return -1
-	}
-	return len(e)
-}
-
-func rssMB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return -1
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

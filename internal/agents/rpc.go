@@ -1,17 +1,12 @@
 package agents
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
 )
@@ -30,188 +25,67 @@ const maxAgentRequests = 8
 var ErrClosed = errors.New("agents: connection to the agent closed")
 
 // rpcConn is ACP's stdio transport from the client side: newline-delimited
-// JSON-RPC 2.0.
+// JSON-RPC 2.0 over the shared peer.
 //
 // Why not acp-go-sdk's Connection here: it queues inbound notifications in
 // a 1,024-slot channel and closes the whole connection when that overflows,
-// so an agent that floods session/update would look crashed. This reader
+// so an agent that floods session/update would look crashed. The peer
 // handles notifications inline instead: a slow consumer blocks the read,
 // the OS pipe fills, and the agent's own writes block — memory stays
 // bounded by MaxLine plus the session's update buffer. The scripted test
 // agent uses the SDK's typed agent side, so the wire is checked against it.
 type rpcConn struct {
-	w      io.Writer
-	wmu    sync.Mutex
-	log    *slog.Logger
-	next   atomic.Int64
-	notify func(method string, params json.RawMessage)
-	handle func(ctx context.Context, method string, params json.RawMessage) (any, *jsonrpc.Error)
-
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Message
-	err     error
+	peer *jsonrpc.Peer
+	ctx  context.Context // ends when the agent's stdout has
 }
 
 func newRPCConn(r io.Reader, w io.Writer, log *slog.Logger,
 	notify func(string, json.RawMessage),
 	handle func(context.Context, string, json.RawMessage) (any, *jsonrpc.Error)) *rpcConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &rpcConn{w: w, log: log, notify: notify, handle: handle, ctx: ctx, cancel: cancel,
-		pending: map[string]chan *jsonrpc.Message{}}
-	go c.readLoop(r)
+	peer := jsonrpc.NewPeer(jsonrpc.NewLineFramer(r, w, MaxLine), jsonrpc.Options{
+		StringIDs:      true,
+		MaxInFlight:    maxAgentRequests,
+		QuietBadFrames: true, // an agent's garbled line is dropped, not argued with
+		Handle: func(ctx context.Context, m *jsonrpc.Message) (any, error) {
+			res, e := handle(ctx, m.Method, m.Params)
+			if e != nil {
+				return nil, e
+			}
+			return res, nil
+		},
+		Notify: func(_ context.Context, m *jsonrpc.Message) { notify(m.Method, m.Params) },
+	})
+	c := &rpcConn{peer: peer, ctx: ctx}
+	go func() {
+		err := peer.Run(ctx)
+		if errors.Is(err, jsonrpc.ErrLineTooLong) {
+			log.Warn("agents: a line from the agent is over the limit; connection ended", "limit", MaxLine)
+		}
+		cancel()
+	}()
 	return c
 }
 
 // Done is closed when the agent's stdout has ended.
-func (c *rpcConn) Done() <-chan struct{} { return c.ctx.Done() }
-
-func (c *rpcConn) readLoop(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	sem := make(chan struct{}, maxAgentRequests)
-	var cause error
-	for {
-		line, err := readLine(br)
-		if err != nil {
-			cause = err
-			break
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		msg, rpcErr := jsonrpc.Decode(line)
-		if rpcErr != nil {
-			c.log.Debug("agents: bad line from agent", "err", rpcErr)
-			continue
-		}
-		switch {
-		case msg.Method == "":
-			c.mu.Lock()
-			ch := c.pending[string(msg.ID)]
-			delete(c.pending, string(msg.ID))
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- msg
-			}
-		case !msg.HasID():
-			c.notify(msg.Method, msg.Params)
-		default:
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem }()
-				res, e := c.handle(c.ctx, msg.Method, msg.Params)
-				var out *jsonrpc.Message
-				if e != nil {
-					out = jsonrpc.NewErrorResponse(msg.ID, e)
-				} else if out, err = jsonrpc.NewResult(msg.ID, res); err != nil {
-					out = jsonrpc.NewErrorResponse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err))
-				}
-				_ = c.write(out)
-			}()
-		}
-	}
-	c.mu.Lock()
-	c.err = cause
-	for _, ch := range c.pending {
-		close(ch)
-	}
-	c.pending = nil
-	c.mu.Unlock()
-	c.cancel()
-}
-
-var errLineTooLong = fmt.Errorf("agents: a line from the agent is over %d bytes", MaxLine)
-
-// readLine reads one line of at most MaxLine bytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxLine {
-			return nil, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		switch {
-		case err == nil:
-			return buf, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
-			return buf, nil
-		default:
-			return nil, err
-		}
-	}
-}
-
-func (c *rpcConn) write(m *jsonrpc.Message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.ctx.Err() != nil {
-		return ErrClosed
-	}
-	_, err = c.w.Write(b)
-	return err
-}
+func (c *rpcConn) Done() <-chan struct{} { return c.peer.Done() }
 
 // Call sends a request and waits for the answer; a JSON-RPC error comes
 // back as *jsonrpc.Error. result may be nil or *json.RawMessage.
 func (c *rpcConn) Call(ctx context.Context, method string, params, result any) error {
-	id := jsonrpc.RawID(strconv.FormatInt(c.next.Add(1), 10))
-	req, err := jsonrpc.NewRequest(id, method, params)
-	if err != nil {
-		return err
-	}
-	ch := make(chan *jsonrpc.Message, 1)
-	c.mu.Lock()
-	if c.pending == nil {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	c.pending[string(id)] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		if c.pending != nil {
-			delete(c.pending, string(id))
-		}
-		c.mu.Unlock()
-	}()
-	if err := c.write(req); err != nil {
+	err := c.peer.Call(ctx, method, params, result)
+	if errors.Is(err, jsonrpc.ErrClosed) {
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
-	select {
-	case m, ok := <-ch:
-		if !ok || m == nil {
-			return ErrClosed
-		}
-		return m.DecodeResult(result)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.ctx.Done():
-		select {
-		case m, ok := <-ch:
-			if ok && m != nil {
-				return m.DecodeResult(result)
-			}
-		default:
-		}
-		return ErrClosed
-	}
+	return err
 }
 
 // Notify sends a notification.
 func (c *rpcConn) Notify(method string, params any) error {
-	m, err := jsonrpc.NewRequest(nil, method, params)
-	if err != nil {
-		return err
+	select {
+	case <-c.peer.Done():
+		return ErrClosed
+	default:
 	}
-	return c.write(m)
+	return c.peer.Notify(c.ctx, method, params)
 }

@@ -1,6 +1,6 @@
 package broker
 
-// The audit hook (issue 4 item 9). Keep it through restructurings: every
+// The audit hook. Keep it through restructurings: every
 // finished call — refused by the gate, refused in the queue, or run on the
 // extension — reaches the Observer exactly once, through record(); a call
 // to a client-declared server's tool through the gateway, through

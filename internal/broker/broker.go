@@ -1,5 +1,6 @@
-// Package broker routes tool calls from agent sessions (MCP over stdio via
-// the control socket, MCP Streamable HTTP at /mcp, side-panel agents) to
+// Package broker routes tool calls from agent sessions (the daemon's MCP
+// server over the `torii mcp` relay socket and Streamable HTTP at /mcp,
+// side-panel agents, `torii exec` over the control socket) to
 // the connected extension's tool server, through one gate every call
 // passes, and schedules them (sched.go).
 //

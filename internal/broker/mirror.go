@@ -11,8 +11,8 @@ import (
 // Mirror keeps a go-sdk server's tools equal to the extension's catalogue:
 // each tool is added with the raw handler (no typed In/Out, no validation:
 // arguments pass through untouched and the extension validates them).
-// Both agent-facing servers use it: /mcp in the daemon, and `torii mcp`
-// (stdio) with a handler that calls the control method tools.call.
+// The daemon's one agent-facing server uses it (its sessions: /mcp and the
+// `torii mcp` relays).
 type Mirror struct {
 	srv     *mcp.Server
 	handler mcp.ToolHandler

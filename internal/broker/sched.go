@@ -9,7 +9,7 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// The scheduler (issue 5, SECURITY I-25). A call waits in one FIFO list
+// The scheduler (SECURITY I-25). A call waits in one FIFO list
 // until it may be sent:
 //
 //   - it is its session's oldest call and the session has none running

@@ -16,7 +16,7 @@ import (
 type Kind string
 
 const (
-	KindStdio Kind = "stdio" // one `torii mcp` process (one control connection)
+	KindStdio Kind = "stdio" // one `torii mcp` process (one MCP-socket connection)
 	KindHTTP  Kind = "http"  // one MCP session at /mcp
 	KindAgent Kind = "agent" // a side-panel agent (the gateway)
 	KindCLI   Kind = "cli"   // `torii exec` calls, one shared session per label

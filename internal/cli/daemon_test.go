@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -88,8 +91,32 @@ func TestMCPAutostartsDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
-	if res.Tools == nil || len(res.Tools) != 0 {
-		t.Errorf("tools = %#v, want []", res.Tools)
+	// Before any browser: the catalogue built into the binary, whole (read
+	// from the binary's own copy of the extension).
+	var builtin struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	dir := t.TempDir()
+	if r := e.run("", "extension", "install", dir); r.code == 0 {
+		b, err := os.ReadFile(filepath.Join(dir, "catalogue.json"))
+		if err != nil || json.Unmarshal(b, &builtin) != nil {
+			t.Fatalf("the built extension has no catalogue.json: %v", err)
+		}
+	}
+	var want, got []string
+	for _, tl := range builtin.Tools {
+		want = append(want, tl.Name)
+	}
+	if len(want) > 0 {
+		want = append(want, "status")
+	}
+	for _, tl := range res.Tools {
+		got = append(got, tl.Name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("tools before the browser = %v, want %v", got, want)
 	}
 	st := e.status()
 	if st.PID == 0 || st.Listen == "" {

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxPolicyBytes bounds a policy file: it travels base64-encoded on the browser's command line,
@@ -376,6 +377,10 @@ var (
 func checkPattern(s string) error {
 	if s == "" {
 		return errors.New("empty pattern")
+	}
+	if !utf8.ValidString(s) {
+		// JSON would carry it to the extension as U+FFFD: not the pattern checked here.
+		return errors.New("a pattern must be valid UTF-8")
 	}
 	if strings.Trim(s, "*") == "" || s == "*://*" || bareStarRe.MatchString(s) {
 		return errors.New("a bare * would allow every site; list the sites instead")

@@ -44,7 +44,7 @@ func runTools(ctx context.Context, s Stdio, args []string) error {
 	case len(r.Tools) == 0:
 		fmt.Fprintln(s.Err, "torii tools: no tools yet: the Torii extension is not connected (see `torii status`, `torii doctor`)")
 	case !raw.ExtensionConnected:
-		fmt.Fprintln(s.Err, "torii tools: the extension is not connected; this is the last catalogue it served")
+		fmt.Fprintln(s.Err, "torii tools: the extension is not connected; calls fail until it is (listed: the last catalogue it served, or the one built into torii)")
 	}
 	if *asJSON {
 		if len(r.Tools) == 0 {

@@ -13,9 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+	"github.com/torii-browser/torii/internal/toolerr"
 )
 
 const fakeServerID = "6a0c7f8e-3c57-4a0b-9d0e-5f7f00c0ffee"
@@ -153,11 +155,14 @@ func jsonEqualSet(t *testing.T, a, b []byte) bool {
 	return true
 }
 
-// Before the extension connects the list is empty; when it connects the
-// client is told (notifications/tools/list_changed) and sees the tools —
+// Before the extension connects the built-in catalogue is listed and a
+// call says extension_not_connected; when the extension connects the
+// client is told (notifications/tools/list_changed) and sees its tools —
 // for a legacy (initialize) client and for a current go-sdk client.
 func TestMCPToolsAppearLate(t *testing.T) {
-	e := newToolsEnv(t)
+	builtin := []*mcp.Tool{{Name: "echo", Description: "Built in.", InputSchema: map[string]any{"type": "object"}}}
+	d := daemontest.Start(t, func(o *daemon.Options) { o.Catalogue = builtin })
+	e := &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
 	ctx := tctx(t)
 	type sess struct {
 		cs      *mcp.ClientSession
@@ -175,8 +180,12 @@ func TestMCPToolsAppearLate(t *testing.T) {
 		}
 		cs := mcpSession(t, e.env, ctx, opts, so)
 		tl, err := cs.ListTools(ctx, nil)
-		if err != nil || len(tl.Tools) != 0 {
+		if err != nil || len(tl.Tools) != 2 || tl.Tools[0].Name != "echo" || tl.Tools[1].Name != "status" {
 			t.Fatalf("tools before the extension: %v %+v", err, tl)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+		if e := toolerr.FromResult(res); err != nil || e == nil || e.Code != toolerr.ExtensionNotConnected {
+			t.Fatalf("a call before the extension: %v %+v", err, res)
 		}
 		ss = append(ss, sess{cs, changed})
 	}

@@ -35,8 +35,8 @@ type Config struct {
 	// foreign ACP clients declare: only allowed names are connected, and
 	// only pinned tools are exposed (deny-all when a server has no pins).
 	MCPServers MCPServerPolicy `json:"mcpServers,omitzero"`
-	// Broker: scheduling limits and tab hygiene for agent sessions
-	// (issue 5); zero fields take the defaults in BrokerDefaults.
+	// Broker: scheduling limits and tab hygiene for agent sessions;
+	// zero fields take the defaults in BrokerDefaults.
 	Broker Broker `json:"broker,omitzero"`
 	// Audit is the audit database's retention policy (config/audit.go).
 	Audit Audit `json:"audit,omitzero"`
@@ -51,7 +51,7 @@ type Broker struct {
 	CloseTabsOnEnd      bool `json:"closeTabsOnEnd,omitempty"`      // close a session's tabs when it ends
 }
 
-// BrokerDefaults are the limits issue 5 asks for.
+// BrokerDefaults are the broker's default limits.
 var BrokerDefaults = Broker{MaxInFlight: 8, QueueBudgetMs: 30000, MaxQueuedPerSession: 16, TabCap: 20}
 
 // WithDefaults fills zero fields from BrokerDefaults.

@@ -82,6 +82,7 @@ func (p Paths) Ensure() error {
 
 func (p Paths) ConfigFile() string { return filepath.Join(p.ConfigDir, "config.json") }
 func (p Paths) Socket() string     { return filepath.Join(p.StateDir, "torii.sock") }
+func (p Paths) MCPSocket() string  { return filepath.Join(p.StateDir, "mcp.sock") }
 func (p Paths) LockFile() string   { return filepath.Join(p.StateDir, "torii.lock") }
 func (p Paths) DaemonKey() string  { return filepath.Join(p.StateDir, "daemon.key") }
 func (p Paths) Devices() string    { return filepath.Join(p.StateDir, "devices.json") }

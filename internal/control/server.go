@@ -3,7 +3,6 @@
 package control
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,39 +93,6 @@ type Server struct {
 	wg     sync.WaitGroup // connection goroutines
 	calls  sync.WaitGroup // in-flight handler calls
 
-	ordered map[string]bool // see InOrder
-}
-
-// orderWaitMax bounds how long an ordered request waits for the one before.
-const orderWaitMax = 2 * time.Second
-
-// InOrder makes requests of these methods start, on each connection, only
-// once the previous such request released its turn (Release, or returning).
-// Requests run on their own goroutines, so without it two calls written a
-// moment apart could reach the handler swapped; `torii mcp` relies on its
-// tools.call being queued in the order it sends them. Call before Serve.
-func (s *Server) InOrder(methods ...string) {
-	if s.ordered == nil {
-		s.ordered = map[string]bool{}
-	}
-	for _, m := range methods {
-		s.ordered[m] = true
-	}
-}
-
-type turnKey struct{}
-
-type turn struct {
-	once sync.Once
-	done chan struct{}
-}
-
-// Release ends the turn of an InOrder request (idempotent; no-op otherwise):
-// the connection's next one may start.
-func Release(ctx context.Context) {
-	if t, _ := ctx.Value(turnKey{}).(*turn); t != nil {
-		t.once.Do(func() { close(t.done) })
-	}
 }
 
 // NewServer returns a server; a nil logger discards.
@@ -215,107 +181,38 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	ctx = context.WithValue(ctx, connKey{}, &Conn{})
-	r := bufio.NewReaderSize(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, 64<<10)
-	sem := make(chan struct{}, s.limits.MaxInFlight)
-	var prev chan struct{} // the last InOrder request's turn
-	var wmu sync.Mutex
-	write := func(m *jsonrpc.Message) {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		c.Write(append(b, '\n'))
-	}
-	for {
-		line, err := readLine(r, MaxLine)
-		if errors.Is(err, errLineTooLong) {
-			// A stream cannot be resynchronised mid-line: reply, then drop.
-			write(jsonrpc.NewErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request too large")))
-			return
-		}
-		if err != nil {
-			return
-		}
-		if len(line) == 0 {
-			continue
-		}
-		msg, rpcErr := jsonrpc.Decode(line)
-		if rpcErr != nil {
-			var id json.RawMessage
-			if msg != nil {
-				id = msg.ID
-			}
-			write(jsonrpc.NewErrorResponse(id, rpcErr))
-			continue
-		}
-		if msg.Method == "" {
-			continue // clients do not answer; stray responses are ignored
-		}
-		// Each request runs on its own goroutine: `pair.decide` and
-		// future long calls must not block the connection's other calls.
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return
-		}
-		s.calls.Add(1)
-		s.mu.Unlock()
+	f := jsonrpc.NewLineFramer(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, c, MaxLine)
+	peer := jsonrpc.NewPeer(f, jsonrpc.Options{
 		// SECURITY I-49: a connection's requests in flight are bounded; the
-		// next line is read only when one finishes.
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			s.calls.Done()
-			return
-		}
-		hctx, wait := ctx, chan struct{}(nil)
-		if s.ordered[msg.Method] {
-			t := &turn{done: make(chan struct{})}
-			hctx, wait, prev = context.WithValue(ctx, turnKey{}, t), prev, t.done
-		}
-		go func(ctx context.Context, msg *jsonrpc.Message) {
+		// next line is read only when one finishes. Each request runs on its
+		// own goroutine: `pair.decide` and other long calls must not block
+		// the connection's other calls.
+		MaxInFlight: s.limits.MaxInFlight,
+		Arrive: func(ctx context.Context, msg *jsonrpc.Message) context.Context {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.closed {
+				c.Close() // shutting down: read no more
+				return context.WithValue(ctx, refusedKey{}, true)
+			}
+			s.calls.Add(1)
+			return ctx
+		},
+		Handle: func(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+			if ctx.Value(refusedKey{}) != nil {
+				return nil, jsonrpc.NoReply
+			}
 			defer s.calls.Done()
-			defer func() { <-sem }()
-			defer Release(ctx)
-			if wait != nil {
-				t := time.NewTimer(orderWaitMax)
-				select {
-				case <-wait:
-				case <-t.C:
-				case <-ctx.Done():
-				}
-				t.Stop()
-			}
-			res, err := s.handler(ctx, msg.Method, msg.Params)
-			if !msg.HasID() {
-				return
-			}
-			if err != nil {
-				write(jsonrpc.NewErrorResponse(msg.ID, toRPCError(err)))
-				return
-			}
-			out, mErr := jsonrpc.NewResult(msg.ID, res)
-			if mErr != nil {
-				write(jsonrpc.NewErrorResponse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode result: %v", mErr)))
-				return
-			}
-			write(out)
-		}(hctx, msg)
-	}
+			return s.handler(ctx, msg.Method, msg.Params)
+		},
+		// Control clients send requests only; a notification is run inline.
+		Notify: func(ctx context.Context, msg *jsonrpc.Message) { _, _ = s.handler(ctx, msg.Method, msg.Params) },
+	})
+	_ = peer.Run(ctx)
 }
 
-func toRPCError(err error) *jsonrpc.Error {
-	var e *jsonrpc.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
-}
+type refusedKey struct{}
 
 // Conn identifies one control connection; its handler context ends when
 // the connection does. The broker keys a `torii mcp` session on it, so a
@@ -329,26 +226,6 @@ type connKey struct{}
 func ConnFrom(ctx context.Context) *Conn {
 	c, _ := ctx.Value(connKey{}).(*Conn)
 	return c
-}
-
-var errLineTooLong = errors.New("control: line too long")
-
-// readLine reads one newline-terminated line of at most max bytes.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > max+1 {
-			return nil, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		if err == nil {
-			return buf[:len(buf)-1], nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-	}
 }
 
 // lineDeadline bounds how long a line may take once its first byte has

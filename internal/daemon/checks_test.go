@@ -16,7 +16,7 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// SECURITY I-35 (issue 4 item 10): a token client that declares the
+// SECURITY I-35: a token client that declares the
 // trusted name "torii" is not the browser: it is never connected as the
 // browser-tool server, so it cannot publish extra tools into the catalogue
 // agents see, nor replace the paired extension's server. (As a foreign

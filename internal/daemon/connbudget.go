@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"net"
@@ -13,6 +14,16 @@ import (
 // descriptor limit for everything else: state files, the audit database,
 // agents' pipes, a browser being launched.
 const fdReserve = 256
+
+// maxTCPConns caps the HTTP listener's connections whatever the fd limit.
+// Legitimate use is far below it (one extension, at most 256 authenticated
+// and 128 unauthenticated link connections, a few agents' /mcp streams),
+// and every connection ever open at once leaves about 0.7 KB behind for
+// good: the Go runtime keeps a goroutine's descriptor and a poller entry
+// for reuse and never frees them. Under a fd-limit budget of ~20,000, a
+// flood of held connections left the daemon 8 MB larger than idle after
+// it ended (SECURITY I-49).
+const maxTCPConns = 2048
 
 // connBudgets splits the file-descriptor limit between the HTTP listener
 // and the control socket (SECURITY I-49): both stay below it, so a flood of
@@ -28,7 +39,7 @@ func connBudgets() (tcp, control int) {
 	reserve := min(fdReserve, limit/4)
 	budget := limit - reserve
 	control = max(8, min(256, budget/8))
-	return max(16, budget-control), control
+	return max(16, min(maxTCPConns, budget-control)), control
 }
 
 // budgetListener caps the open TCP connections, in total and per source
@@ -47,20 +58,18 @@ type budgetListener struct {
 	max, perSource int
 
 	mu       sync.Mutex
-	conns    map[*budgetConn]struct{}
+	order    list.List // of *budgetConn, oldest first: eviction walks it from the front
 	bySource map[string]int
-	seq      uint64
 }
 
 func newBudgetListener(ln net.Listener, maxConns, perSource int) *budgetListener {
-	return &budgetListener{Listener: ln, max: maxConns, perSource: perSource,
-		conns: map[*budgetConn]struct{}{}, bySource: map[string]int{}}
+	return &budgetListener{Listener: ln, max: maxConns, perSource: perSource, bySource: map[string]int{}}
 }
 
 type budgetConn struct {
 	net.Conn
 	l        *budgetListener
-	seq      uint64
+	elem     *list.Element // in l.order; nil once forgotten (guarded by l.mu)
 	source   string
 	active   int  // requests in a handler (guarded by l.mu)
 	hijacked bool // upgraded to a WebSocket (guarded by l.mu)
@@ -104,7 +113,7 @@ func (l *budgetListener) admit(c net.Conn) *budgetConn {
 		}
 		evict = append(evict, v)
 	}
-	if len(l.conns)-len(evict) >= l.max {
+	if l.order.Len()-len(evict) >= l.max {
 		v := l.oldestIdle(func(o *budgetConn) bool { return len(evict) == 0 || o != evict[0] })
 		if v == nil {
 			l.mu.Unlock()
@@ -115,9 +124,8 @@ func (l *budgetListener) admit(c net.Conn) *budgetConn {
 	for _, v := range evict {
 		l.forget(v)
 	}
-	l.seq++
-	bc := &budgetConn{Conn: c, l: l, seq: l.seq, source: source}
-	l.conns[bc] = struct{}{}
+	bc := &budgetConn{Conn: c, l: l, source: source}
+	bc.elem = l.order.PushBack(bc)
 	l.bySource[source]++
 	l.mu.Unlock()
 	for _, v := range evict {
@@ -128,24 +136,25 @@ func (l *budgetListener) admit(c net.Conn) *budgetConn {
 
 // oldestIdle is the longest-open connection whose request, if any, has not
 // reached a handler: one still sending its headers (however slowly) counts
-// as idle. Under l.mu.
+// as idle. Under l.mu. The walk passes over busy and upgraded connections
+// only, which the link's own caps keep to a few hundred.
 func (l *budgetListener) oldestIdle(match func(*budgetConn) bool) *budgetConn {
-	var best *budgetConn
-	for c := range l.conns {
-		if c.active == 0 && !c.hijacked && match(c) && (best == nil || c.seq < best.seq) {
-			best = c
+	for e := l.order.Front(); e != nil; e = e.Next() {
+		if c := e.Value.(*budgetConn); c.active == 0 && !c.hijacked && match(c) {
+			return c
 		}
 	}
-	return best
+	return nil
 }
 
 // forget removes c from the counts (under l.mu); its Close is then a no-op
 // for the budget.
 func (l *budgetListener) forget(c *budgetConn) {
-	if _, ok := l.conns[c]; !ok {
+	if c.elem == nil {
 		return
 	}
-	delete(l.conns, c)
+	l.order.Remove(c.elem)
+	c.elem = nil
 	if l.bySource[c.source]--; l.bySource[c.source] <= 0 {
 		delete(l.bySource, c.source)
 	}
@@ -209,5 +218,5 @@ func serving(ctx context.Context) func() {
 func (l *budgetListener) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.conns)
+	return l.order.Len()
 }

@@ -46,6 +46,10 @@ type Options struct {
 	maxConns      int           // tests lower the TCP connection budget (connbudget.go)
 	maxCtlConns   int           // tests lower the control-socket connection budget
 	sessions      sessionLimits // tests shorten session lifetimes (sessions.go)
+
+	// Catalogue is served before an extension attaches; nil means the one
+	// built into the binary with the extension.
+	Catalogue []*mcp.Tool
 }
 
 // ErrNonLoopbackNeedsToken: SECURITY I-1, a non-loopback bind needs TLS
@@ -70,16 +74,16 @@ type daemon struct {
 	calls    calls        // tools.call by callId, for tools.cancel
 	audit    *audit.Store // metadata-only call records (audit.go)
 
-	sessMu       sync.Mutex                             // guards the two maps below
-	connSessions map[*control.Conn]*broker.Session      // `torii mcp` sessions by control connection
-	httpSessions map[*mcp.ServerSession]*broker.Session // /mcp sessions
-	mcpHTTP      http.Handler                           // /mcp
-	mcpSess      *mcpSessions                           // /mcp sessions by token (sessions.go)
-	mcpCtx       context.Context                        // ends at shutdown; closes /mcp streams
-	listen       string                                 // actual bound address
-	scheme       string                                 // ws or wss
-	startedAt    time.Time
-	stop         context.CancelFunc
+	sessMu        sync.Mutex                             // guards agentSessions
+	agentSessions map[*mcp.ServerSession]*broker.Session // relay and /mcp sessions (mcpserve.go)
+	relays        relays                                 // `torii mcp` connections (mcprelay.go)
+	mcpHTTP       http.Handler                           // /mcp
+	mcpSess       *mcpSessions                           // /mcp sessions by token (sessions.go)
+	mcpCtx        context.Context                        // ends at shutdown; closes /mcp streams
+	listen        string                                 // actual bound address
+	scheme        string                                 // ws or wss
+	startedAt     time.Time
+	stop          context.CancelFunc
 }
 
 // Run serves until ctx is done (or a control `shutdown`). It returns
@@ -138,8 +142,11 @@ func Run(ctx context.Context, opts Options) error {
 	d.broker = broker.New(log)
 	d.broker.SetLimits(opts.Config.Broker)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
+	if err := d.seedCatalogue(); err != nil {
+		return err
+	}
 	d.mcpSess = newMCPSessions(opts.sessions.withDefaults())
-	d.mcpSess.onEnd = d.endHTTPSession
+	d.mcpSess.onEnd = d.endAgentSession
 	if err := d.openAudit(); err != nil {
 		return err
 	}
@@ -184,11 +191,18 @@ func Run(ctx context.Context, opts Options) error {
 		d.scheme = "wss"
 	}
 	d.listen = ln.Addr().String()
-	d.mcpHTTP, _ = d.newMCPHTTP()
+	mcpSrv := d.newMCPServer()
+	d.mcpHTTP = d.newMCPHTTP(mcpSrv)
 
 	ctlLn, err := control.Listen(opts.Paths.Socket())
 	if err != nil {
 		ln.Close()
+		return err
+	}
+	relayLn, err := control.Listen(opts.Paths.MCPSocket()) // owner-only, as the control socket (SECURITY I-54)
+	if err != nil {
+		ln.Close()
+		ctlLn.Close()
 		return err
 	}
 
@@ -206,13 +220,11 @@ func Run(ctx context.Context, opts Options) error {
 	httpSrv.RegisterOnShutdown(mcpStop)
 	ctl := control.NewServer(d.handleControl, log)
 	ctl.SetLimits(control.Limits{MaxConns: ctlMax})
-	// A connection's tools.call are queued in the order they arrive (a
-	// session's calls run in order; `torii mcp` sends them so).
-	ctl.InOrder("tools.call")
+	d.relays.max = ctlMax
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	wg.Add(2)
+	errc := make(chan error, 3)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -223,6 +235,12 @@ func Run(ctx context.Context, opts Options) error {
 		defer wg.Done()
 		if err := ctl.Serve(ctx, ctlLn); err != nil {
 			errc <- fmt.Errorf("daemon: control: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := d.serveRelays(ctx, relayLn, mcpSrv); err != nil {
+			errc <- fmt.Errorf("daemon: mcp socket: %w", err)
 		}
 	}()
 	go reclaimMemory(ctx, reclaimEvery)
@@ -246,6 +264,7 @@ func Run(ctx context.Context, opts Options) error {
 	// extension first), tell every peer we are going away (1001), stop
 	// accepting, then let the control socket answer in-flight calls.
 	d.broker.Close()
+	relayLn.Close()
 	d.link.Hub().CloseAll(websocket.StatusGoingAway, "daemon shutting down")
 	d.gateway.Close() // kills the agents; their prompts end at once
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -253,8 +272,11 @@ func Run(ctx context.Context, opts Options) error {
 	_ = httpSrv.Shutdown(sctx)
 	waitTimeout(d.link.Hub().Wait, shutdownGrace)
 	ctl.Close()
+	// After the broker closed: relays' in-flight calls were answered.
+	d.relays.closeAll()
 	wg.Wait()
 	_ = os.Remove(opts.Paths.Socket())
+	_ = os.Remove(opts.Paths.MCPSocket())
 	log.Info("torii daemon stopped")
 	return runErr
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/jsonrpc"
@@ -49,7 +51,7 @@ func startDaemon(t *testing.T, mutate func(*Options)) *testDaemon {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
-	opts := Options{Paths: testPaths(t), Config: cfg, Logger: testLogger(t), Version: "test"}
+	opts := Options{Paths: testPaths(t), Config: cfg, Logger: testLogger(t), Version: "test", Catalogue: []*mcp.Tool{}}
 	if mutate != nil {
 		mutate(&opts)
 	}

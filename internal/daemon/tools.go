@@ -10,7 +10,6 @@ import (
 
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
@@ -39,11 +38,6 @@ type (
 		CallID string `json:"callId,omitempty"`
 		// TimeoutMs shortens the default 180 s deadline.
 		TimeoutMs int64 `json:"timeoutMs,omitempty"`
-		// OwnSession runs the call in this control connection's own
-		// session, minted by the daemon on the first such call and ended
-		// when the connection closes (`torii mcp`). Without it the call runs
-		// in the shared cli session of its label (`torii exec`).
-		OwnSession bool `json:"ownSession,omitempty"`
 	}
 	// ToolsCancelParams is `tools.cancel`.
 	ToolsCancelParams struct {
@@ -83,33 +77,6 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 		return
 	}
 	d.broker.Attach(br)
-}
-
-// connSession is the session of the control connection ctx belongs to,
-// minted on first use and ended when the connection closes (SECURITY
-// I-23): the connection is the identity, the label only a name.
-func (d *daemon) connSession(ctx context.Context, label string) *broker.Session {
-	c := control.ConnFrom(ctx)
-	if c == nil {
-		return nil
-	}
-	d.sessMu.Lock()
-	defer d.sessMu.Unlock()
-	if d.connSessions == nil {
-		d.connSessions = map[*control.Conn]*broker.Session{}
-	}
-	if s := d.connSessions[c]; s != nil {
-		return s
-	}
-	s := d.broker.NewSession(label, broker.KindStdio)
-	d.connSessions[c] = s
-	context.AfterFunc(ctx, func() {
-		d.sessMu.Lock()
-		delete(d.connSessions, c)
-		d.sessMu.Unlock()
-		s.Close()
-	})
-	return s
 }
 
 // calls tracks tools.call by callId for tools.cancel.
@@ -162,10 +129,6 @@ func (d *daemon) handleToolsControl(ctx context.Context, method string, raw json
 		if p.TimeoutMs < 0 || time.Duration(p.TimeoutMs)*time.Millisecond > maxCallTimeout {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools.call: timeoutMs must be 0-%d", maxCallTimeout.Milliseconds())
 		}
-		var owner *broker.Session
-		if p.OwnSession {
-			owner = d.connSession(ctx, p.SessionLabel) // ctx: the connection's
-		}
 		// The control connection's context: a caller that hangs up cancels.
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -175,11 +138,10 @@ func (d *daemon) handleToolsControl(ctx context.Context, method string, raw json
 			}
 			defer d.calls.remove(p.CallID)
 		}
-		call := broker.Call{Name: p.Name, Arguments: p.Arguments, Session: p.SessionLabel,
-			Timeout: time.Duration(p.TimeoutMs) * time.Millisecond}
-		call.Owner = owner
-		call.Queued = func() { control.Release(ctx) } // InOrder (daemon.go)
-		return d.broker.CallTool(ctx, call), nil
+		// The shared cli session of its label (`torii exec`); agents'
+		// own sessions are MCP sessions (mcpserve.go).
+		return d.broker.CallTool(ctx, broker.Call{Name: p.Name, Arguments: p.Arguments, Session: p.SessionLabel,
+			Timeout: time.Duration(p.TimeoutMs) * time.Millisecond}), nil
 	case "tools.cancel":
 		p, err := params[ToolsCancelParams](raw, method)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +22,9 @@ type fc struct {
 	t    *testing.T
 	ws   *websocket.Conn
 	resp *http.Response
-	next atomic.Int64
-	done chan struct{}
+	peer *jsonrpc.Peer
 
 	mu       sync.Mutex
-	pending  map[string]chan *jsonrpc.Message
 	updates  []update
 	statuses []gateway.StatusParams
 	frames   int
@@ -62,87 +59,67 @@ func dial(t *testing.T, url, token string, subprotocol bool) *fc {
 		t.Fatalf("dial: %v", err)
 	}
 	ws.SetReadLimit(-1)
-	c := &fc{t: t, ws: ws, resp: resp, done: make(chan struct{}), pending: map[string]chan *jsonrpc.Message{},
-		changed: make(chan struct{}, 1)}
-	go c.read()
+	c := &fc{t: t, ws: ws, resp: resp, changed: make(chan struct{}, 1)}
+	c.peer = jsonrpc.NewPeer(fcFramer{ws}, jsonrpc.Options{QuietBadFrames: true,
+		Log: func(dir string, _ []byte) {
+			if dir == "in" {
+				c.mu.Lock()
+				c.frames++
+				c.mu.Unlock()
+			}
+		},
+		Notify: c.onNotify, Handle: c.request})
+	go func() {
+		err := c.peer.Run(context.Background())
+		t.Logf("client read ended: %v", err)
+	}()
 	t.Cleanup(func() { c.close() })
 	return c
 }
 
-func (c *fc) close() {
-	_ = c.ws.Close(websocket.StatusNormalClosure, "")
-	<-c.done
+type fcFramer struct{ ws *websocket.Conn }
+
+func (f fcFramer) ReadFrame() ([]byte, error) {
+	_, data, err := f.ws.Read(context.Background())
+	return data, err
 }
 
-func (c *fc) read() {
-	defer close(c.done)
-	for {
-		_, data, err := c.ws.Read(context.Background())
-		if err != nil {
-			c.t.Logf("client read ended: %v", err)
-			c.mu.Lock()
-			for _, ch := range c.pending {
-				close(ch)
-			}
-			c.pending = nil
-			c.mu.Unlock()
-			return
-		}
-		msg, rpcErr := jsonrpc.Decode(data)
-		if rpcErr != nil {
-			continue
-		}
+func (f fcFramer) WriteFrame(ctx context.Context, b []byte) error {
+	return f.ws.Write(ctx, websocket.MessageText, b)
+}
+
+func (c *fc) close() {
+	_ = c.ws.Close(websocket.StatusNormalClosure, "")
+	<-c.peer.Done()
+}
+
+func (c *fc) onNotify(_ context.Context, msg *jsonrpc.Message) {
+	switch msg.Method {
+	case "session/update":
+		var u update
+		_ = json.Unmarshal(msg.Params, &u)
 		c.mu.Lock()
-		c.frames++
+		c.updates = append(c.updates, u)
 		c.mu.Unlock()
-		switch {
-		case msg.Method == "":
-			c.mu.Lock()
-			ch := c.pending[string(msg.ID)]
-			delete(c.pending, string(msg.ID))
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- msg
-			}
-		case msg.Method == "session/update":
-			var u update
-			_ = json.Unmarshal(msg.Params, &u)
-			c.mu.Lock()
-			c.updates = append(c.updates, u)
-			c.mu.Unlock()
-			c.poke()
-		case msg.Method == "torii/agent_status":
-			var s gateway.StatusParams
-			_ = json.Unmarshal(msg.Params, &s)
-			c.mu.Lock()
-			c.statuses = append(c.statuses, s)
-			c.mu.Unlock()
-			c.poke()
-		case msg.HasID():
-			go func() {
-				c.mu.Lock()
-				h := c.onRequest
-				c.mu.Unlock()
-				var res any
-				var err error = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", msg.Method)
-				if h != nil {
-					res, err = h(msg.Method, msg.Params)
-				}
-				var out *jsonrpc.Message
-				if err != nil {
-					e, ok := err.(*jsonrpc.Error)
-					if !ok {
-						e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
-					}
-					out = jsonrpc.NewErrorResponse(msg.ID, e)
-				} else {
-					out, _ = jsonrpc.NewResult(msg.ID, res)
-				}
-				b, _ := json.Marshal(out)
-				_ = c.ws.Write(context.Background(), websocket.MessageText, b)
-			}()
-		}
+		c.poke()
+	case "torii/agent_status":
+		var s gateway.StatusParams
+		_ = json.Unmarshal(msg.Params, &s)
+		c.mu.Lock()
+		c.statuses = append(c.statuses, s)
+		c.mu.Unlock()
+		c.poke()
 	}
+}
+
+func (c *fc) request(_ context.Context, msg *jsonrpc.Message) (any, error) {
+	c.mu.Lock()
+	h := c.onRequest
+	c.mu.Unlock()
+	if h == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", msg.Method)
+	}
+	return h(msg.Method, msg.Params)
 }
 
 func (c *fc) poke() {
@@ -159,38 +136,7 @@ func (c *fc) handle(h func(method string, params json.RawMessage) (any, error)) 
 }
 
 func (c *fc) call(ctx context.Context, method string, params, result any) error {
-	id := jsonrpc.IntID(c.next.Add(1))
-	req, err := jsonrpc.NewRequest(id, method, params)
-	if err != nil {
-		return err
-	}
-	ch := make(chan *jsonrpc.Message, 1)
-	c.mu.Lock()
-	if c.pending == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("closed")
-	}
-	c.pending[string(id)] = ch
-	c.mu.Unlock()
-	b, _ := json.Marshal(req)
-	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
-		return err
-	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return fmt.Errorf("closed")
-		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if result != nil {
-			return json.Unmarshal(m.Result, result)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.peer.Call(ctx, method, params, result)
 }
 
 func (c *fc) mustCall(method string, params, result any) {
@@ -203,9 +149,7 @@ func (c *fc) mustCall(method string, params, result any) {
 }
 
 func (c *fc) notify(method string, params any) {
-	m, _ := jsonrpc.NewRequest(nil, method, params)
-	b, _ := json.Marshal(m)
-	if err := c.ws.Write(context.Background(), websocket.MessageText, b); err != nil {
+	if err := c.peer.Notify(context.Background(), method, params); err != nil {
 		c.t.Fatalf("notify %s: %v", method, err)
 	}
 }

@@ -88,3 +88,31 @@ func validID(id json.RawMessage) bool {
 	}
 	return false
 }
+
+// PeekID reads a response's id from the start of a frame that was cut short
+// (over a size cap), when the id comes before the bulk of it, as every torii
+// peer writes it ({"jsonrpc":"2.0","id":…,"result":…}). nil if it cannot.
+func PeekID(prefix []byte) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for i := 0; i < 4 && d.More(); i++ {
+		k, err := d.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if key, _ := k.(string); key != "id" {
+			if key == "jsonrpc" && d.Decode(&v) == nil {
+				continue
+			}
+			return nil // the id must come before anything large
+		}
+		if d.Decode(&v) != nil || !validID(v) || len(v) == 0 || v[0] == 'n' {
+			return nil
+		}
+		return v
+	}
+	return nil
+}

@@ -1,5 +1,6 @@
-// Package jsonrpc holds the JSON-RPC 2.0 message shapes and the typed error
-// used on every torii wire: the /acp link and the control socket.
+// Package jsonrpc is JSON-RPC 2.0 on every torii wire (the /acp link, the
+// control socket, the agents' stdio): the message shapes, the typed error,
+// and the one Peer that correlates, budgets and answers bad frames.
 package jsonrpc
 
 import (

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/pairing"
 )
 
 // abuseServer is a link server with a paired device and, optionally,
@@ -29,14 +27,7 @@ import (
 func abuseServer(t *testing.T, mutate func(*link.Options)) (*link.Server, string, *linktest.Device) {
 	t.Helper()
 	dir := t.TempDir()
-	id, err := pairing.LoadOrCreateIdentity(filepath.Join(dir, "daemon.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := pairing.OpenDeviceStore(filepath.Join(dir, "devices.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, devs := linktest.Stores(t, dir)
 	dev, _ := linktest.NewDevice("real extension")
 	stored, err := devs.Add(dev.Name, linktest.ExtensionOrigin, dev.PublicKey())
 	if err != nil {

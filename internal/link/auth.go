@@ -60,6 +60,9 @@ type AuthParams struct {
 type AuthResult struct {
 	DeviceID   string `json:"deviceId"`
 	DeviceName string `json:"deviceName"`
+	// Ticket is offered on the next upgrade as TicketSubprotocolPrefix +
+	// Ticket for a reserved way in (SECURITY I-57).
+	Ticket string `json:"ticket,omitempty"`
 }
 
 // PingResult is torii/ping's result.
@@ -305,6 +308,11 @@ func (c *Conn) auth(msg *jsonrpc.Message) {
 		fail("device not named in hello or paired on this connection")
 		return
 	}
+	if r := c.srv.hub.reservedDevice(c); r != "" && r != p.DeviceID {
+		// SECURITY I-57: a reserved slot is its device's only.
+		fail("a ticket's connection authenticates as the ticket's device")
+		return
+	}
 	dev, ok := c.srv.opts.Devices.Get(p.DeviceID)
 	if !ok {
 		fail("unknown or revoked device")
@@ -337,7 +345,7 @@ func (c *Conn) auth(msg *jsonrpc.Message) {
 	}
 	_ = c.srv.opts.Devices.Touch(dev.ID, c.srv.now())
 	c.srv.log.Info("link: device authenticated", "conn", c.id, "device", dev.ID, "name", dev.Name)
-	c.reply(msg.ID, AuthResult{DeviceID: dev.ID, DeviceName: dev.Name})
+	c.reply(msg.ID, AuthResult{DeviceID: dev.ID, DeviceName: dev.Name, Ticket: c.srv.hub.tickets.issue(dev.ID)})
 }
 
 // armAuthTimer (re)starts the authentication deadline. SECURITY I-4.

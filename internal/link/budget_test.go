@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/pairing"
 )
 
 type oneToken struct{ ids map[string]string }
@@ -113,14 +111,7 @@ func TestPerConnectionInFlightBudget(t *testing.T) {
 func budgetServer(t *testing.T) (*blocker, *link.Server, func(string, func(context.Context, string, json.RawMessage) (any, error)) *linktest.Client) {
 
 	dir := t.TempDir()
-	id, err := pairing.LoadOrCreateIdentity(filepath.Join(dir, "daemon.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := pairing.OpenDeviceStore(filepath.Join(dir, "devices.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, devs := linktest.Stores(t, dir)
 	b := &blocker{running: map[string]int{}, peak: map[string]int{}, release: make(chan struct{})}
 	srv := link.NewServer(link.Options{Identity: id, Devices: devs, Handler: b, LoopbackBind: true,
 		Tokens: oneToken{map[string]string{"tok-a": "a", "tok-b": "b"}}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -16,12 +15,13 @@ import (
 	"github.com/torii-browser/torii/internal/jsonrpc"
 )
 
-// ErrConnClosed is returned by Call on a connection that has ended.
-var ErrConnClosed = errors.New("link: connection closed")
+// ErrFrameTooLarge is the cause beside jsonrpc.ErrClosed when the peer sent a
+// frame over MaxFrame: the connection was closed with 1009 (SECURITY I-11).
+var ErrFrameTooLarge = websocket.ErrMessageTooBig
 
 // ErrBusy is returned by Call when MaxPending requests already await this
 // peer's answers; nothing was sent (SECURITY I-34).
-var ErrBusy = errors.New("link: too many requests awaiting the peer's answers")
+var ErrBusy = jsonrpc.ErrBusy
 
 type authState int
 
@@ -61,9 +61,7 @@ type Conn struct {
 
 	lastRead atomic.Int64 // unix ns of the last frame begun
 
-	next    atomic.Int64
-	pmu     sync.Mutex
-	pending map[string]chan *jsonrpc.Message
+	peer *jsonrpc.Peer
 }
 
 // ID is the connection ID (also the connectionId bound into signatures).
@@ -126,85 +124,54 @@ func (c *Conn) Close(code websocket.StatusCode, reason string) {
 	}()
 }
 
+// newPeer is the connection's JSON-RPC peer: correlation, the pending
+// budget, bounded concurrent handlers and per-frame error replies.
+func (c *Conn) newPeer() *jsonrpc.Peer {
+	return jsonrpc.NewPeer(wsFramer{c}, jsonrpc.Options{
+		IDPrefix: "d",
+		// SECURITY I-34: a per-connection budget of outstanding requests
+		// bounds the answers (up to MaxFrame each) one peer can make us hold.
+		MaxPending: MaxPending,
+		// The read loop blocks at the bound, which pushes back on the peer.
+		MaxInFlight: maxInFlight,
+		// SECURITY I-11: only responses may use the full MaxFrame; a larger
+		// request or notification is refused with its id, the connection stays.
+		MaxRequest: MaxRequest,
+		Inline:     c.inline,
+		Handle:     c.handle,
+		// Inline, so notifications (session/cancel) keep their order.
+		Notify: c.notify,
+		Unmatched: func(*jsonrpc.Message) {
+			c.srv.log.Debug("link: response to no pending call", "conn", c.id)
+		},
+		Log: func(dir string, frame []byte) { c.srv.logFrame(dir, c, frame) },
+	})
+}
+
 // Call sends a request to the peer and waits for its response. A JSON-RPC
 // error answer is returned as *jsonrpc.Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	return c.CallID(ctx, c.NewRequestID(), method, params, result)
+	return c.peer.Call(ctx, method, params, result)
 }
 
-// NewRequestID returns a fresh outgoing request id for CallID.
-func (c *Conn) NewRequestID() json.RawMessage {
-	return jsonrpc.RawID(fmt.Sprintf("d%d", c.next.Add(1)))
-}
-
-// CallID is Call with an id taken from NewRequestID beforehand, for callers
-// that must name the request later: MCP-over-ACP's `mcp/cancel {requestId}`
-// cancels a call by its outer JSON-RPC id.
-func (c *Conn) CallID(ctx context.Context, id json.RawMessage, method string, params, result any) error {
-	req, err := jsonrpc.NewRequest(id, method, params)
-	if err != nil {
-		return fmt.Errorf("link: encode %s params: %w", method, err)
-	}
-	ch := make(chan *jsonrpc.Message, 1)
-	c.pmu.Lock()
-	if c.pending == nil {
-		c.pmu.Unlock()
-		return ErrConnClosed
-	}
-	if len(c.pending) >= MaxPending {
-		// SECURITY I-34: a per-connection budget of outstanding requests
-		// bounds the answers (up to MaxFrame each) one peer can make us hold.
-		c.pmu.Unlock()
-		return ErrBusy
-	}
-	c.pending[string(id)] = ch
-	c.pmu.Unlock()
-	defer func() {
-		c.pmu.Lock()
-		if c.pending != nil {
-			delete(c.pending, string(id))
-		}
-		c.pmu.Unlock()
-	}()
-	if err := c.send(ctx, req); err != nil {
-		return err
-	}
-	var m *jsonrpc.Message
-	select {
-	case m = <-ch:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.ctx.Done():
-		// A reply that arrived just before the close still counts.
-		select {
-		case m = <-ch:
-		default:
-		}
-	}
-	if m == nil {
-		return ErrConnClosed
-	}
-	return m.DecodeResult(result)
+// Start writes a request and returns without waiting for the answer, so a
+// caller keeps its requests in the order it wrote them; the Pending's ID is
+// what MCP-over-ACP's `mcp/cancel {requestId}` names. id may be nil.
+func (c *Conn) Start(ctx context.Context, id json.RawMessage, method string, params any) (*jsonrpc.Pending, error) {
+	return c.peer.Start(ctx, id, method, params)
 }
 
 // Notify sends a notification to the peer.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	n, err := jsonrpc.NewRequest(nil, method, params)
-	if err != nil {
-		return err
-	}
-	return c.send(ctx, n)
+	return c.peer.Notify(ctx, method, params)
 }
 
-func (c *Conn) send(ctx context.Context, m *jsonrpc.Message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err // nothing was written; the connection is untouched
-	}
-	c.srv.logFrame("out", c, b)
+// wsFramer is the peer's Framer: one JSON-RPC message per text frame.
+type wsFramer struct{ c *Conn }
+
+// WriteFrame writes one text frame.
+func (f wsFramer) WriteFrame(ctx context.Context, b []byte) error {
+	c := f.c
 	// A write interrupted by cancellation makes coder/websocket close the whole
 	// connection without a close frame, so once started a write is bounded only
 	// by the write timeout and the connection's own lifetime, never by the caller.
@@ -212,53 +179,45 @@ func (c *Conn) send(ctx context.Context, m *jsonrpc.Message) error {
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	if err := c.ws.Write(wctx, websocket.MessageText, b); err != nil {
-		return fmt.Errorf("%w: %v", ErrConnClosed, err)
-	}
-	return nil
+	return c.ws.Write(wctx, websocket.MessageText, b)
 }
 
 func (c *Conn) reply(id json.RawMessage, result any) {
-	m, err := jsonrpc.NewResult(id, result)
-	if err != nil {
-		c.replyErr(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode result: %v", err))
-		return
-	}
-	_ = c.send(c.ctx, m)
+	c.peer.Reply(c.ctx, id, result, nil)
 }
 
 func (c *Conn) replyErr(id json.RawMessage, e *jsonrpc.Error) {
-	_ = c.send(c.ctx, jsonrpc.NewErrorResponse(id, e))
+	c.peer.Reply(c.ctx, id, nil, e)
 }
 
 // readLoop owns the socket's reads until it closes.
 func (c *Conn) readLoop() {
-	sem := make(chan struct{}, maxInFlight)
-	var handlers sync.WaitGroup
-	for {
-		typ, data, err := c.readFrame()
-		if err != nil {
-			// Over MaxFrame the library has already closed with 1009 (SECURITY I-11).
-			if errors.Is(err, websocket.ErrMessageTooBig) {
-				c.srv.log.Info("link: frame over limit, closed 1009", "conn", c.id)
-			}
-			break
-		}
-		c.srv.logFrame("in", c, data)
-		if typ != websocket.MessageText {
-			c.replyErr(nil, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: binary frames are not accepted; send JSON text frames"))
-			continue
-		}
-		c.handleFrame(data, sem, &handlers)
+	err := c.peer.Run(c.ctx)
+	// Over MaxFrame the library has already closed with 1009 (SECURITY I-11).
+	if errors.Is(err, ErrFrameTooLarge) {
+		c.srv.log.Info("link: frame over limit, closed 1009", "conn", c.id)
 	}
 	c.cancel()
-	handlers.Wait()
-	c.pmu.Lock()
-	for _, ch := range c.pending {
-		close(ch)
+}
+
+// ReadFrame reads one text frame; a binary frame gets a parse error and
+// the connection stays.
+func (f wsFramer) ReadFrame() ([]byte, error) {
+	c := f.c
+	typ, data, err := c.readFrame()
+	if errors.Is(err, ErrFrameTooLarge) {
+		// SECURITY I-56: the call this answered (its id leads the frame)
+		// learns why; the others only that the link closed.
+		return nil, &jsonrpc.FrameError{Fatal: true, Err: err, ID: jsonrpc.PeekID(data[:min(len(data), 512)])}
 	}
-	c.pending = nil
-	c.pmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		c.srv.logFrame("in", c, data)
+		return nil, &jsonrpc.FrameError{Reply: jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: binary frames are not accepted; send JSON text frames")}
+	}
+	return data, nil
 }
 
 // readFrame reads one message. SECURITY I-51: once a frame has begun it
@@ -318,85 +277,40 @@ func (c *Conn) keepalive() {
 	}
 }
 
-func (c *Conn) handleFrame(data []byte, sem chan struct{}, handlers *sync.WaitGroup) {
-	if len(data) > MaxRequest {
-		// SECURITY I-11: only responses may be this large; a request or
-		// notification is refused with its id and the connection stays.
-		id, method, ok := jsonrpc.Peek(data)
-		if !ok {
-			c.replyErr(nil, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: frame is not valid JSON"))
-			return
-		}
-		if method != "" {
-			c.replyErr(id, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request too large: %d bytes, limit %d", len(data), MaxRequest))
-			return
-		}
-	}
-	msg, rpcErr := jsonrpc.Decode(data)
-	if rpcErr != nil {
-		var id json.RawMessage
-		if msg != nil {
-			id = msg.ID
-		}
-		c.replyErr(id, rpcErr)
-		return
-	}
-	if msg.Method == "" {
-		c.deliverResponse(msg)
-		return
-	}
-	// torii/* handshake methods (and every torii/* before authentication)
-	// belong to the link; other torii/* methods of an authenticated
-	// connection (the gateway's torii/agents, torii/session/…) go to the Handler.
-	if strings.HasPrefix(msg.Method, "torii/") && (linkMethod(msg.Method) || !c.authed()) {
+// inline: torii/* handshake methods (and every method before
+// authentication) are answered in the read loop, in frame order; other
+// torii/* methods of an authenticated connection (the gateway's
+// torii/agents, torii/session/…) go to the Handler like any request.
+func (c *Conn) inline(msg *jsonrpc.Message) bool {
+	return c.srv.opts.Handler == nil || c.toriiOwn(msg) || !c.authed()
+}
+
+func (c *Conn) toriiOwn(msg *jsonrpc.Message) bool {
+	return strings.HasPrefix(msg.Method, "torii/") && (linkMethod(msg.Method) || !c.authed())
+}
+
+func (c *Conn) handle(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	if c.toriiOwn(msg) {
 		c.handleTorii(msg)
-		return
+		return nil, jsonrpc.NoReply
 	}
 	// SECURITY I-4: nothing but torii/hello, pair, auth, ping before auth.
 	if !c.authed() {
-		if msg.HasID() {
-			c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeNotAuthenticated, "%s needs torii/auth first", msg.Method))
-		}
-		return
+		return nil, jsonrpc.Errorf(jsonrpc.CodeNotAuthenticated, "%s needs torii/auth first", msg.Method)
 	}
 	if c.srv.opts.Handler == nil {
-		if msg.HasID() {
-			c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method))
-		}
-		return
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method)
 	}
-	if msg.IsNotification() {
-		// Inline, so notifications (session/cancel) keep their order.
-		_, _ = c.srv.opts.Handler.Handle(c.ctx, c, msg.Method, msg.Params)
-		return
-	}
-	sem <- struct{}{}
-	handlers.Add(1)
-	go func() {
-		defer func() { <-sem; handlers.Done() }()
-		res, err := c.srv.opts.Handler.Handle(c.ctx, c, msg.Method, msg.Params)
-		if err != nil {
-			var e *jsonrpc.Error
-			if !errors.As(err, &e) {
-				e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
-			}
-			c.replyErr(msg.ID, e)
-			return
-		}
-		c.reply(msg.ID, res)
-	}()
+	return c.srv.opts.Handler.Handle(ctx, c, msg.Method, msg.Params)
 }
 
-func (c *Conn) deliverResponse(m *jsonrpc.Message) {
-	c.pmu.Lock()
-	ch := c.pending[string(m.ID)]
-	delete(c.pending, string(m.ID))
-	c.pmu.Unlock()
-	if ch == nil {
-		c.srv.log.Debug("link: response to no pending call", "conn", c.id)
-		return
+func (c *Conn) notify(ctx context.Context, msg *jsonrpc.Message) {
+	switch {
+	case c.toriiOwn(msg):
+		c.handleTorii(msg)
+	case c.authed() && c.srv.opts.Handler != nil:
+		_, _ = c.srv.opts.Handler.Handle(ctx, c, msg.Method, msg.Params)
 	}
-	ch <- m
 }
 
 // linkMethod reports whether a torii/* method is the link's own.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/torii-browser/torii/internal/fuzzseed"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/pairing"
 )
 
 var (
@@ -34,14 +32,7 @@ func fuzzServer(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		id, err := pairing.LoadOrCreateIdentity(filepath.Join(dir, "daemon.key"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		devs, err := pairing.OpenDeviceStore(filepath.Join(dir, "devices.json"))
-		if err != nil {
-			f.Fatal(err)
-		}
+		id, devs := linktest.Stores(f, dir)
 		opts := link.Options{Identity: id, Devices: devs, Pairer: slowApprover{devs, 0}, LoopbackBind: true,
 			Tokens: oneToken{ids: map[string]string{"fuzz-token": "tok_f"}}}
 		fuzzSrv = link.NewServer(opts)

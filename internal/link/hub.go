@@ -35,9 +35,56 @@ type Hub struct {
 	unauth int    // slots held: reservations and connections with counted set
 	seq    uint64 // arrival order, for eviction
 	wg     sync.WaitGroup
+
+	// Reserved slots of ticket holders before they authenticate (SECURITY
+	// I-57): per device, and which connection holds one.
+	reservedBy  map[string]int
+	reservedFor map[*Conn]string
+	tickets     *tickets
 }
 
-func newHub() *Hub { return &Hub{conns: map[string]*Conn{}} }
+func newHub() *Hub {
+	return &Hub{conns: map[string]*Conn{}, reservedBy: map[string]int{}, reservedFor: map[*Conn]string{}, tickets: newTickets()}
+}
+
+// reserveFor takes one of device's reserved slots for a connection about
+// to be upgraded with its ticket; false when the device holds them all.
+func (h *Hub) reserveFor(device string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reservedBy[device] >= MaxReservedPerDevice {
+		return false
+	}
+	h.reservedBy[device]++
+	return true
+}
+
+// unreserve gives back a reserved slot whose upgrade failed.
+func (h *Hub) unreserve(device string) {
+	h.mu.Lock()
+	h.unreserveLocked(device)
+	h.mu.Unlock()
+}
+
+func (h *Hub) unreserveLocked(device string) {
+	if h.reservedBy[device]--; h.reservedBy[device] <= 0 {
+		delete(h.reservedBy, device)
+	}
+}
+
+// bindReserved records that c holds a reserved slot of device.
+func (h *Hub) bindReserved(c *Conn, device string) {
+	h.mu.Lock()
+	h.reservedFor[c] = device
+	h.mu.Unlock()
+}
+
+// reservedDevice is the device whose reserved slot c holds, if any.
+func (h *Hub) reservedDevice(c *Conn) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reservedFor[c]
+}
 
 // reserve takes an unauthenticated slot (SECURITY I-4). At the cap the
 // oldest anonymous connection gives its slot to the newcomer: ok with the
@@ -72,11 +119,16 @@ func (h *Hub) release() {
 	h.mu.Unlock()
 }
 
-// releaseLocked gives back c's slot if it still holds one. Under h.mu.
+// releaseLocked gives back c's slot, unauthenticated or reserved, if it
+// still holds one. Under h.mu.
 func (h *Hub) releaseLocked(c *Conn) {
 	if c.counted {
 		c.counted = false
 		h.unauth--
+	}
+	if d, ok := h.reservedFor[c]; ok {
+		delete(h.reservedFor, c)
+		h.unreserveLocked(d)
 	}
 }
 
@@ -164,6 +216,7 @@ func (h *Hub) ConnectedDevices() map[string]bool {
 // device is removed from the store; authentication re-checks the store
 // under the hub lock, so no connection can slip between the two.
 func (h *Hub) CloseDevice(deviceID string) int {
+	h.tickets.forget(deviceID)
 	return h.closeWhere(func(ci ConnInfo) bool {
 		return ci.Kind == KindDevice && ci.DeviceID == deviceID
 	}, websocket.StatusPolicyViolation, "device revoked")

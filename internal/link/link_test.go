@@ -37,14 +37,7 @@ func (s slowApprover) Pair(ctx context.Context, req link.PairRequest) (string, e
 func newServer(t *testing.T, authTimeout, pairDelay time.Duration) (*link.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
-	id, err := pairing.LoadOrCreateIdentity(filepath.Join(dir, "daemon.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := pairing.OpenDeviceStore(filepath.Join(dir, "devices.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, devs := linktest.Stores(t, dir)
 	opts := link.Options{Identity: id, Devices: devs, Pairer: slowApprover{devs, pairDelay}, LoopbackBind: true}
 	link.SetAuthTimeout(&opts, authTimeout)
 	srv := link.NewServer(opts)

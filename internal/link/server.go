@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/pairing"
 )
 
@@ -132,7 +131,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var evicted *Conn
+	reserved := ""
 	if !offered {
+		reserved = s.reservedSlot(r, origin)
+	}
+	if !offered && reserved == "" {
 		// SECURITY I-4: unauthenticated connections are capped; at the cap
 		// the oldest anonymous one makes room, so a flood cannot keep the
 		// extension out.
@@ -154,7 +157,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
-		if !offered {
+		switch {
+		case reserved != "":
+			s.hub.unreserve(reserved)
+		case !offered:
 			s.hub.release()
 		}
 		s.log.Debug("link: upgrade failed", "err", err)
@@ -164,12 +170,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The connection outlives the request; its context ends on close only.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &Conn{id: uuid.NewString(), srv: s, ws: ws, origin: origin, since: s.now(), ctx: ctx, cancel: cancel,
-		kind: KindPending, pending: map[string]chan *jsonrpc.Message{}, counted: !offered}
+		kind: KindPending, counted: !offered && reserved == ""}
+	c.peer = c.newPeer()
 	if offered {
 		c.state, c.kind, c.tokenID = stateAuthed, KindToken, tokenID
 	}
 	c.lastRead.Store(time.Now().UnixNano())
 	s.hub.add(c)
+	if reserved != "" {
+		s.hub.bindReserved(c, reserved)
+	}
 	s.log.Debug("link: connected", "conn", c.id, "kind", c.kind, "origin", origin)
 	if !offered {
 		c.armAuthTimer()
@@ -190,6 +200,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = ws.CloseNow()
 	s.hub.remove(c)
 	s.log.Debug("link: disconnected", "conn", c.id)
+}
+
+// reservedSlot is the device whose reserved slot this upgrade takes
+// (SECURITY I-57): it offers a live ticket of a paired device, comes from
+// that device's origin, and the device has a reserved slot free. "" sends
+// the connection the anonymous way.
+func (s *Server) reservedSlot(r *http.Request, origin string) string {
+	device, ok := s.hub.tickets.device(offeredTicket(r.Header.Values("Sec-WebSocket-Protocol")))
+	if !ok || s.opts.Devices == nil {
+		return ""
+	}
+	if dev, ok := s.opts.Devices.Get(device); !ok || dev.Origin != origin || !s.hub.reserveFor(device) {
+		return ""
+	}
+	return device
 }
 
 // checkTokens verifies every offered token. SECURITY I-8: Tokens.Check is

@@ -10,6 +10,11 @@
 // {connectionId}. The non-standard notification mcp/cancel {requestId,
 // connectionId} names the outer id of the call to abort.
 //
+// The MCP side is the official SDK's client (mcp.Client) over a transport
+// that carries each message as mcp/message (transport.go); this package adds
+// only the ACP framing, the deadlines and the mapping of failures onto typed
+// tool errors.
+//
 // Behaviour follows OpenAB's tunnel: connect + initialize (+ the first
 // tools/list) within 30 s or the server is never registered; 180 s per
 // request unless the caller passes less; a dropped link fails every pending
@@ -25,10 +30,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	torpc "github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
@@ -44,6 +50,8 @@ const (
 	MaxTools = 256
 	// controlTimeout bounds fire-and-forget frames (mcp/cancel, mcp/disconnect).
 	controlTimeout = 5 * time.Second
+	// maxPages bounds tools/list paging.
+	maxPages = 32
 )
 
 // Conn is the link connection the server was declared on; *link.Conn
@@ -52,8 +60,7 @@ type Conn interface {
 	ID() string
 	Context() context.Context
 	Call(ctx context.Context, method string, params, result any) error
-	NewRequestID() json.RawMessage
-	CallID(ctx context.Context, id json.RawMessage, method string, params, result any) error
+	Start(ctx context.Context, id json.RawMessage, method string, params any) (*torpc.Pending, error)
 	Notify(ctx context.Context, method string, params any) error
 }
 
@@ -68,35 +75,20 @@ type Options struct {
 	Logger         *slog.Logger
 }
 
-// InitializeResult is the inner MCP initialize answer.
-type InitializeResult struct {
-	ProtocolVersion string              `json:"protocolVersion"`
-	Capabilities    json.RawMessage     `json:"capabilities,omitempty"`
-	ServerInfo      *mcp.Implementation `json:"serverInfo,omitempty"`
-	Instructions    string              `json:"instructions,omitempty"`
-}
-
 // Bridge is one live MCP connection to a declared server.
 type Bridge struct {
-	conn   Conn
-	server acp.MCPServer
-	connID string
-	init   InitializeResult
-	log    *slog.Logger
-	ctx    context.Context // ends when the link ends or Close is called
-	cancel context.CancelFunc
+	conn    Conn
+	server  acp.MCPServer
+	connID  string
+	session *mcp.ClientSession
+	log     *slog.Logger
+	ctx     context.Context // ends when the link ends or Close is called
+	cancel  context.CancelFunc
 
 	mu    sync.Mutex
 	tools []*mcp.Tool
 
 	closeOnce sync.Once
-}
-
-// message is an mcp/message envelope.
-type message struct {
-	ConnectionID string `json:"connectionId"`
-	Method       string `json:"method"`
-	Params       any    `json:"params,omitempty"`
 }
 
 // Connect opens an MCP connection to srv on conn: mcp/connect, inner
@@ -141,39 +133,22 @@ func Connect(ctx context.Context, conn Conn, srv acp.MCPServer, opts Options) (_
 			b.Close()
 		}
 	}()
-	initParams := map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]string{"name": name, "version": opts.ClientVersion},
-	}
-	if err := conn.Call(cctx, "mcp/message", message{b.connID, "initialize", initParams}, &b.init); err != nil {
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: opts.ClientVersion},
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	b.session, err = client.Connect(cctx, newTunnel(b.ctx, conn, b.connID), &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
 		return nil, fmt.Errorf("mcpbridge: %q initialize: %w", srv.Name, err)
 	}
-	if b.init.ProtocolVersion == "" {
-		return nil, fmt.Errorf("mcpbridge: %q initialize: no protocolVersion in the answer", srv.Name)
-	}
-	if err := conn.Notify(cctx, "mcp/message", message{ConnectionID: b.connID, Method: "notifications/initialized"}); err != nil {
-		return nil, fmt.Errorf("mcpbridge: %q notifications/initialized: %w", srv.Name, err)
-	}
-	if _, err := b.ListTools(cctx); err != nil {
+	if _, err := b.listTools(cctx); err != nil {
 		return nil, err
 	}
 	log.Info("mcpbridge: connected", "server", srv.Name, "gen", srv.Gen, "conn", conn.ID(),
-		"connectionId", b.connID, "protocol", b.init.ProtocolVersion, "tools", len(b.Tools()))
+		"connectionId", b.connID, "protocol", b.session.InitializeResult().ProtocolVersion, "tools", len(b.Tools()))
 	return b, nil
 }
 
-// Server is the declaration this bridge serves.
-func (b *Bridge) Server() acp.MCPServer { return b.server }
-
-// ConnectionID is the provider's connectionId.
-func (b *Bridge) ConnectionID() string { return b.connID }
-
 // LinkID is the link connection's ID.
 func (b *Bridge) LinkID() string { return b.conn.ID() }
-
-// Initialize is the provider's initialize answer.
-func (b *Bridge) Initialize() InitializeResult { return b.init }
 
 // Done is closed when the link ends or Close is called.
 func (b *Bridge) Done() <-chan struct{} { return b.ctx.Done() }
@@ -181,33 +156,26 @@ func (b *Bridge) Done() <-chan struct{} { return b.ctx.Done() }
 // Context ends when the link ends or Close is called.
 func (b *Bridge) Context() context.Context { return b.ctx }
 
-// Tools is the cached catalogue (from Connect or the last ListTools).
+// Tools is the cached catalogue (from Connect).
 func (b *Bridge) Tools() []*mcp.Tool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]*mcp.Tool(nil), b.tools...)
 }
 
-// ListTools fetches the catalogue (following nextCursor) and caches it.
+// listTools fetches the catalogue (following nextCursor) and caches it.
 // Tools without a name, duplicates and tools whose inputSchema is not a
 // JSON object schema are dropped with a log line: MCP clients refuse them.
-func (b *Bridge) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (b *Bridge) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
 	seen := map[string]bool{}
-	cursor := ""
+	params := &mcp.ListToolsParams{}
 	for page := 0; ; page++ {
-		if page > 32 {
+		if page > maxPages {
 			return nil, fmt.Errorf("mcpbridge: %q tools/list: too many pages", b.server.Name)
 		}
-		var params any
-		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
-		}
-		var res struct {
-			Tools      []*mcp.Tool `json:"tools"`
-			NextCursor string      `json:"nextCursor"`
-		}
-		if err := b.conn.Call(ctx, "mcp/message", message{b.connID, "tools/list", params}, &res); err != nil {
+		res, err := b.session.ListTools(ctx, params)
+		if err != nil {
 			return nil, fmt.Errorf("mcpbridge: %q tools/list: %w", b.server.Name, err)
 		}
 		for _, t := range res.Tools {
@@ -224,7 +192,7 @@ func (b *Bridge) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		if res.NextCursor == "" {
 			break
 		}
-		cursor = res.NextCursor
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	b.mu.Lock()
 	b.tools = out
@@ -248,7 +216,7 @@ func objectSchema(s any) bool {
 // result: the provider's own (isError results pass through untouched), or
 // a typed failure — extension_not_connected when the link drops (at once,
 // for every pending call), cancelled when ctx is cancelled and timeout when
-// the deadline passes (both send mcp/cancel first), invalid_argument /
+// the deadline passes (both send mcp/cancel), invalid_argument /
 // unknown_tool / internal for an inner protocol error. timeout <= 0 means
 // DefaultCallTimeout. args go out untouched; the extension validates them.
 func (b *Bridge) CallTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration) *mcp.CallToolResult {
@@ -268,40 +236,44 @@ func (b *Bridge) CallToolMeta(ctx context.Context, name string, args json.RawMes
 	if err := ctx.Err(); err != nil {
 		return toolerr.Result(toolerr.Cancelled, "cancelled before it was sent; nothing ran")
 	}
-	p := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		Meta      map[string]any  `json:"_meta,omitempty"`
-	}{name, args, meta}
 	if len(args) > 0 && !json.Valid(args) {
 		return toolerr.Result(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
+	p := &mcp.CallToolParams{Name: name, Arguments: args}
+	if len(args) == 0 {
+		p.Arguments = json.RawMessage("{}")
+	}
+	if meta != nil {
+		p.Meta = mcp.Meta(meta)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Close (a replaced bridge) ends the wait too.
-	stop := context.AfterFunc(b.ctx, cancel)
-	defer stop()
-	id := b.conn.NewRequestID()
-	var res mcp.CallToolResult
-	err := b.conn.CallID(cctx, id, "mcp/message", message{b.connID, "tools/call", p}, &res)
+	// The link ending or Close (a replaced bridge) ends the wait too: the
+	// tunnel answers every call it still carries, each with its cause.
+	res, err := b.session.CallTool(cctx, p)
 	if err == nil {
 		if res.Content == nil {
 			res.Content = []mcp.Content{}
 		}
-		return &res
+		return res
 	}
-	var rpcErr *jsonrpc.Error
+	var wireErr *jsonrpc.Error
+	isWire := errors.As(err, &wireErr)
 	switch {
-	case errors.Is(err, link.ErrBusy):
+	case isWire && wireErr.Code == codeBusy:
 		return toolerr.Result(toolerr.Busy, "too many calls are waiting on this connection; %s was not sent", name)
-	case b.conn.Context().Err() != nil || errors.Is(err, link.ErrConnClosed):
+	case isWire && wireErr.Code == codeTooLarge:
+		return toolerr.Result(toolerr.TooLarge, "the extension's answer to %s was over the link's %d MiB frame cap; the link was closed and the extension reconnects", name, link.MaxFrame>>20)
+	case b.conn.Context().Err() != nil || isWire && wireErr.Code == codeClosed || errors.Is(err, mcp.ErrConnectionClosed):
+		if b.conn.Context().Err() == nil && b.ctx.Err() != nil {
+			return toolerr.Result(toolerr.ExtensionNotConnected, "the extension's tool server was replaced during %s; it may have run", name)
+		}
 		return toolerr.Result(toolerr.ExtensionNotConnected, "the extension disconnected during %s; it may have run", name)
 	case b.ctx.Err() != nil:
 		return toolerr.Result(toolerr.ExtensionNotConnected, "the extension's tool server was replaced during %s; it may have run", name)
-	case errors.As(err, &rpcErr):
-		return innerError(name, rpcErr)
+	case isWire:
+		return innerError(name, wireErr)
 	case cctx.Err() != nil:
-		b.cancelCall(id)
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return toolerr.Result(toolerr.Cancelled, "%s was cancelled; it may have partly run", name)
 		}
@@ -313,28 +285,12 @@ func (b *Bridge) CallToolMeta(ctx context.Context, name string, args json.RawMes
 // innerError maps an inner MCP protocol error onto a typed result.
 func innerError(name string, e *jsonrpc.Error) *mcp.CallToolResult {
 	switch e.Code {
-	case jsonrpc.CodeInvalidParams:
+	case torpc.CodeInvalidParams:
 		return toolerr.Result(toolerr.InvalidArgument, "%s: %s", name, e.Message)
-	case jsonrpc.CodeMethodNotFound:
+	case torpc.CodeMethodNotFound:
 		return toolerr.Result(toolerr.UnknownTool, "%s: %s", name, e.Message)
 	}
 	return toolerr.Result(toolerr.Internal, "%s: extension error %d: %s", name, e.Code, e.Message)
-}
-
-// cancelCall sends mcp/cancel {requestId, connectionId} for an abandoned call.
-func (b *Bridge) cancelCall(id json.RawMessage) {
-	if b.conn.Context().Err() != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), controlTimeout)
-	defer cancel()
-	err := b.conn.Notify(ctx, "mcp/cancel", struct {
-		RequestID    json.RawMessage `json:"requestId"`
-		ConnectionID string          `json:"connectionId"`
-	}{id, b.connID})
-	if err != nil {
-		b.log.Debug("mcpbridge: mcp/cancel not sent", "err", err)
-	}
 }
 
 // NotifyServer sends an inner MCP notification to the provider (best
@@ -351,6 +307,9 @@ func (b *Bridge) NotifyServer(ctx context.Context, method string, params any) er
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.cancel()
+		if b.session != nil {
+			go b.session.Close() // returns once the tunnel has failed its calls
+		}
 		if b.conn.Context().Err() != nil {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/acp"
+	torpc "github.com/torii-browser/torii/internal/jsonrpc"
 )
 
 // silentConn never answers: a provider that accepts the socket but not the
@@ -22,7 +23,6 @@ type silentConn struct {
 
 func (c *silentConn) ID() string                                { return "silent" }
 func (c *silentConn) Context() context.Context                  { return c.ctx }
-func (c *silentConn) NewRequestID() json.RawMessage             { return json.RawMessage(`"d1"`) }
 func (c *silentConn) Notify(context.Context, string, any) error { return nil }
 func (c *silentConn) Call(ctx context.Context, method string, _, _ any) error {
 	c.mu.Lock()
@@ -31,8 +31,11 @@ func (c *silentConn) Call(ctx context.Context, method string, _, _ any) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
-func (c *silentConn) CallID(ctx context.Context, _ json.RawMessage, method string, p, r any) error {
-	return c.Call(ctx, method, p, r)
+func (c *silentConn) Start(ctx context.Context, _ json.RawMessage, method string, _ any) (*torpc.Pending, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, method)
+	c.mu.Unlock()
+	return nil, errors.New("silentConn: no calls after mcp/connect")
 }
 
 func TestConnectDeadline(t *testing.T) {

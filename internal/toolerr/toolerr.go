@@ -50,6 +50,7 @@ const (
 	ApprovalTimeout       Code = "approval_timeout"
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
+	TooLarge              Code = "too_large"
 )
 
 type entry struct {
@@ -91,6 +92,7 @@ var list = []entry{
 	{ApprovalTimeout, "The person did not answer the approval request in time; nothing was done. Ask them before retrying."},
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
+	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},
 }
 
 var hints = func() map[Code]string {

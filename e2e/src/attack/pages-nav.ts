@@ -12,11 +12,25 @@ import { MARK } from "./secrets.ts";
 const bounce: Route = (c) => {
   const back = new URL(c.url.href);
   back.searchParams.set("again", "1");
+  back.searchParams.delete("gate");
   const ms = param(c, "ms", "40");
   const to = at(c, attacker(c), "/catch", { bounce: back.href, ms });
-  const wait = param(c, "again") ? ms : "700";
-  return doc(c, { body: `<h1 style="height:90vh">Bouncing ${MARK.a}</h1><script>setTimeout(function(){location.replace(${js(to)});},+${js(wait)});</script>` });
+  const leave = `location.replace(${js(to)})`;
+  const start = param(c, "again") ? `setTimeout(function(){${leave};},+${js(ms)});` : afterGate(c, leave, "700");
+  return doc(c, { body: `<h1 style="height:90vh">Bouncing ${MARK.a}</h1><script>${start}</script>` });
 };
+
+/**
+ * Script that runs `code` `ms` after the page loads or, with `gate`, `ms` after the test opens that
+ * gate (AttackSite.openGate), so a slow machine cannot make the page leave before the agent's
+ * navigate has landed and its call has begun.
+ */
+function afterGate(c: Parameters<Route>[0], code: string, dflt: string): string {
+  const later = `setTimeout(function(){${code};},+${js(param(c, "ms", dflt))})`;
+  const gate = param(c, "gate");
+  if (!gate) return `${later};`;
+  return `(function poll(){fetch("/gate?k="+encodeURIComponent(${js(gate)})).then(function(r){return r.text();}).then(function(t){if(t==="go")${later};else setTimeout(poll,30);},function(){setTimeout(poll,30);});})();`;
+}
 
 /** The attacker's full-viewport frame shown for a moment every `ms`. */
 const flash: Route = (c) =>
@@ -26,18 +40,9 @@ style="position:fixed;left:0;top:0;width:100vw;height:100vh;border:0;visibility:
 <script>var f=document.getElementById("evil");setInterval(function(){f.style.visibility=f.style.visibility==="hidden"?"visible":"hidden";},+${js(param(c, "ms", "15"))});</script>`,
   });
 
-/**
- * A page that leaves for the attacker `ms` after it loads or, with `gate`, `ms` after the test opens
- * that gate (/gate), so a slow machine cannot make it leave before the agent's call has begun.
- */
-const navLater: Route = (c) => {
-  const leave = `setTimeout(function(){location.href=${js(at(c, attacker(c), "/catch"))};},+${js(param(c, "ms", "300"))})`;
-  const gate = param(c, "gate");
-  const start = gate
-    ? `(function poll(){fetch("/gate?k="+encodeURIComponent(${js(gate)})).then(function(r){return r.text();}).then(function(t){if(t==="go")${leave};else setTimeout(poll,30);},function(){setTimeout(poll,30);});})();`
-    : `${leave};`;
-  return doc(c, { body: `<h1>Soon elsewhere</h1><script>${start}</script>` });
-};
+/** A page that leaves for the attacker `ms` after it loads, or after its gate opens (afterGate). */
+const navLater: Route = (c) =>
+  doc(c, { body: `<h1>Soon elsewhere</h1><script>${afterGate(c, `location.href=${js(at(c, attacker(c), "/catch"))}`, "300")}</script>` });
 
 /** "go" once the test has opened the gate `k` (AttackSite.openGate), else "wait". */
 const gateRoute: Route = (c) => ({ type: "text/plain", body: c.counters.get(`gate:${param(c, "k")}`) ? "go" : "wait" });

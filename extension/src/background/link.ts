@@ -94,6 +94,8 @@ export class Link {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private sessionId = "";
+  /** The daemon's reconnect ticket from the last torii/auth: our reserved way back in (SECURITY I-57). */
+  private ticket = "";
   // Managed launch: kept in memory only, used once, dropped when it expires (SECURITY I-5, I-10).
   private otp: { secret: string; url: string; expires: number } | null = null;
   private loading: Promise<Settings> | null = null;
@@ -278,6 +280,7 @@ export class Link {
   }
 
   private async forget(): Promise<void> {
+    this.ticket = "";
     await this.deps.settings.clearPairing();
     await this.deps.identity.clear();
     await this.reload();
@@ -325,7 +328,8 @@ export class Link {
     this.set(mode === "pair" ? "pairing" : "connecting");
     let ws: SocketLike;
     try {
-      ws = this.deps.openSocket(s.daemonUrl);
+      // The daemon selects "acp.v1"; the ticket only chooses the slot this connection takes.
+      ws = this.deps.openSocket(s.daemonUrl, mode === "auth" && this.ticket ? ["acp.v1", `torii.ticket.${this.ticket}`] : undefined);
     } catch (e) {
       this.failed(mode, `cannot open ${s.daemonUrl}: ${errText(e)}`);
       return;
@@ -472,7 +476,9 @@ export class Link {
     const sig = await sign(identity.privateKey, authTranscript("device", f));
     c.authSent = true;
     try {
-      await c.peer.request("torii/auth", { deviceId: f.deviceId, sig: toB64url(sig) });
+      const auth = await c.peer.request("torii/auth", { deviceId: f.deviceId, sig: toB64url(sig) });
+      const ticket = (auth as { ticket?: unknown } | null)?.ticket;
+      this.ticket = typeof ticket === "string" && /^[A-Za-z0-9_-]{1,128}$/.test(ticket) ? ticket : "";
     } catch (e) {
       if (e instanceof RpcError) throw new DeviceRejectedError(`the daemon refused this device: ${e.message}`);
       throw e;

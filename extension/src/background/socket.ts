@@ -14,8 +14,8 @@ export interface SocketLike {
   close(code?: number, reason?: string): void;
 }
 
-export type SocketFactory = (url: string) => SocketLike;
+export type SocketFactory = (url: string, protocols?: string[]) => SocketLike;
 
 // MV3 service workers may open ws:// and wss:// sockets to any host without host permissions;
 // the daemon checks our Origin (chrome-extension://<id>) before it upgrades.
-export const browserSocket: SocketFactory = (url) => new WebSocket(url) as unknown as SocketLike;
+export const browserSocket: SocketFactory = (url, protocols) => new WebSocket(url, protocols) as unknown as SocketLike;

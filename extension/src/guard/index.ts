@@ -44,6 +44,9 @@ export interface FocusFacts {
   /** The cross-origin child frame that holds it (its path), when one does. */
   framePath?: number[];
   password: boolean;
+  /** The origin and URL of the document that holds the focused element (SECURITY I-18). */
+  origin: string;
+  url: string;
   /** Enter would submit a form. */
   enter: ClickEffects;
   /** Space would activate it. */
@@ -314,7 +317,13 @@ function hitAt(x: number, y: number): Hit {
 function focusFacts(): FocusFacts {
   const f = deepFocused(document);
   const el = f.crossFrame ? null : f.el;
-  const out: FocusFacts = { here: !f.crossFrame, path: pathOf(window), password: isPasswordField(el), enter: keyEffects(el, "Enter"), space: keyEffects(el, " "), label: labelOf(el) };
+  const out: FocusFacts = {
+    here: !f.crossFrame,
+    path: pathOf(window),
+    password: isPasswordField(el),
+    origin: self.origin,
+    url: (el?.ownerDocument ?? document).URL,
+    enter: keyEffects(el, "Enter"), space: keyEffects(el, " "), label: labelOf(el) };
   const fp = f.crossFrame && f.el ? childPath(f.el) : null;
   if (fp) out.framePath = fp;
   return out;

@@ -13,6 +13,7 @@ import type {
   Reply, SnapshotArgs, SnapshotResult,
 } from "./types";
 import * as actions from "./actions";
+import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
 
@@ -95,6 +96,8 @@ export class Engine {
         return actions.fill(this, a as never);
       case "selectOption":
         return actions.selectOption(this, a as never);
+      case "fillForm":
+        return fillForm(this, a as never);
       case "scroll":
         return actions.scroll(this, a as never);
       case "reveal":

@@ -215,6 +215,16 @@ export function passwordAllowed(v: Verdict, askedByCall: boolean): boolean {
   return askedByCall && v.allowed && v.rule?.allowPassword === true;
 }
 
+/**
+ * SECURITY I-18: the password switch of the document that holds the field, judged by the origin
+ * and URL that document reports itself (`self.origin`), never by its tab's: a frame of another
+ * origin follows its own entry. False when the report is missing.
+ */
+export function documentAllowsPassword(p: Policy, doc: { origin?: unknown; url?: unknown }, askedByCall: boolean): boolean {
+  if (typeof doc.origin !== "string" || typeof doc.url !== "string") return false;
+  return passwordAllowed(judgeDocument(p, doc.origin, doc.url), askedByCall);
+}
+
 /** SECURITY I-19: the person's choice for a risky action on this origin. */
 export function approvalChoice(p: Policy, v: Verdict, kind: ApprovalKind): Choice {
   if (!v.allowed) return "deny";

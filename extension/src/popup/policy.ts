@@ -1,5 +1,5 @@
 // The popup's policy sections: paused state, act mode, allow the current site, pending approvals,
-// the latest calls from the audit with JSON/CSV export (issue 4). Separate from popup.ts, which
+// the latest calls from the audit with JSON/CSV export. Separate from popup.ts, which
 // owns the link controls.
 
 import { originOf } from "../policy/pattern.js";

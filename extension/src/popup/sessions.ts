@@ -1,4 +1,4 @@
-// The popup's "Agent sessions" section (issue 5): agent tabs per session with close-all, and the
+// The popup's "Agent sessions" section: agent tabs per session with close-all, and the
 // person's grants of their own tabs to a session (which tab, scopes, how long; revocable). Talks
 // to the service worker with torii.sessions.* messages, which only extension pages may send
 // (tools/ownership.ts, SECURITY I-27). Kept apart from popup.ts so the two evolve separately.

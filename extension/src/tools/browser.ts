@@ -53,7 +53,7 @@ type NavListener = (ev: NavEvent) => void;
 export interface NavEvent {
   tabId: number;
   frameId: number;
-  kind: "committed" | "completed" | "sameDocument" | "error" | "removed";
+  kind: "started" | "committed" | "completed" | "sameDocument" | "error" | "removed";
   url?: string;
   error?: string;
 }
@@ -67,6 +67,8 @@ export function installBrowser(): void {
   const emit = (ev: NavEvent) => {
     for (const l of navListeners) l(ev);
   };
+  // No URL for a start: it may be a page off the list, and only whether one began is used.
+  chrome.webNavigation.onBeforeNavigate.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "started" }));
   chrome.webNavigation.onCommitted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "committed", url: d.url }));
   chrome.webNavigation.onCompleted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "completed", url: d.url }));
   chrome.webNavigation.onHistoryStateUpdated.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url }));
@@ -104,6 +106,16 @@ export async function resolveTab(tabId: number | undefined): Promise<chrome.tabs
   return tab;
 }
 
+/**
+ * The call's tab id: the tab the gate has just resolved and judged for this call (it set
+ * ctx.gate.tabId), without asking the browser again; else resolved here.
+ */
+export async function callTab(tabId: number | undefined, ctx: { gate?: { tabId?: number } }): Promise<number> {
+  const g = ctx.gate?.tabId;
+  if (g !== undefined && (tabId === undefined || tabId === g)) return g;
+  return (await resolveTab(tabId)).id as number;
+}
+
 export async function tabIdOf(tabId: number | undefined): Promise<number> {
   const t = await resolveTab(tabId);
   return t.id as number;
@@ -115,19 +127,28 @@ export interface NavWatch {
   /** Resolves on the top frame's next load completion (or same-document navigation); rejects on a load error or closed tab. */
   done: Promise<{ url?: string; sameDocument: boolean }>;
   committed(): boolean;
+  /** The browser began a navigation of the top frame (it may not commit: a download, a 204). */
+  started(): boolean;
   /** The watched navigation finished (loaded, same-document, or failed). */
   finished(): boolean;
   stop(): void;
 }
 
+/** A URL that loads a blank document (about:blank, about:srcdoc), not a page of any site. */
+const BLANK = /^about:(blank|srcdoc)([?#].*)?$/i;
+
 /**
  * Watches the tab's top frame from now on. Call before starting the navigation. With tabId
  * undefined the watch buffers every tab's events until bind(tabId) (a tab being created).
- * A load completion counts only after a commit was seen, so the end of an earlier load (e.g. a
- * new tab's about:blank) is not mistaken for the navigation's.
+ * A load completion counts only after a commit was seen, so the end of an earlier load is not
+ * mistaken for the navigation's. `toPage`: the navigation goes to a page (not a blank URL), so a
+ * blank document's commit, load or abort is someone else's: a new tab's initial about:blank, whose
+ * events can reach the worker after the watch started (a loaded machine), must neither end the
+ * wait while the tab still shows that blank document nor fail it.
  */
-export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: number): void } {
+export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}): NavWatch & { bind(tabId: number): void } {
   let committed = false;
+  let started = false;
   let finished = false;
   let off: () => void = () => undefined;
   let buffer: NavEvent[] | null = tabId === undefined ? [] : null;
@@ -139,7 +160,9 @@ export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: nu
     });
     handle = (ev) => {
       if (ev.tabId !== tabId || ev.frameId !== 0) return;
-      if (ev.kind === "committed") committed = true;
+      if (o.toPage && (ev.kind === "committed" || ev.kind === "completed" || ev.kind === "error") && BLANK.test(ev.url ?? "")) return;
+      if (ev.kind === "started") started = true;
+      else if (ev.kind === "committed") committed = true;
       else if (ev.kind === "completed") {
         if (!committed) return;
         finished = true;
@@ -168,6 +191,7 @@ export function watchNav(tabId: number | undefined): NavWatch & { bind(tabId: nu
   return {
     done,
     committed: () => committed,
+    started: () => started || committed,
     finished: () => finished,
     stop: () => off(),
     bind(id: number) {
@@ -224,6 +248,9 @@ export interface EngineReply<T> {
   value: T;
   docId: string;
   frameId: number;
+  /** The answering document's own origin and URL, as judged (SECURITY I-40). */
+  origin: string;
+  url: string;
 }
 
 /**
@@ -364,7 +391,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
       throw toolError("origin_not_allowed", "the document that answered is not on the person's allowlist; nothing was read");
     }
     if (!r.ok) throw pageError(r.error);
-    return { value: r.value, docId: r.docId, frameId };
+    return { value: r.value, docId: r.docId, frameId, origin: r.origin, url: typeof r.url === "string" ? r.url : "" };
   } catch (e) {
     // On DialogRaised the page-side call is still blocked behind the dialog; the tab is released
     // so handle_dialog can run (later engine calls refuse with dialog_blocking meanwhile).

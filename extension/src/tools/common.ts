@@ -20,7 +20,7 @@ import {
 } from "./browser.js";
 import { assertLanding } from "./origin.js";
 import { getPolicy } from "./safety.js";
-import { guardInput } from "./effects.js";
+import { guardInput, type Leaving } from "./effects.js";
 
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
@@ -263,12 +263,19 @@ export async function act(
 ): Promise<ToolOutput> {
   const watch: NavWatch = watchNav(tabId);
   let out: { text: string; data?: Record<string, unknown> };
+  // Whether the action started a navigation of the tab, as the armed top document says ("unknown"
+  // without the guard, or when it could not answer); the browser reporting a start settles it.
+  let leaving: Leaving = "unknown";
   try {
     // SECURITY I-36: the tab is armed while an input action runs; a frame's block fails the call.
     const g = ctx.gate?.guard;
-    out = g
-      ? await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn)
-      : await fn();
+    if (g) {
+      const r = await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn);
+      out = r.out;
+      leaving = watch.started() ? "left" : r.leaving;
+    } else {
+      out = await fn();
+    }
   } catch (e) {
     watch.stop();
     // The page navigated away while the action ran (its target went with the old document):
@@ -287,12 +294,23 @@ export async function act(
   const data: Record<string, unknown> = { tabId, ok: true, ...(out.data ?? {}) };
   const parts = [out.text];
   let navigated: { loaded: boolean } | undefined;
+  // The tab as seen once the action and any load it started are over, when nothing came after.
+  let seen: chrome.tabs.Tab | undefined;
   const looking = a.waitFor !== undefined || (a.observe !== undefined && a.observe !== "none");
   try {
     if (looking) {
-      await sleep(40, ctx.signal);
+      // A navigation the page started takes a moment to reach the browser: when the page said one
+      // began, wait (bounded) until the browser reports it; when it cannot tell, give it a moment;
+      // when it said none began, look at once.
+      if (leaving === "left") {
+        for (let waited = 0; !watch.started() && waited < 1_000; waited += 20) await sleep(20, ctx.signal);
+      } else if (leaving === "unknown") {
+        await sleep(40, ctx.signal);
+      }
       const tab = await resolveTab(tabId);
+      seen = tab;
       if ((watch.committed() && !watch.finished()) || tab.status === "loading") {
+        seen = undefined;
         const l = await awaitLoad(watch, left(ctx.deadline, 15_000), ctx.signal);
         data.navigated = true;
         if (!l.loaded) data.loaded = false;
@@ -308,7 +326,7 @@ export async function act(
   // SECURITY I-15: an action that left the tab on a page off the allowlist (a redirect, a link)
   // fails here, and nothing of that page is read. SECURITY I-43: the page is named only after
   // that, by the URL just judged.
-  const landed = await assertLanding(tabId);
+  const landed = await assertLanding(tabId, seen && !watch.started() ? seen : undefined);
   if (navigated) parts.push(`navigated to ${landed.url}${navigated.loaded ? "" : " (still loading)"}`);
   try {
     if (a.waitFor) {

@@ -17,12 +17,20 @@ export interface ToolContext {
   gate?: GateContext;
 }
 
-/** What a handler returns; the registry turns it into an MCP CallToolResult. */
+/**
+ * What a handler returns; the registry turns it into an MCP CallToolResult. Some clients hand the
+ * model the text block, others structuredContent alone: each must hold the whole result, once.
+ */
 export interface ToolOutput {
-  /** Text for the agent (first content block). */
+  /** The whole result as the model reads it (first content block). */
   text: string;
-  /** Machine-readable result (structuredContent). */
+  /**
+   * The same result as fields (structuredContent). Unless `whole`, the text goes with it under
+   * `text` (the outline, the page's text, what the action did): fields beside it are metadata.
+   */
   data?: Record<string, unknown>;
+  /** `data` alone already says everything `text` says (e.g. find's matches carry their lines). */
+  whole?: boolean;
   images?: { data: string; mimeType: string }[];
 }
 
@@ -124,9 +132,15 @@ export function hasEffect(t: { traits: Traits }, ...e: Effect[]): boolean {
   return t.traits.effects.some((x) => e.includes(x));
 }
 
+/**
+ * The MCP result of an output. structuredContent is the whole result or absent: with `whole` the
+ * data, else the data plus the text; absent without data, and absent beside an image, which only
+ * the content blocks can carry (a client reading structuredContent falls back to them).
+ */
 export function toCallResult(out: ToolOutput): CallToolResult {
   const r: CallToolResult = { content: [{ type: "text", text: out.text }] };
-  for (const img of out.images ?? []) r.content.push({ type: "image", data: img.data, mimeType: img.mimeType });
-  if (out.data) r.structuredContent = out.data;
+  const images = out.images ?? [];
+  for (const img of images) r.content.push({ type: "image", data: img.data, mimeType: img.mimeType });
+  if (out.data && images.length === 0) r.structuredContent = out.whole ? out.data : { ...out.data, text: out.text };
   return r;
 }

@@ -9,7 +9,7 @@ import type { ArmReply, FocusFacts, GuardApi, Hit } from "../guard/index.js";
 import type { TargetRisk } from "../page/risk.js";
 import { dialogOf, waitDialog } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
-import type { Policy } from "../policy/policy.js";
+import { documentAllowsPassword, type Policy } from "../policy/policy.js";
 import { engine, resolveTarget, type Target } from "./browser.js";
 import type { Effect } from "./define.js";
 import { toolError, type ToolError } from "./errors.js";
@@ -37,13 +37,33 @@ const armed = new Map<number, Armed>();
 type Shim = { missing: true } | ArmReply;
 
 // These run in the page (ISOLATED world, the guard's world); they must be self-contained.
+// Arming also notes, in the top frame, whether the document starts leaving while armed (the
+// Navigation API's navigate event, fired synchronously by a link, a form or a script): the worker
+// then waits for the load instead of guessing with a pause.
 function armFrame(spec: ArmSpec): Shim {
-  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
-  return gd ? gd.arm(spec) : { missing: true };
+  const w = globalThis as { __toriiGuard?: GuardApi; __toriiNav?: { token: string; left: boolean }; navigation?: EventTarget };
+  const gd = w.__toriiGuard;
+  if (!gd) return { missing: true };
+  if (window.parent === window && w.navigation) {
+    if (!w.__toriiNav) {
+      const st = { token: "", left: false };
+      w.__toriiNav = st;
+      w.navigation.addEventListener("navigate", (e) => {
+        if (!(e as Event & { destination?: { sameDocument?: boolean } }).destination?.sameDocument) st.left = true;
+      });
+    }
+    w.__toriiNav.token = spec.token;
+    w.__toriiNav.left = false;
+  }
+  return gd.arm(spec);
 }
-function disarmFrame(token: string): Block[] | null {
-  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
-  return gd ? gd.disarm(token) : null;
+function disarmFrame(token: string): { blocks: Block[]; left?: boolean } | null {
+  const w = globalThis as { __toriiGuard?: GuardApi; __toriiNav?: { token: string; left: boolean } };
+  const gd = w.__toriiGuard;
+  if (!gd) return null;
+  const n = w.__toriiNav;
+  // `left` only from the top frame that was armed with this token; anything else is "cannot tell".
+  return { blocks: gd.disarm(token), ...(n && n.token === token ? { left: n.left } : {}) };
 }
 function hitFrame(x: number, y: number): Hit | null {
   const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
@@ -114,10 +134,14 @@ function replyAt(a: Armed, path: number[] | null | undefined): { frameId: number
   return id !== undefined && reply ? { frameId: id, reply } : undefined;
 }
 
-/** Disarms the tab; throws the error of the first thing a frame blocked (codes only, no page content). */
-async function disarm(tabId: number): Promise<void> {
+/**
+ * Disarms the tab; throws the error of the first thing a frame blocked (codes only, no page content).
+ * Resolves to what the armed top document says of leaving: "stayed" (it answered, is the one
+ * armed, and no navigation began), "left" (one began), "unknown" otherwise.
+ */
+async function disarm(tabId: number): Promise<Leaving> {
   const a = armed.get(tabId);
-  if (!a) return;
+  if (!a) return "unknown";
   armed.delete(tabId);
   // Scripts do not run behind an open dialog: then the frames disarm themselves at expiry.
   const dlg = waitDialog(tabId);
@@ -134,12 +158,21 @@ async function disarm(tabId: number): Promise<void> {
         .catch(() => [])
         .finally(() => dlg.cancel());
   const blocks: Block[] = [];
-  for (const r of res) blocks.push(...((r.result as Block[] | null | undefined) ?? []));
+  let leaving: Leaving = "unknown";
+  for (const r of res) {
+    const v = r.result as { blocks?: Block[]; left?: boolean } | null | undefined;
+    blocks.push(...(v?.blocks ?? []));
+    if (r.frameId === 0 && typeof v?.left === "boolean" && a.topDoc !== undefined && r.documentId === a.topDoc) leaving = v.left ? "left" : "stayed";
+  }
   const err = blockError(blocks);
   if (err) throw err;
   // A frame that told us it blocked but is gone now (navigated, removed) still fails the call.
   if (a.blocked) throw blockError([a.blocked]) as ToolError;
+  return leaving;
 }
+
+/** Whether the tab's top document began leaving during an armed action. */
+export type Leaving = "stayed" | "left" | "unknown";
 
 /** A frame's report, read defensively: an unknown code still stops the input. */
 function blockOf(code: unknown, kind: unknown): Block {
@@ -181,12 +214,13 @@ export function checkNotBlocked(tabId: number): void {
 /**
  * Runs one input action with the tab armed (one executeScript to arm, one to disarm). A block
  * recorded by any frame fails the call with its code, whatever the action itself returned.
+ * `leaving`: whether the top document began a navigation meanwhile, as it reported itself.
  */
 export async function guardInput<T>(
   tabId: number,
   o: { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number },
   fn: () => Promise<T>,
-): Promise<T> {
+): Promise<{ out: T; leaving: Leaving }> {
   await arm(tabId, o);
   let out: T;
   try {
@@ -195,8 +229,7 @@ export async function guardInput<T>(
     await disarm(tabId);
     throw e;
   }
-  await disarm(tabId);
-  return out;
+  return { out, leaving: await disarm(tabId) };
 }
 
 /**
@@ -319,16 +352,21 @@ async function probeFocus(tabId: number): Promise<FocusFacts | undefined> {
   return undefined;
 }
 
-/** The engine's `risk` of a target (undefined when nothing matches). */
-export async function riskOf(tabId: number, t: Target, signal: AbortSignal): Promise<TargetRisk | undefined> {
+/** The engine's `risk` of a target and the document that answered (undefined when nothing matches). */
+async function riskIn(tabId: number, t: Target, signal: AbortSignal): Promise<{ risk: TargetRisk; docId: string; origin: string; url: string } | undefined> {
   const r = await resolveTarget(tabId, t);
   try {
     const e = await engine<TargetRisk>(tabId, "risk", r.args, { signal, deadline: Date.now() + 10_000, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
-    return e.value;
+    return { risk: e.value, docId: e.docId, origin: e.origin, url: e.url };
   } catch (err) {
     if (err instanceof Error && "code" in err && (err as { code: string }).code === "not_found") return undefined;
     throw err;
   }
+}
+
+/** The engine's `risk` of a target (undefined when nothing matches). */
+export async function riskOf(tabId: number, t: Target, signal: AbortSignal): Promise<TargetRisk | undefined> {
+  return (await riskIn(tabId, t, signal))?.risk;
 }
 
 function passwordError() {
@@ -338,21 +376,33 @@ function passwordError() {
 /**
  * SECURITY I-18: refuses before typing when the target (resolved through refs, shadow roots and
  * frames) or the element that has focus (through open and closed shadow roots, in every frame) is
- * a password field, unless the gate allowed passwords. The guard checks again at every key.
+ * a password field, unless the gate allowed passwords (the call's flag and the tab's switch) and
+ * the document that holds the field allows them too, judged by the origin it reports itself: a
+ * frame of another origin follows its own switch, never the tab's (a value set through the native
+ * setter lands before the effect guard sees an event). Resolves to the document the target was
+ * checked in, so the action goes to that one and no other (stale_ref otherwise).
  */
-export async function guardPassword(tabId: number, t: Target, allow: boolean | undefined, o: { signal: AbortSignal; checkFocus: boolean }): Promise<void> {
-  if (allow) return;
+export async function guardPassword(
+  tabId: number,
+  t: Target,
+  allow: boolean | undefined,
+  o: { signal: AbortSignal; checkFocus: boolean; policy: () => Promise<Policy> },
+): Promise<string | undefined> {
+  const ok = async (doc: { origin?: unknown; url?: unknown }) => allow === true && documentAllowsPassword(await o.policy(), doc, true);
+  let docId: string | undefined;
   if (t.ref !== undefined || t.selector !== undefined) {
-    const r = await riskOf(tabId, t, o.signal);
+    const r = await riskIn(tabId, t, o.signal);
     // Still fail closed, but with the code the agent can act on: nothing matched, nothing was typed.
     if (!r) throw toolError("not_found", `${t.ref ?? t.selector} matches nothing; nothing was typed`);
-    if (r.isPassword) throw passwordError();
+    if (r.risk.isPassword && !(await ok(r))) throw passwordError();
+    docId = r.docId;
   }
   if (o.checkFocus) {
     const f = await probeFocus(tabId);
     // Cannot tell: fail closed.
-    if (!f || f.password) throw passwordError();
+    if (!f || (f.password && !(await ok(f)))) throw passwordError();
   }
+  return docId;
 }
 
 function factsOfRisk(r: TargetRisk): ElementFacts {

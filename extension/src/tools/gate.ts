@@ -197,7 +197,12 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     }
     // SECURITY I-37: input is judged by what it will cause, whichever tool sends it.
     if (hasEffect(tool, "click", "keys")) {
-      const facts = await env.inputFacts(tabId, origin, tr.effects, args, ctx.signal);
+      // The page is asked only when its answer can change the outcome: with every effect kind
+      // allowed outright on this origin nothing predicted is asked about (the guard still judges
+      // each event in its own frame), so the probe's round trip is skipped.
+      const facts = EFFECT_KINDS.every((k) => approvalChoice(policy, verdict, k) === "allow")
+        ? { origin }
+        : await env.inputFacts(tabId, origin, tr.effects, args, ctx.signal);
       asks.push(...predictInput(tr.effects, args, facts, ctx.allowPassword === true));
     }
   }

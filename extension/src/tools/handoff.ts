@@ -1,4 +1,4 @@
-// handoff (Yakit's human handoff, issue 4): the agent hands a tab to the person for a QR code,
+// handoff (a human handoff): the agent hands a tab to the person for a QR code,
 // MFA, a CAPTCHA or a device confirmation. The tab is focused, a banner in the page says why, and
 // the call waits until the person clicks Done or Cancel (or the time runs out). Meanwhile every
 // other call on that tab is refused with handoff_active, so nothing of the page is read and the

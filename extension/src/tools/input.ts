@@ -7,19 +7,21 @@ import { left } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
-import { engine, frameOffset, guarded, onNav, resolveTab, resolveTarget, type Target } from "./browser.js";
+import { callTab, engine, frameOffset, guarded, onNav, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
 import { checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
+import { getPolicy } from "./safety.js";
 
 /** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
 const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
 
 /**
- * Refuses a password target and (checkFocus) a focused password field unless the gate allowed it;
- * the effect guard checks the focused field again at every key (SECURITY I-18).
+ * Refuses a password target and (checkFocus) a focused password field unless the gate allowed it
+ * and the field's own document's origin allows it (SECURITY I-18); the effect guard checks the
+ * focused field again at every key. Resolves to the document the target was checked in.
  */
-function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<void> {
-  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, checkFocus });
+function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<string | undefined> {
+  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, checkFocus, policy: getPolicy });
 }
 
 const TARGET_PROPS = { tabId: S.tabId, ref: S.ref, selector: S.selector };
@@ -30,8 +32,8 @@ function isMac(): boolean {
 }
 
 /** The call's tab; the gate has judged it and refused it behind an open dialog (traits.dialog). */
-async function tabFor(a: { tabId?: number }): Promise<number> {
-  return (await resolveTab(a.tabId)).id as number;
+function tabFor(a: { tabId?: number }, ctx: ToolContext): Promise<number> {
+  return callTab(a.tabId, ctx);
 }
 
 /** The element's visible point in tab-viewport CSS pixels; `covered` when another element is on top. */
@@ -91,7 +93,7 @@ export const click = defineTool<ActionArgs & Target>({
   traits: { target: "tab", reads: "page", effects: ["click"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       const r = await resolveTarget(tabId, a);
       await engine(tabId, "domClick", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
@@ -116,7 +118,7 @@ export const mouseClick = defineTool<ActionArgs & Target & { button?: Button; cl
   traits: { target: "tab", reads: "page", effects: ["click"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       const { x, y } = await pointOf(tabId, a, ctx);
       await clickAt(tabId, x, y, a.button ?? "left", a.clickCount ?? 1, modMask(a.modifiers), ctx);
@@ -132,7 +134,7 @@ export const hover = defineTool<ActionArgs & Target>({
   traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       const { x, y } = await pointOf(tabId, a, ctx, true);
       await checkPoint(tabId, x, y);
@@ -153,11 +155,14 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
   traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
-      await pw(tabId, a, ctx, a.mode === "insertText");
+      // The value goes through the native setter, before the effect guard sees any event: it is set
+      // only in the document whose password switch was just judged (SECURITY I-18).
+      const checked = await pw(tabId, a, ctx, a.mode === "insertText");
       const r = await resolveTarget(tabId, a);
-      await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set" }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      const docId = r.docId ?? checked;
+      await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set" }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(docId ? { docId } : {}) });
       return { text: `filled ${a.ref ?? a.selector} (${[...a.value].length} chars)` };
     });
   },
@@ -240,7 +245,7 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
   },
   traits: { target: "tab", reads: "page", effects: ["click", "keys"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
@@ -266,7 +271,7 @@ export const pressKey = defineTool<ActionArgs & Target & { key: string; repeat?:
   traits: { target: "tab", reads: "page", effects: ["click", "keys"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     parseComboChecked(a.key);
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       await pw(tabId, a, ctx, false);
       await focusTarget(tabId, a, ctx);
@@ -312,7 +317,7 @@ export const selectOption = defineTool<ActionArgs & Target & { values?: string[]
   async handler(a, ctx) {
     requireTarget(a);
     if (!a.values && !a.labels && !a.indexes) throw toolError("invalid_argument", "give values, labels or indexes");
-    const tabId = await tabFor(a);
+    const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       const r = await resolveTarget(tabId, a);
       const sel: Record<string, unknown> = { ...r.args };

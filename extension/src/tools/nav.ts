@@ -27,8 +27,13 @@ function checkUrl(url: string): string {
   return u.href;
 }
 
+/** The URL opens a page, not a blank document (the watch then skips blank documents' loads). */
+function toPage(url: string): boolean {
+  return !/^about:/i.test(url);
+}
+
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number) {
-  const w = watchNav(tabId);
+  const w = watchNav(tabId, { toPage: toPage(url) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
     const ms = left(ctx.deadline, 15_000);
@@ -84,7 +89,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       });
     } else if (a.tabId === undefined) {
       // A new tab loads the URL itself; its events are buffered until its id is known.
-      const w = watchNav(undefined);
+      const w = watchNav(undefined, { toPage: toPage(url) });
       let t: chrome.tabs.Tab;
       try {
         t = await withDeadline(chrome.tabs.create({ url, active: a.background !== true }), 10_000, "tabs.create", ctx.signal);

@@ -80,8 +80,8 @@ async function openerUrl(tabId: number, url: string, hops: number): Promise<stri
 }
 
 /** The tab's top document's effective URL (the gate's view of the tab). */
-export async function effectiveTabUrl(tabId: number, hops = 0): Promise<string> {
-  const t = await resolveTab(tabId);
+export async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs.Tab): Promise<string> {
+  const t = tab ?? (await resolveTab(tabId));
   const url = t.url || t.pendingUrl || "";
   if (inherits(url) && hops < 8) return openerUrl(tabId, url, hops);
   return url;
@@ -169,11 +169,12 @@ export async function visibleTab(t: chrome.tabs.Tab, p: Policy): Promise<{ url: 
 /**
  * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
  * on the list; otherwise the call fails with origin_not_allowed and nothing of the page is read.
- * Returns the URL and title the agent may be told, from the same view that was judged.
+ * Returns the URL and title the agent may be told, from the same view that was judged. `tab`: a
+ * view of the tab taken after the action ended (nothing awaited since), saving a lookup.
  */
-export async function assertLanding(tabId: number): Promise<{ url: string; title: string }> {
+export async function assertLanding(tabId: number, tab?: chrome.tabs.Tab): Promise<{ url: string; title: string }> {
   const p = await policySource();
-  const v = await visibleTab(await resolveTab(tabId), p);
+  const v = await visibleTab(tab ?? (await resolveTab(tabId)), p);
   if (!v) throw toolError("origin_not_allowed", "the action left the tab on an origin that is not on the person's allowlist; nothing was read from it");
   return v;
 }

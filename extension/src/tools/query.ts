@@ -2,7 +2,7 @@
 
 import type { ElementState, FindResult } from "../page/types.js";
 import { defineTool } from "./define.js";
-import { engine, resolveTab, resolveTarget } from "./browser.js";
+import { callTab, engine, resolveTarget } from "./browser.js";
 import { readText, requireTarget, S, takeSnapshot, type SnapshotOpts } from "./common.js";
 
 export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
@@ -21,7 +21,7 @@ export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     return takeSnapshot(tabId, a, ctx);
   },
 });
@@ -42,14 +42,14 @@ export const find = defineTool<{ tabId?: number; role?: string; name?: string; t
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     const { tabId: _t, ...args } = a;
     void _t;
     const r = await engine<FindResult>(tabId, "find", { limit: 20, ...args }, { signal: ctx.signal, deadline: ctx.deadline });
     const v = r.value;
     const lines = v.matches.map((m) => m.line);
     const text = lines.length ? `${v.total} match${v.total === 1 ? "" : "es"}${v.total > lines.length ? ` (first ${lines.length})` : ""}\n${lines.join("\n")}` : "no match";
-    return { text, data: { tabId, total: v.total, matches: v.matches } };
+    return { text, data: { tabId, total: v.total, matches: v.matches }, whole: true };
   },
 });
 
@@ -67,7 +67,7 @@ export const readTextTool = defineTool<{ tabId?: number; root?: string; offset?:
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     const { tabId: _t, ...args } = a;
     void _t;
     return readText(tabId, { maxChars: 20_000, ...args }, ctx);
@@ -81,7 +81,7 @@ export const getState = defineTool<{ tabId?: number; ref?: string; selector?: st
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     const t = await resolveTarget(tabId, a);
     const r = await engine<ElementState>(tabId, "getState", t.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: t.frameId, ...(t.docId ? { docId: t.docId } : {}) });
     const s = r.value;
@@ -95,6 +95,6 @@ export const getState = defineTool<{ tabId?: number; ref?: string; selector?: st
       s.editable ? "editable" : "",
     ].filter(Boolean);
     const box = s.box ? ` box=${s.box.x},${s.box.y} ${s.box.w}x${s.box.h}` : "";
-    return { text: `${s.role || s.tag || "element"} "${s.name ?? ""}"${s.ref ? ` [ref=${s.ref}]` : ""}: ${flags.join(", ")}${box}`, data: { tabId, ...s } };
+    return { text: `${s.role || s.tag || "element"} "${s.name ?? ""}"${s.ref ? ` [ref=${s.ref}]` : ""}: ${flags.join(", ")}${box}`, data: { tabId, ...s }, whole: true };
   },
 });

@@ -95,13 +95,18 @@ export class RefStore {
   async record(tabId: number, frameId: number, docId: string, base: number, nextRef: number): Promise<void> {
     const t = await this.get(tabId);
     const u = recordRange(t, frameId, docId, base, nextRef);
+    // Both writes land before the answer that issued the refs is used (a restarted worker must
+    // know them); they go out together.
+    const writes: Promise<void>[] = [];
     if (u.next > (this.globalNext ?? 1)) {
       this.globalNext = u.next;
-      await this.kv.set(RefStore.GLOBAL_KEY, u.next);
+      writes.push(this.kv.set(RefStore.GLOBAL_KEY, u.next));
     }
-    if (u === t) return;
-    this.cache.set(tabId, u);
-    await this.kv.set(this.key(tabId), u);
+    if (u !== t) {
+      this.cache.set(tabId, u);
+      writes.push(this.kv.set(this.key(tabId), u));
+    }
+    await Promise.all(writes);
   }
 
   async lookup(tabId: number, ref: string): Promise<RefRange | undefined> {

@@ -20,6 +20,7 @@ import { screenshot } from "./screenshot.js";
 import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
+import { fillForm } from "./form.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -43,11 +44,12 @@ export const TOOLS: readonly AnyTool[] = [
   type,
   pressKey,
   selectOption,
+  fillForm,
   upload,
   scroll,
   reveal,
   handleDialog,
-  // code execution and the person (issue 4)
+  // code execution and the person
   evaluate,
   fetchInPage,
   handoff,
@@ -111,14 +113,15 @@ export interface CallMeta {
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
 export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: CallMeta): Promise<CallToolResult> {
   const t0 = Date.now();
-  // A call-local signal, so pausing can stop every call in flight at once (abortAll).
-  const local = new AbortController();
-  const onOuter = () => local.abort(signal?.reason);
-  if (signal?.aborted) local.abort(signal.reason);
+  // The call's one abort controller: the caller's cancellation, a pause (abortAll) and the tool's
+  // deadline all abort it; the gate and the handler share its signal.
+  const ctl = new AbortController();
+  const onOuter = () => ctl.abort(signal?.reason);
+  if (signal?.aborted) ctl.abort(signal.reason);
   signal?.addEventListener("abort", onOuter, { once: true });
-  active.add(local);
+  active.add(ctl);
   const owner = sessionFromMeta(meta);
-  const gctx: GateContext = { signal: local.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}) };
+  const gctx: GateContext = { signal: ctl.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}) };
   let r: CallToolResult;
   try {
     // SECURITY I-19: downloads this call starts wait for the person's `download` choice.
@@ -126,12 +129,12 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     const dl = tool ? downloadGuard()?.begin(tool, gctx) : undefined;
     // SECURITY I-45/I-46: what the browser does meanwhile in the call's tab is the agent's doing.
     const mark = tool ? beginAgentCall(owner, tool, gctx) : undefined;
-    r = await runTool(name, args, gctx, local.signal);
+    r = await runTool(name, args, gctx, ctl);
     endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
   } finally {
-    active.delete(local);
+    active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);
   }
   // Metadata only: never arguments, typed text, page content or results.
@@ -180,7 +183,9 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
   return { ...r, _meta: { ...meta, [META_AUDIT]: m } } as CallToolResult;
 }
 
-async function runTool(name: unknown, args: unknown, gctx: GateContext, signal?: AbortSignal): Promise<CallToolResult> {
+async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController): Promise<CallToolResult> {
+  const signal = ctl.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     if (typeof name !== "string") throw toolError("invalid_argument", "name: expected a tool name");
     const tool = byName.get(name);
@@ -193,29 +198,29 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, signal?:
       if (e instanceof SchemaError) throw toolError("invalid_argument", e.message, undefined, { field: e.field });
       throw e;
     }
+    const cancelled = () => (signal.reason instanceof ToolError ? signal.reason : toolError("cancelled", `${name}: cancelled`));
+    // A call cancelled before it got here asks the page and the person nothing.
+    if (signal.aborted) throw cancelled();
+    // The deadline runs from the handler's start: an approval the gate waits for has its own.
     await gate({ tool, args: a as Record<string, unknown> }, gctx);
+    if (signal.aborted) throw cancelled();
     const ms = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const ctl = new AbortController();
-    const onAbort = () => ctl.abort(signal?.reason);
-    if (signal?.aborted) throw signal.reason instanceof ToolError ? signal.reason : toolError("cancelled", `${name}: cancelled`);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
-    const ctx: ToolContext = { signal: ctl.signal, deadline: Date.now() + ms, gate: gctx };
+    timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
+    const ctx: ToolContext = { signal, deadline: Date.now() + ms, gate: gctx };
+    // A handler that does not stop at once when aborted is not waited for.
+    let onAbort: () => void = () => undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      onAbort = () => reject(cancelled());
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
     try {
-      const out = await Promise.race([
-        tool.handler(a, ctx),
-        new Promise<never>((_, reject) => {
-          const fail = () => reject(ctl.signal.reason instanceof ToolError ? ctl.signal.reason : toolError("cancelled", `${name}: cancelled`));
-          if (ctl.signal.aborted) fail();
-          ctl.signal.addEventListener("abort", fail, { once: true });
-        }),
-      ]);
-      return toCallResult(out);
+      return toCallResult(await Promise.race([tool.handler(a, ctx), stopped]));
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      signal.removeEventListener("abort", onAbort);
     }
   } catch (e) {
     return errorResult(asToolError(e));
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -135,7 +135,7 @@ export const policyEnv: PolicyEnv = {
   async tab(tabId) {
     const t = await resolveTab(tabId);
     const id = t.id as number;
-    return { tabId: id, url: await effectiveTabUrl(id) };
+    return { tabId: id, url: await effectiveTabUrl(id, 0, t) };
   },
   inHandoff,
   checkNoDialog,

@@ -78,7 +78,8 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       const e = await engine<FindResult>(tabId, "reveal", args, { signal: ctx.signal, deadline: ctx.deadline, ms: 45_000, frameId, ...(docId ? { docId } : {}) });
       const v = e.value;
       if (!v.matches?.length) throw toolError("not_found", "no match after scrolling the list to its end");
-      return { text: v.matches.map((m) => m.line).join("\n"), data: { total: v.total, matches: v.matches } };
+      // The lines are the text; the fields say which ref each one is, so neither form repeats them.
+      return { text: v.matches.map((m) => m.line).join("\n"), data: { total: v.total, matches: v.matches.map(({ line: _l, ...m }) => m) } };
     });
   },
 });

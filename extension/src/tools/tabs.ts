@@ -16,12 +16,15 @@ export const tabs = defineTool<Record<string, never>>({
   traits: { target: "none", reads: "tabs", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
   async handler(_a, ctx) {
     // SECURITY I-24: only the session's own and granted tabs; the rest are not even counted.
-    const all = ownedOnly(await withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"), ctx.gate?.owner);
-    const [focused] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    const [everyTab, [focused], policy] = await Promise.all([
+      withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"),
+      chrome.tabs.query({ active: true, lastFocusedWindow: true }),
+      getPolicy(),
+    ]);
+    const all = ownedOnly(everyTab, ctx.gate?.owner);
     // SECURITY I-14/I-42: tabs on origins off the allowlist are listed by id only (no title, no
     // URL). Each tab is judged from the same view its title and URL come from (a blank one from its
     // document's own report); a tab that cannot be told is listed as blocked.
-    const policy = await getPolicy();
     const shown = await Promise.all(all.map((t) => visibleTab(t, policy).catch(() => undefined)));
     const list = all.map((t, i) => {
       const v = shown[i];
@@ -47,7 +50,7 @@ export const tabs = defineTool<Record<string, never>>({
           : `[${t.tabId}]${t.focused ? " *" : t.active ? " +" : ""} ${t.title || "(untitled)"} — ${t.url}${t.dialog ? ` (${t.dialog.type} dialog open)` : ""}`,
       )
       .join("\n");
-    return { text: text || "(no tabs)", data: { tabs: list } };
+    return { text: text || "(no tabs)", data: { tabs: list }, whole: true };
   },
 });
 

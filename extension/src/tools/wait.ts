@@ -26,7 +26,7 @@ export const waitFor = defineTool<WaitForArg & { tabId?: number }>({
     void _t;
     const v = await waitForCond(tabId, w, ctx);
     const found = v.found !== false;
-    return { text: found ? `ok: ${w.state ?? "appear"}ed` : `not ${w.state === "disappear" ? "gone" : "found"} within the timeout`, data: { tabId, ...v, found } };
+    return { text: found ? `ok: ${w.state ?? "appear"}ed` : `not ${w.state === "disappear" ? "gone" : "found"} within the timeout`, data: { tabId, ...v, found }, whole: true };
   },
 });
 
@@ -54,6 +54,6 @@ export const settle = defineTool<{ tabId?: number; quietMs?: number; timeoutMs?:
     );
     const v = r.value && typeof r.value === "object" ? r.value : {};
     const quiet = v.settled !== false && v.quiet !== false;
-    return { text: quiet ? "settled" : "still changing at timeout", data: { tabId, ...v } };
+    return { text: quiet ? "settled" : "still changing at timeout", data: { tabId, ...v }, whole: true };
   },
 });

@@ -1,4 +1,4 @@
-// The adversarial URL table (issue 4): every URL that tries to slip past the allowlist, in one
+// The adversarial URL table: every URL that tries to slip past the allowlist, in one
 // table-driven suite. Zero bypasses: a row that should be refused and is allowed fails the suite.
 import { describe, expect, it } from "vitest";
 import { parsePattern, PatternError, urlParts } from "../../src/policy/pattern.js";

@@ -80,6 +80,34 @@ describe("approvals by effect", () => {
   });
 });
 
+describe("the page is read for a prediction only when it can change the outcome", () => {
+  const allowAll = (): Policy => ({ ...policy("allow", "allow"), approvals: { ...policy("allow", "allow").approvals, new_origin: "allow" } });
+  const counting = (p: Policy, probes: string[], asked: string[]): PolicyEnv => {
+    const e = env(p, () => ({ target: DANGER, focus: DANGER }), asked);
+    return { ...e, inputFacts: async (t, origin, effects, args, signal) => (probes.push(String(args.ref ?? "focus")), e.inputFacts(t, origin, effects, args, signal)) };
+  };
+  it("every effect kind allowed outright: no probe, nothing asked, the guard armed with no approvals", async () => {
+    const probes: string[] = [];
+    const asked: string[] = [];
+    for (const [tool, args] of [["click", { ref: "e-danger" }], ["press_key", { key: "Enter" }], ["type", { ref: "e-danger", text: "x" }]] as const) {
+      const r = await run(tool, { ...args }, counting(allowAll(), probes, asked));
+      expect(r.code).toBe("ok");
+      expect(r.ctx.guard).toEqual({ approved: [] });
+    }
+    expect(probes).toEqual([]);
+    expect(asked).toEqual([]);
+  });
+  it("one kind left to ask (or deny): the page is probed and the choice applied", async () => {
+    const probes: string[] = [];
+    const asked: string[] = [];
+    const ask = { ...allowAll(), approvals: { ...allowAll().approvals, new_origin: "ask" as Choice } };
+    expect((await run("click", { ref: "e-danger" }, counting(ask, probes, asked))).code).toBe("ok");
+    const deny = { ...allowAll(), approvals: { ...allowAll().approvals, destructive_click: "deny" as Choice } };
+    expect((await run("click", { ref: "e-danger" }, counting(deny, probes, asked))).code).toBe("approval_denied");
+    expect(probes).toEqual(["e-danger", "e-danger"]);
+  });
+});
+
 describe("what a block fails the call with", () => {
   it("the most serious block wins; codes only, no page detail", async () => {
     const { blockError } = await import("../../src/tools/effects.js");

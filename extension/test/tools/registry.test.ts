@@ -8,12 +8,12 @@ const NO_EFFECT = { submit: false, destructive: false };
 /** The target the fake page describes: a button the page marks destructive. */
 const DELETE_BUTTON = { label: 'button "Delete"', click: { submit: false, destructive: true }, enter: NO_EFFECT, space: NO_EFFECT };
 
-// Every tool of issue 3; a tool cannot be listed without a handler, nor the reverse.
+// Every tool; a tool cannot be listed without a handler, nor the reverse.
 const EXPECTED = [
   "tabs", "snapshot", "find", "read_text", "get_state", "screenshot", "wait_for", "settle",
   "navigate", "history", "reload", "close_tab", "click", "mouse_click", "hover", "fill", "type",
-  "press_key", "select_option", "upload", "scroll", "reveal", "handle_dialog",
-  // issue 4: code execution (own switches) and human handoff
+  "press_key", "select_option", "fill_form", "upload", "scroll", "reveal", "handle_dialog",
+  // code execution (own switches) and human handoff
   "evaluate", "fetch_in_page", "handoff",
 ];
 
@@ -37,7 +37,7 @@ describe("registry → tools/list", () => {
     expect(list.find((t) => t.name === "scroll")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
   });
 
-  // Issue 3: the whole tools/list ≤ 12,000 characters (hard); the compact wire form aims at ≤ 10,000
+  // The whole tools/list ≤ 12,000 characters (hard); the compact wire form aims at ≤ 10,000
   // with the daemon's status tool (docs/tools.md states the served total, the e2e test pins it).
   it("fits the catalogue budget (≤ 12,000 characters)", () => {
     const size = JSON.stringify({ tools: listTools() }).length;

@@ -43,7 +43,9 @@ func Start(tb testing.TB, mutate func(*daemon.Options)) *Daemon {
 	cfg.Listen = "127.0.0.1:0"
 	ready := make(chan string, 1)
 	opts := daemon.Options{Paths: config.Paths{ConfigDir: filepath.Join(dir, "c"), StateDir: filepath.Join(dir, "s")},
-		Config: cfg, Version: "test", Ready: ready}
+		Config: cfg, Version: "test", Ready: ready,
+		// Tests see their fake extension's catalogue, not the built-in one.
+		Catalogue: []*mcp.Tool{}}
 	if mutate != nil {
 		mutate(&opts)
 	}

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 
 	"github.com/coder/websocket"
 
@@ -48,12 +46,8 @@ type Client struct {
 	handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 	ctx     context.Context
 	cancel  context.CancelFunc
-	next    atomic.Int64
-	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Message
+	peer    *jsonrpc.Peer
 	inbox   chan *jsonrpc.Message
-	done    chan struct{}
-	readErr error
 
 	clientNonce []byte
 	pairSig     string // daemonSig from an approved torii/pair on this connection
@@ -86,8 +80,14 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	ws.SetReadLimit(-1) // the test client must be able to receive anything
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Client{WS: ws, Origin: origin, HTTP: resp, handler: opts.Handler, ctx: cctx, cancel: cancel,
-		pending: map[string]chan *jsonrpc.Message{}, inbox: make(chan *jsonrpc.Message, 256), done: make(chan struct{})}
-	go c.readLoop()
+		inbox: make(chan *jsonrpc.Message, 256)}
+	c.peer = jsonrpc.NewPeer(wsFramer{c}, jsonrpc.Options{
+		QuietBadFrames: true,
+		Handle:         c.handle,
+		Notify:         c.notify,
+		Unmatched:      c.keep,
+	})
+	go c.peer.Run(cctx)
 	return c, nil
 }
 
@@ -111,47 +111,39 @@ func StatusOf(err error) int {
 	return 0
 }
 
-func (c *Client) readLoop() {
-	defer close(c.done)
-	for {
-		_, data, err := c.WS.Read(c.ctx)
-		if err != nil {
-			c.mu.Lock()
-			c.readErr = err
-			for _, ch := range c.pending {
-				close(ch)
-			}
-			c.pending = nil
-			c.mu.Unlock()
-			return
-		}
-		msg, rpcErr := jsonrpc.Decode(data)
-		if rpcErr != nil {
-			continue
-		}
-		if msg.IsResponse() && msg.HasID() {
-			c.mu.Lock()
-			ch := c.pending[string(msg.ID)]
-			delete(c.pending, string(msg.ID))
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- msg
-				continue
-			}
-		}
-		if msg.Method != "" && c.handler != nil {
-			go c.serve(msg)
-			continue
-		}
-		if msg.IsRequest() {
-			go c.send(c.ctx, jsonrpc.NewErrorResponse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "linktest: no handler for %s", msg.Method)))
-			continue
-		}
-		select {
-		case c.inbox <- msg:
-		default: // a test that never reads its inbox must not wedge the loop
-		}
+// wsFramer carries one message per text frame.
+type wsFramer struct{ c *Client }
+
+func (f wsFramer) ReadFrame() ([]byte, error) {
+	_, data, err := f.c.WS.Read(f.c.ctx)
+	return data, err
+}
+
+func (f wsFramer) WriteFrame(ctx context.Context, b []byte) error {
+	return f.c.WS.Write(ctx, websocket.MessageText, b)
+}
+
+// keep puts a message no Call or Handler took into the inbox.
+func (c *Client) keep(m *jsonrpc.Message) {
+	select {
+	case c.inbox <- m:
+	default: // a test that never reads its inbox must not wedge the loop
 	}
+}
+
+func (c *Client) notify(_ context.Context, m *jsonrpc.Message) {
+	if c.handler == nil {
+		c.keep(m)
+		return
+	}
+	go func() { _, _ = c.handler(c.ctx, m.Method, m.Params) }()
+}
+
+func (c *Client) handle(_ context.Context, m *jsonrpc.Message) (any, error) {
+	if c.handler == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "linktest: no handler for %s", m.Method)
+	}
+	return c.handler(context.WithValue(c.ctx, requestIDKey{}, m.ID), m.Method, m.Params)
 }
 
 type requestIDKey struct{}
@@ -163,33 +155,6 @@ func RequestID(ctx context.Context) json.RawMessage {
 	return id
 }
 
-func (c *Client) serve(msg *jsonrpc.Message) {
-	res, err := c.handler(context.WithValue(c.ctx, requestIDKey{}, msg.ID), msg.Method, msg.Params)
-	if !msg.HasID() {
-		return
-	}
-	if err != nil {
-		var e *jsonrpc.Error
-		if !errors.As(err, &e) {
-			e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
-		}
-		_ = c.send(c.ctx, jsonrpc.NewErrorResponse(msg.ID, e))
-		return
-	}
-	out, err := jsonrpc.NewResult(msg.ID, res)
-	if err == nil {
-		_ = c.send(c.ctx, out)
-	}
-}
-
-func (c *Client) send(ctx context.Context, m *jsonrpc.Message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return c.WS.Write(ctx, websocket.MessageText, b)
-}
-
 // SendRaw writes one text frame as is (for malformed-input tests).
 func (c *Client) SendRaw(ctx context.Context, data []byte) error {
 	return c.WS.Write(ctx, websocket.MessageText, data)
@@ -198,40 +163,16 @@ func (c *Client) SendRaw(ctx context.Context, data []byte) error {
 // Call sends a request and waits for its response; an error reply comes
 // back as *jsonrpc.Error.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	id := jsonrpc.IntID(c.next.Add(1))
-	req, err := jsonrpc.NewRequest(id, method, params)
-	if err != nil {
-		return err
+	err := c.peer.Call(ctx, method, params, result)
+	if errors.Is(err, jsonrpc.ErrClosed) {
+		return fmt.Errorf("linktest: connection closed: %w", c.err())
 	}
-	ch := make(chan *jsonrpc.Message, 1)
-	c.mu.Lock()
-	if c.pending == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("linktest: connection closed: %w", c.readErr)
-	}
-	c.pending[string(id)] = ch
-	c.mu.Unlock()
-	if err := c.send(ctx, req); err != nil {
-		return err
-	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return fmt.Errorf("linktest: connection closed: %w", c.err())
-		}
-		return m.DecodeResult(result)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 // Notify sends a notification.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	m, err := jsonrpc.NewRequest(nil, method, params)
-	if err != nil {
-		return err
-	}
-	return c.send(ctx, m)
+	return c.peer.Notify(ctx, method, params)
 }
 
 // Next returns the next message that was neither a response to a Call nor
@@ -240,7 +181,7 @@ func (c *Client) Next(ctx context.Context) (*jsonrpc.Message, error) {
 	select {
 	case m := <-c.inbox:
 		return m, nil
-	case <-c.done:
+	case <-c.peer.Done():
 		select {
 		case m := <-c.inbox:
 			return m, nil
@@ -252,20 +193,16 @@ func (c *Client) Next(ctx context.Context) (*jsonrpc.Message, error) {
 	}
 }
 
-func (c *Client) err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.readErr
-}
+func (c *Client) err() error { return c.peer.Err() }
 
 // Done is closed when the connection has ended.
-func (c *Client) Done() <-chan struct{} { return c.done }
+func (c *Client) Done() <-chan struct{} { return c.peer.Done() }
 
 // WaitClosed waits for the daemon to close the connection and returns the
 // close status it sent (-1 if the connection ended without one).
 func (c *Client) WaitClosed(ctx context.Context) (websocket.StatusCode, error) {
 	select {
-	case <-c.done:
+	case <-c.peer.Done():
 		return websocket.CloseStatus(c.err()), nil
 	case <-ctx.Done():
 		return -1, ctx.Err()
@@ -276,6 +213,6 @@ func (c *Client) WaitClosed(ctx context.Context) (websocket.StatusCode, error) {
 func (c *Client) Close() error {
 	err := c.WS.Close(websocket.StatusNormalClosure, "")
 	c.cancel()
-	<-c.done
+	<-c.peer.Done()
 	return err
 }

@@ -39,14 +39,17 @@ type Provider struct {
 	mu       sync.Mutex
 	conns    map[string]bool
 	inflight map[string]context.CancelFunc // by outer id
-	next     int
-	events   chan Event
+	// early holds mcp/cancel ids that overtook their call: requests and
+	// notifications are handled on separate goroutines.
+	early  map[string]bool
+	next   int
+	events chan Event
 }
 
 // New returns a provider serving tools with call.
 func New(serverID string, tools []map[string]any, call CallFunc) *Provider {
 	return &Provider{ServerID: serverID, Tools: tools, Call: call, conns: map[string]bool{},
-		inflight: map[string]context.CancelFunc{}, events: make(chan Event, 4096)}
+		inflight: map[string]context.CancelFunc{}, early: map[string]bool{}, events: make(chan Event, 4096)}
 }
 
 // Events delivers every received frame in order of arrival.
@@ -135,6 +138,9 @@ func (p *Provider) Handle(ctx context.Context, method string, params json.RawMes
 		_ = json.Unmarshal(params, &c)
 		p.mu.Lock()
 		cancel := p.inflight[key(c.RequestID)]
+		if cancel == nil && len(p.early) < 1024 {
+			p.early[key(c.RequestID)] = true
+		}
 		p.mu.Unlock()
 		if cancel != nil {
 			cancel()
@@ -190,6 +196,10 @@ func (p *Provider) message(ctx context.Context, id json.RawMessage, params json.
 		k := key(id)
 		p.mu.Lock()
 		p.inflight[k] = cancel
+		if p.early[k] {
+			delete(p.early, k)
+			cancel()
+		}
 		p.mu.Unlock()
 		defer func() {
 			p.mu.Lock()

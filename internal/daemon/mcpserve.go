@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/extension"
+	"github.com/torii-browser/torii/internal/broker"
+)
+
+// newMCPServer builds the one MCP server every agent connection is a
+// session of: `torii mcp` relays on the MCP socket (mcprelay.go) and /mcp
+// (mcphttp.go). Its tools mirror the broker's catalogue — the one built
+// into the binary until an extension attaches — and the SDK tells each
+// session when it changes (notifications/tools/list_changed). The tools
+// capability is declared explicitly: the SDK only infers it once a tool is
+// added, and a binary built without the extension starts with none.
+func (d *daemon) newMCPServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
+		Logger:       d.log,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Instructions: broker.ServerInstructions,
+	})
+	mirror := broker.NewMirror(srv, d.callTool)
+	// A name not mirrored still reaches the broker, which answers with a
+	// typed unknown_tool or extension_not_connected result.
+	srv.AddReceivingMiddleware(mirror.UnknownTools(d.callTool))
+	d.broker.OnToolsChanged(mirror.Set)
+	mirror.Set(d.broker.Tools())
+	return srv
+}
+
+// callTool runs one tools/call of any agent MCP session through the
+// broker, as that session. Cancellation is the request's context: the
+// SDK cancels it on notifications/cancelled, and the broker then drops the
+// call from its queue or cancels it in the extension.
+func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params == nil {
+		return nil, errors.New("tools/call without params")
+	}
+	call := broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
+	if rc := relayOf(ctx); rc != nil {
+		call.Session = rc.label()
+		call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio)
+		// The relay reads its next message once this call holds its place.
+		call.Queued = rc.turn.releaser()
+	} else {
+		call.Session = "http"
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			call.Session = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
+		}
+		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP)
+	}
+	return d.broker.CallTool(ctx, call), nil
+}
+
+// agentSession is the broker session of one MCP session (a relay
+// connection, or an /mcp session bound to the token that opened it),
+// minted on its first call and ended when the MCP session closes
+// (SECURITY I-23): the connection is the identity, the label only a name.
+func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.Kind) *broker.Session {
+	if ss == nil {
+		return nil
+	}
+	d.sessMu.Lock()
+	defer d.sessMu.Unlock()
+	if d.agentSessions == nil {
+		d.agentSessions = map[*mcp.ServerSession]*broker.Session{}
+	}
+	if s := d.agentSessions[ss]; s != nil {
+		return s
+	}
+	s := d.broker.NewSession(label, kind)
+	d.agentSessions[ss] = s
+	go func() {
+		_ = ss.Wait()
+		d.endAgentSession(ss)
+	}()
+	return s
+}
+
+// endAgentSession ends the broker session of an MCP session being closed:
+// its calls, queued or in flight, are cancelled (in the extension too).
+func (d *daemon) endAgentSession(ss *mcp.ServerSession) {
+	d.sessMu.Lock()
+	s := d.agentSessions[ss]
+	delete(d.agentSessions, ss)
+	d.sessMu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+}
+
+// seedCatalogue gives the broker the catalogue agents see before the
+// browser connects.
+func (d *daemon) seedCatalogue() error {
+	tools := d.opts.Catalogue
+	if tools == nil {
+		var err error
+		if tools, err = extension.Catalogue(); err != nil {
+			return err
+		}
+	}
+	d.broker.SeedCatalogue(tools)
+	return nil
+}
