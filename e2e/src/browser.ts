@@ -2,7 +2,7 @@
 import { type BrowserContext, type CDPSession, type Page, type Worker, chromium } from "playwright-core";
 import { EXTENSION_ORIGIN, browserPath, chromiumArgs } from "./env.ts";
 import { type Torii, normalizeCode } from "./torii.ts";
-import { Tail, pollUntil, removeDir, shortTempDir } from "./util.ts";
+import { Tail, pollUntil, removeDir, shortTempDir, withTimeout } from "./util.ts";
 
 export interface ExtState {
   status: string;
@@ -197,4 +197,13 @@ export async function pairBrowser(browser: Browser, torii: Torii): Promise<{ pop
   const devices = await torii.devices();
   if (devices.length !== 1 || !devices[0]) throw new Error(`expected one device after pairing, got ${JSON.stringify(devices)}`);
   return { popup, deviceId: devices[0].deviceId };
+}
+
+/**
+ * Closes every page but the extension's own, each bounded: cleanup between tests, where a tab
+ * held by a dialog or a navigation (or a close Chromium never confirms) must not stall the next one.
+ */
+export async function closeWebPages(browser: Browser): Promise<void> {
+  const open = browser.context.pages().filter((p) => !p.url().startsWith("chrome-extension://"));
+  await Promise.all(open.map((p) => withTimeout(p.close({ runBeforeUnload: false }), 3_000)));
 }

@@ -62,3 +62,7 @@ export class Tail {
     return this.text;
   }
 }
+
+/** p's value, or undefined once ms have passed or p failed: for cleanup that must not stall a test. */
+export const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | undefined> =>
+  Promise.race([p.catch(() => undefined), new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))]);

@@ -6,7 +6,7 @@
 // servers and the page, never from Torii's own report.
 import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { type Browser, pairBrowser } from "../src/browser.ts";
+import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { InputSite } from "../src/input-site.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
@@ -78,7 +78,7 @@ describeBrowser("input gates at the point of effect", () => {
   beforeEach(async () => {
     await policy();
     site.clear();
-    for (const p of browser.context.pages()) if (p !== ext && !p.url().startsWith("chrome-extension://")) await p.close().catch(() => {});
+    await closeWebPages(browser);
     // An answered approval window closes itself; a test starts once the last one has gone.
     await pollUntil("no approval window", () => !browser.context.pages().some((p) => p.url().includes("/approval.html") && !p.isClosed()), { timeoutMs: 10_000, intervalMs: 50 });
   });

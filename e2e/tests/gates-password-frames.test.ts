@@ -4,7 +4,7 @@
 // the foreign page and its server (its fields beacon every value they get), not from Torii's report.
 import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { type Browser, pairBrowser } from "../src/browser.ts";
+import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { InputSite } from "../src/input-site.ts";
 import { Mcp } from "../src/mcp.ts";
@@ -37,7 +37,7 @@ describeBrowser("password fields in another origin's frame", () => {
   });
   beforeEach(async () => {
     site.clear();
-    for (const p of browser.context.pages()) if (p !== ext && !p.url().startsWith("chrome-extension://")) await p.close().catch(() => {});
+    await closeWebPages(browser);
   });
 
   /** The tab's origin allows passwords; `foreign` is on the list without them. */

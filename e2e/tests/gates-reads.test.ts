@@ -6,7 +6,7 @@
 // reached the blocked server (its request log), never from Torii's own report.
 import type { Dialog, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { type Browser, pairBrowser } from "../src/browser.ts";
+import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
 import { countColour } from "../src/pixels.ts";
@@ -73,7 +73,7 @@ describeBrowser("reads by the document's real origin", () => {
     for (const d of dialogs.splice(0)) await d.dismiss().catch(() => {});
     await allowA();
     site.bouncing = true;
-    for (const p of browser.context.pages()) if (p !== ext && !p.url().startsWith("chrome-extension://")) await p.close().catch(() => {});
+    await closeWebPages(browser);
   });
 
   it("an about:blank popup written by a B frame is not read, listed by its title or clicked", async () => {

@@ -3,7 +3,7 @@
 // act mode, code execution switches, password guard, approvals, handoff, pause, audit.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { type Browser, pairBrowser } from "../src/browser.ts";
+import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
 import { BLOCKED_MARK, TwoOrigins, auditRows, downloadRows, rawAuditStorage, setPolicy, type RuleIn } from "../src/safety.ts";
@@ -61,7 +61,7 @@ describeBrowser("safety gates", () => {
   });
   beforeEach(async () => {
     await setPolicy(ext, {});
-    for (const p of browser.context.pages()) if (p !== ext && !p.url().startsWith("chrome-extension://")) await p.close().catch(() => {});
+    await closeWebPages(browser);
   });
 
   it("the tools are listed, write tools too, while everything is off", async () => {

@@ -5,12 +5,12 @@
 // attacker (the site's request log, after every page flushed its beacons).
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { type Browser, pairBrowser } from "../browser.ts";
+import { type Browser, closeWebPages, pairBrowser } from "../browser.ts";
 import { useRig } from "../harness.ts";
 import { Mcp, type ToolResult } from "../mcp.ts";
 import { setPolicy } from "../safety.ts";
 import type { Torii } from "../torii.ts";
-import { pollUntil } from "../util.ts";
+import { pollUntil, withTimeout } from "../util.ts";
 import { type Attacker, BG, MARK, QS, type Role, SECRET_STRINGS, TITLE } from "./secrets.ts";
 import { AttackSite, type Beacon } from "./site.ts";
 
@@ -83,9 +83,6 @@ function summarise(got: Beacon[]): string {
   }
   return [...by].map(([k, v]) => `${k}×${v.length} (${[...new Set(v)].slice(0, 4).join(",").slice(0, 40)})`).join(" ");
 }
-
-const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | undefined> =>
-  Promise.race([p.catch(() => undefined), new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))]);
 
 export function useAttackRig(label: string): () => AttackRig {
   const rig = useRig();
@@ -257,10 +254,7 @@ export function useAttackRig(label: string): () => AttackRig {
   });
   afterEach(async () => {
     // Cleanup, not the test: a tab held by a dialog or a navigation must not stall the next test.
-    if (!r) return;
-    const ext = r.ext;
-    const open = r.browser.context.pages().filter((p) => p !== ext && !p.url().startsWith("chrome-extension://"));
-    await Promise.all(open.map((p) => withTimeout(p.close({ runBeforeUnload: false }), 3_000)));
+    if (r) await closeWebPages(r.browser);
   });
   afterAll(async () => {
     await r?.mcp.close();

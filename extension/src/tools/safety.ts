@@ -62,18 +62,11 @@ async function openApprovalWindow(req: ApprovalRequest): Promise<void> {
   }
 }
 
-/**
- * A window whose request has ended goes away. The window the person answered in closes itself once
- * it has shown the answer; removing it under the person's click as well races that click's input
- * events against the window's end, so the worker only sweeps up, a moment later, what is still open.
- */
-const APPROVAL_SWEEP_MS = 1_500;
-
 function closeApprovalWindows(): void {
   for (const [id, wid] of approvalWindows) {
     if (approvals.get(id)) continue;
     approvalWindows.delete(id);
-    setTimeout(() => void chrome.windows.remove(wid).catch(() => undefined), APPROVAL_SWEEP_MS);
+    void chrome.windows.remove(wid).catch(() => undefined);
   }
 }
 
