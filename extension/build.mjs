@@ -8,6 +8,7 @@ import * as esbuild from "esbuild";
 import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { importTs } from "./scripts/import-ts.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, "dist");
@@ -26,18 +27,8 @@ async function copyStatic() {
   await cp(join(root, "static"), dist, { recursive: true });
 }
 
-// The registry touches no chrome.* API at import (as scripts/gen-tools-doc.mjs relies on too).
 async function writeCatalogue() {
-  const bundle = await esbuild.build({
-    absWorkingDir: root,
-    stdin: { contents: `export { listTools } from "./src/tools/registry.ts";`, resolveDir: root, loader: "ts" },
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    write: false,
-    logLevel: "error",
-  });
-  const m = await import("data:text/javascript;base64," + Buffer.from(bundle.outputFiles[0].text).toString("base64"));
+  const m = await importTs(`export { listTools } from "./src/tools/registry.ts";`);
   await writeFile(join(dist, "catalogue.json"), JSON.stringify({ tools: m.listTools() }));
 }
 

@@ -2,33 +2,19 @@
 // (src/tools/errors.ts) and the server instructions (src/mcp/provider.ts).
 //   node scripts/gen-tools-doc.mjs          write docs/tools.md
 //   node scripts/gen-tools-doc.mjs --check  exit 1 when docs/tools.md is stale
-// The registry touches no chrome.* API at import, so it is bundled with esbuild and imported here.
 
-import * as esbuild from "esbuild";
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { importTs } from "./import-ts.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const out = join(root, "..", "docs", "tools.md");
 
-const bundle = await esbuild.build({
-  absWorkingDir: root,
-  stdin: {
-    contents: `export { listTools, TOOLS } from "./src/tools/registry.ts";
+const m = await importTs(`export { listTools, TOOLS } from "./src/tools/registry.ts";
 export { ERROR_HINTS } from "./src/tools/errors.ts";
 export { INSTRUCTIONS } from "./src/mcp/provider.ts";
-export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";`,
-    resolveDir: root,
-    loader: "ts",
-  },
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  write: false,
-  logLevel: "error",
-});
-const m = await import("data:text/javascript;base64," + Buffer.from(bundle.outputFiles[0].text).toString("base64"));
+export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";`);
 
 function typeOf(s) {
   if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(" \\| ");
