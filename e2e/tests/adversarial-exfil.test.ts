@@ -52,6 +52,8 @@ describeBrowser("adversarial: exfiltration and pointer tricks", () => {
       const { tabId, page } = await R().open("/links", { x, navopener: 1 });
       await R().call("click", { tabId, selector: "#open-b" }, 15_000);
       await pollUntil(`the opener to land on ${x}`, () => page.url().startsWith(R().site.origin[x]), { timeoutMs: 8_000, intervalMs: 30 });
+      // Committed is not loaded: a read during the load is refused as navigation_failed instead.
+      await page.waitForLoadState("load", { timeout: 8_000 }).catch(() => undefined);
       const res = await R().call("snapshot", { tabId }, 10_000);
       const tabs = await R().call("tabs");
       await R().expectClean({ kinds: [] });
