@@ -141,8 +141,11 @@ func TestFIFOAdmissionAndInFlightCap(t *testing.T) {
 	if st := b.Stats(); st.InFlight != 2 || st.Queued != 3 {
 		t.Fatalf("stats %+v, want 2 in flight, 3 queued", st)
 	}
+	// One release at a time, each awaited: two calls freed together are
+	// admitted in order but may reach the fake in either order.
 	for i := 0; i < 5; i++ {
 		f.gate <- struct{}{}
+		waitFor(t, "the next admission", func() bool { return f.startedN() >= min(5, 3+i) })
 	}
 	wg.Wait()
 	want := []string{"s0:work:100", "s1:work:101", "s2:work:102", "s3:work:103", "s4:work:104"}
