@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryIdentityStore } from "../src/background/identity.js";
 import { Link, NOT_PAIRED_REASON, REVOKED_REASON } from "../src/background/link.js";
-import { SettingsStore } from "../src/background/state.js";
+import { SettingsStore, TicketStore } from "../src/background/state.js";
 import { fromB64url, toB64url } from "../src/shared/b64.js";
 import { exportPublicKey, generateKeyPair } from "../src/shared/ecdsa.js";
 import type { LinkState } from "../src/shared/messages.js";
@@ -14,11 +14,13 @@ async function setup() {
   const key = { priv: await importSigningKey(vectors.keys.daemon), raw: fromB64url(vectors.keys.daemon.rawB64) };
   const daemon = new FakeDaemon(key, ORIGIN);
   const kv = new MemoryKV();
+  const session = new MemoryKV(); // chrome.storage.session: outlives a worker, not the browser
   const ids = new MemoryIdentityStore();
   const states: LinkState[] = [];
   const make = () =>
     new Link({
       settings: new SettingsStore(kv, "Linux x86_64"),
+      tickets: new TicketStore(session),
       identity: ids,
       openSocket: daemon.open,
       origin: ORIGIN,
@@ -34,7 +36,7 @@ async function setup() {
     daemon.devices.set("dev-1", id.publicRaw);
     await kv.set({ deviceId: "dev-1", daemonKey: toB64url(key.raw), daemonId: "daemon-1" });
   };
-  return { daemon, kv, ids, states, link, make, prePair, key };
+  return { daemon, kv, session, ids, states, link, make, prePair, key };
 }
 
 async function otherKey() {
@@ -243,6 +245,29 @@ describe("Link", () => {
     expect(t.daemon.sockets[1]!.protocols).toEqual(["acp.v1", "torii.ticket.tk0"]);
   });
 
+  it("a restarted worker offers the ticket its predecessor was given (SECURITY I-57)", async () => {
+    const t = await setup();
+    await t.prePair();
+    await t.link.start();
+    await until(() => t.link.state().status === "connected", "connected");
+    expect(t.session.data.get("linkTicket")).toEqual({ deviceId: "dev-1", ticket: "tk0" });
+    // Chrome stopped the worker: a new one starts with nothing in memory but the same storage.
+    const next = t.make();
+    await next.start();
+    await until(() => t.daemon.sockets.length === 2 && next.state().status === "connected", "the new worker connected");
+    expect(t.daemon.sockets[1]!.protocols).toEqual(["acp.v1", "torii.ticket.tk0"]);
+    expect(t.session.data.get("linkTicket")).toEqual({ deviceId: "dev-1", ticket: "tk1" });
+  });
+
+  it("never offers a stored ticket of another device", async () => {
+    const t = await setup();
+    await t.prePair();
+    await t.session.set({ linkTicket: { deviceId: "dev-old", ticket: "stale" } });
+    await t.link.start();
+    await until(() => t.link.state().status === "connected", "connected");
+    expect(t.daemon.sockets[0]!.protocols).toEqual([]);
+  });
+
   it("unpair forgets the identity and the pinned key", async () => {
     const t = await setup();
     await t.prePair();
@@ -252,6 +277,7 @@ describe("Link", () => {
     expect(t.link.state()).toMatchObject({ status: "disconnected", paired: false });
     expect(await t.ids.load()).toBeNull();
     expect(t.kv.data.has("daemonKey")).toBe(false);
+    expect(t.session.data.has("linkTicket"), "the ticket goes with the pairing").toBe(false);
   });
 
   it("validates settings", async () => {

@@ -87,4 +87,5 @@ func (p Paths) LockFile() string   { return filepath.Join(p.StateDir, "torii.loc
 func (p Paths) DaemonKey() string  { return filepath.Join(p.StateDir, "daemon.key") }
 func (p Paths) Devices() string    { return filepath.Join(p.StateDir, "devices.json") }
 func (p Paths) Tokens() string     { return filepath.Join(p.StateDir, "tokens.json") }
+func (p Paths) Tickets() string    { return filepath.Join(p.StateDir, "tickets.json") }
 func (p Paths) LogFile() string    { return filepath.Join(p.StateDir, "torii.log") }

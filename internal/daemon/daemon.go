@@ -161,6 +161,7 @@ func Run(ctx context.Context, opts Options) error {
 		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: linkHandler{d.agent, d.gateway},
 		LoopbackBind: loopback, ExtensionIDs: opts.Config.ExtensionIDs, TokenOrigins: opts.Config.TokenOrigins,
 		Logger: log, Verbose: log.Enabled(ctx, slog.LevelDebug),
+		TicketFile: opts.Paths.Tickets(), // SECURITY I-57: the extension's reserved way in survives a restart
 	})
 
 	tcpLn, err := net.Listen("tcp", opts.Config.Listen)

@@ -118,6 +118,9 @@ type Options struct {
 	Verbose bool
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// TicketFile keeps the hashes of reconnect tickets across restarts
+	// (SECURITY I-57); "" keeps them in memory only.
+	TicketFile string
 
 	authTimeout  time.Duration // tests shorten AuthTimeout
 	pingInterval time.Duration // tests shorten the keep-alive

@@ -40,6 +40,13 @@ func NewServer(opts Options) *Server {
 	for _, o := range opts.TokenOrigins {
 		s.tok[strings.TrimSuffix(o, "/")] = true
 	}
+	s.hub.tickets = loadTickets(opts.TicketFile, func(device string) bool {
+		if opts.Devices == nil {
+			return false
+		}
+		_, ok := opts.Devices.Get(device)
+		return ok
+	}, s.log)
 	return s
 }
 
@@ -180,7 +187,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reserved != "" {
 		s.hub.bindReserved(c, reserved)
 	}
-	s.log.Debug("link: connected", "conn", c.id, "kind", c.kind, "origin", origin)
+	// reserved says the connection came in on its ticket (SECURITY I-57).
+	s.log.Debug("link: connected", "conn", c.id, "kind", c.kind, "origin", origin, "reserved", reserved != "")
 	if !offered {
 		c.armAuthTimer()
 	}

@@ -6,7 +6,7 @@ import { parseRequest, type LinkState, type Request, type Response, type StateMe
 import { IndexedDbIdentityStore } from "./identity.js";
 import { Link } from "./link.js";
 import { browserSocket } from "./socket.js";
-import { SettingsStore, type KV } from "./state.js";
+import { SettingsStore, TicketStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
 import { launchRequested, linkChanged, noteBrowserRun } from "./managed.js";
 import "./panel.js"; // the side panel's port (torii.panel) bridged to the link
@@ -17,6 +17,14 @@ const storage: KV = {
   get: (keys) => chrome.storage.local.get(keys),
   set: (items) => chrome.storage.local.set(items),
   remove: (keys) => chrome.storage.local.remove(keys),
+};
+
+// The reconnect ticket's area (SECURITY I-57): survives a stopped worker, ends with the browser, and
+// stays out of content scripts' reach (its default access level, which we never widen).
+const sessionArea: KV = {
+  get: (keys) => chrome.storage.session.get(keys),
+  set: (items) => chrome.storage.session.set(items),
+  remove: (keys) => chrome.storage.session.remove(keys),
 };
 
 type UAData = { platform?: string };
@@ -36,6 +44,7 @@ function broadcast(state: LinkState): void {
 
 export const link = new Link({
   settings: new SettingsStore(storage, platform),
+  tickets: new TicketStore(sessionArea),
   identity: new IndexedDbIdentityStore(),
   openSocket: browserSocket,
   origin: self.location.origin,

@@ -10,7 +10,7 @@ import { DaemonIdentityError, DeviceRejectedError, ProtocolError } from "./error
 import type { Identity, IdentityStore } from "./identity.js";
 import { RpcClosedError, RpcError, RpcPeer } from "./rpc.js";
 import type { SocketFactory, SocketLike } from "./socket.js";
-import type { Settings, SettingsStore } from "./state.js";
+import type { Settings, SettingsStore, TicketStore } from "./state.js";
 
 export const PING_INTERVAL_MS = 20_000; // an idle MV3 worker is killed at 30 s
 export const PING_TIMEOUT_MS = 10_000;
@@ -26,6 +26,8 @@ const RATE_LIMITED = -32029;
 
 export interface LinkDeps {
   settings: SettingsStore;
+  /** Where the reconnect ticket outlives a stopped worker (SECURITY I-57): chrome.storage.session. */
+  tickets: TicketStore;
   identity: IdentityStore;
   openSocket: SocketFactory;
   /** Our own origin, chrome-extension://<id>: the daemon sees it as the Origin header. */
@@ -94,8 +96,11 @@ export class Link {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private sessionId = "";
-  /** The daemon's reconnect ticket from the last torii/auth: our reserved way back in (SECURITY I-57). */
-  private ticket = "";
+  /**
+   * The daemon's reconnect ticket from the last torii/auth: our reserved way back in (SECURITY I-57).
+   * Bound to the device it was issued to: offered by another, the daemon closes the connection.
+   */
+  private ticket: { deviceId: string; ticket: string } | null = null;
   // Managed launch: kept in memory only, used once, dropped when it expires (SECURITY I-5, I-10).
   private otp: { secret: string; url: string; expires: number } | null = null;
   private loading: Promise<Settings> | null = null;
@@ -113,7 +118,14 @@ export class Link {
 
   private async load(): Promise<Settings> {
     if (this.settings) return this.settings;
-    this.loading ??= this.deps.settings.load().then((s) => (this.settings = s));
+    this.loading ??= this.deps.settings.load().then(async (s) => {
+      // A worker Chrome restarted picks up the ticket its predecessor was given (SECURITY I-57);
+      // without it, its first reconnect would go the way a flood can hold.
+      const t = s.deviceId ? await this.deps.tickets.load(s.deviceId).catch(() => "") : "";
+      if (t && s.deviceId && !this.ticket) this.ticket = { deviceId: s.deviceId, ticket: t };
+      this.settings = s;
+      return s;
+    });
     return this.loading;
   }
 
@@ -280,7 +292,8 @@ export class Link {
   }
 
   private async forget(): Promise<void> {
-    this.ticket = "";
+    this.ticket = null;
+    await this.deps.tickets.clear().catch(() => undefined);
     await this.deps.settings.clearPairing();
     await this.deps.identity.clear();
     await this.reload();
@@ -329,7 +342,8 @@ export class Link {
     let ws: SocketLike;
     try {
       // The daemon selects "acp.v1"; the ticket only chooses the slot this connection takes.
-      ws = this.deps.openSocket(s.daemonUrl, mode === "auth" && this.ticket ? ["acp.v1", `torii.ticket.${this.ticket}`] : undefined);
+      const tk = mode === "auth" && this.ticket?.deviceId === s.deviceId ? this.ticket?.ticket : "";
+      ws = this.deps.openSocket(s.daemonUrl, tk ? ["acp.v1", `torii.ticket.${tk}`] : undefined);
     } catch (e) {
       this.failed(mode, `cannot open ${s.daemonUrl}: ${errText(e)}`);
       return;
@@ -478,7 +492,16 @@ export class Link {
     try {
       const auth = await c.peer.request("torii/auth", { deviceId: f.deviceId, sig: toB64url(sig) });
       const ticket = (auth as { ticket?: unknown } | null)?.ticket;
-      this.ticket = typeof ticket === "string" && /^[A-Za-z0-9_-]{1,128}$/.test(ticket) ? ticket : "";
+      // Kept only while this device is still ours: an unpair during the request has cleared it.
+      if (this.settings?.deviceId === f.deviceId) {
+        if (typeof ticket === "string" && /^[A-Za-z0-9_-]{1,128}$/.test(ticket)) {
+          this.ticket = { deviceId: f.deviceId, ticket };
+          await this.deps.tickets.save(f.deviceId, ticket).catch(() => undefined);
+        } else {
+          this.ticket = null;
+          await this.deps.tickets.clear().catch(() => undefined);
+        }
+      }
     } catch (e) {
       if (e instanceof RpcError) throw new DeviceRejectedError(`the daemon refused this device: ${e.message}`);
       throw e;

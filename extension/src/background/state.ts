@@ -87,3 +87,31 @@ export class SettingsStore {
     await this.kv.remove(["deviceId", "daemonKey", "daemonId"]);
   }
 }
+
+const TICKET_KEY = "linkTicket";
+
+/**
+ * The daemon's reconnect ticket (SECURITY I-57) in chrome.storage.session: it outlives a service
+ * worker Chrome stopped, so the restarted worker still has its reserved way in, and it ends with
+ * the browser. Session storage is not exposed to content scripts unless the extension widens its
+ * access level, which it never does. Kept with the device it was issued to: offered as another
+ * device, the daemon would refuse the connection.
+ */
+export class TicketStore {
+  constructor(private readonly kv: KV) {}
+
+  /** The ticket issued to deviceId, or "". */
+  async load(deviceId: string | undefined): Promise<string> {
+    const v = (await this.kv.get([TICKET_KEY]))[TICKET_KEY] as { deviceId?: unknown; ticket?: unknown } | undefined;
+    if (!deviceId || !v || v.deviceId !== deviceId || typeof v.ticket !== "string") return "";
+    return v.ticket;
+  }
+
+  async save(deviceId: string, ticket: string): Promise<void> {
+    await this.kv.set({ [TICKET_KEY]: { deviceId, ticket } });
+  }
+
+  async clear(): Promise<void> {
+    await this.kv.remove([TICKET_KEY]);
+  }
+}
