@@ -10,6 +10,7 @@ import { toolError } from "../tools/errors.js";
 import { abortAll, callTool, listTools, setAuditSink } from "../tools/registry.js";
 import { approvals, getPolicy, installSafety, policyEnv, recordAudit } from "../tools/safety.js";
 import { installDownloads } from "../tools/downloads.js";
+import { installPreload } from "../tools/preload.js";
 import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, installSessionMessages, sessionEnded } from "../tools/ownership.js";
 import { McpProvider } from "./provider.js";
@@ -20,6 +21,7 @@ installSafety();
 installGuardLink();
 installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
+installPreload(getPolicy);
 installSessionMessages();
 setAuditSink(recordAudit);
 

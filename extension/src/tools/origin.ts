@@ -87,10 +87,33 @@ export async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs
   return url;
 }
 
+// The top document's effective URL as the gate just read it from the browser for a call, kept until
+// anything happens to that tab's top frame (a navigation starting, committing, changing its URL, the
+// tab going): the call's page requests then ask the browser nothing more. Only the quick check is
+// spared: the document still proves its own origin in the page (SECURITY I-15, I-40).
+const topJudged = new Map<number, string>();
+let topEvents = 0;
+
+/** Counts events of any tab's top frame: a reading taken across one is not remembered. */
+export function topFrameEvents(): number {
+  return topEvents;
+}
+
+/**
+ * The tab's effective URL from `tab`, which the gate has just read from the browser, remembered for
+ * expectOrigin unless a top frame had an event since `since` (topFrameEvents before the read).
+ */
+export async function judgedTabUrl(tabId: number, tab: chrome.tabs.Tab, since: number): Promise<string> {
+  topJudged.delete(tabId);
+  const url = await effectiveTabUrl(tabId, 0, tab);
+  if (topEvents === since) topJudged.set(tabId, url);
+  return url;
+}
+
 /** The origin the frame's document must report; refuses with origin_not_allowed (no host named) otherwise. */
 async function expectOrigin(tabId: number, frameId: number): Promise<string> {
   const p = await policySource();
-  const url = await effectiveFrameUrl(tabId, frameId);
+  const url = (frameId === 0 ? topJudged.get(tabId) : undefined) ?? (await effectiveFrameUrl(tabId, frameId));
   const origin = originOf(url);
   if (!origin || !judgeUrl(p, url).allowed) notAllowed(frameId === 0 ? `the page in tab ${tabId}` : "this frame's origin");
   return origin;
@@ -287,4 +310,9 @@ export function installOrigin(policy: () => Promise<Policy>): void {
     createdBy.set(d.tabId, { tabId: d.sourceTabId, frameId: d.sourceFrameId });
   });
   chrome.tabs.onRemoved.addListener((tabId) => createdBy.delete(tabId));
+  onNav((ev) => {
+    if (ev.frameId !== 0) return;
+    topEvents++;
+    topJudged.delete(ev.tabId);
+  });
 }

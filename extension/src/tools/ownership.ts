@@ -120,9 +120,16 @@ function load(): Promise<void> {
   return loaded;
 }
 
-let saving: Promise<void> | undefined;
+// Written a moment after the last change, not on every call: serialising the whole state on a
+// call's path cost it about a millisecond. The worker lives for seconds after any call, so a
+// pending write is not lost to its shutdown.
+const SAVE_AFTER_MS = 50;
+let saveTimer: ReturnType<typeof setTimeout> | undefined;
 function save(): void {
-  saving = (saving ?? Promise.resolve()).then(() => chrome.storage.session.set({ [KEY]: st })).catch(() => undefined);
+  saveTimer ??= setTimeout(() => {
+    saveTimer = undefined;
+    chrome.storage.session.set({ [KEY]: st }).catch(() => undefined);
+  }, SAVE_AFTER_MS);
 }
 
 /** The session `_meta.torii` names (see provider.ts), or undefined. */

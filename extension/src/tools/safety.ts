@@ -9,7 +9,7 @@ import { AuditRing, type AuditEntry } from "../policy/audit.js";
 import { originOf } from "../policy/pattern.js";
 import { normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
 import { checkNoDialog, resolveTab } from "./browser.js";
-import { allFramesAllowed, effectiveTabUrl, installOrigin } from "./origin.js";
+import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from "./origin.js";
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
 
@@ -126,9 +126,10 @@ export function recordAudit(e: AuditEntry): void {
 export const policyEnv: PolicyEnv = {
   policy: getPolicy,
   async tab(tabId) {
+    const since = topFrameEvents();
     const t = await resolveTab(tabId);
     const id = t.id as number;
-    return { tabId: id, url: await effectiveTabUrl(id, 0, t) };
+    return { tabId: id, url: await judgedTabUrl(id, t, since) };
   },
   inHandoff,
   checkNoDialog,

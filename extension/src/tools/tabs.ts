@@ -8,6 +8,7 @@ import { resolveTab } from "./browser.js";
 import { getPolicy } from "./safety.js";
 import { visibleTab } from "./origin.js";
 import { closeAgentTab, isAgentTab, ownedOnly } from "./ownership.js";
+import { allTabs } from "./tabmodel.js";
 
 export const tabs = defineTool<Record<string, never>>({
   name: "tabs",
@@ -16,11 +17,7 @@ export const tabs = defineTool<Record<string, never>>({
   traits: { target: "none", reads: "tabs", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
   async handler(_a, ctx) {
     // SECURITY I-24: only the session's own and granted tabs; the rest are not even counted.
-    const [everyTab, [focused], policy] = await Promise.all([
-      withDeadline(chrome.tabs.query({}), 5_000, "tabs.query"),
-      chrome.tabs.query({ active: true, lastFocusedWindow: true }),
-      getPolicy(),
-    ]);
+    const [{ tabs: everyTab, focused }, policy] = await Promise.all([allTabs(() => withDeadline(chrome.tabs.query({}), 5_000, "tabs.query")), getPolicy()]);
     const all = ownedOnly(everyTab, ctx.gate?.owner);
     // SECURITY I-14/I-42: tabs on origins off the allowlist are listed by id only (no title, no
     // URL). Each tab is judged from the same view its title and URL come from (a blank one from its
@@ -36,7 +33,7 @@ export const tabs = defineTool<Record<string, never>>({
         tabId: t.id,
         windowId: t.windowId,
         active: t.active,
-        ...(t.id === focused?.id ? { focused: true } : {}),
+        ...(t.id === focused ? { focused: true } : {}),
         title: v.title,
         url: v.url,
         status: t.status,

@@ -1,0 +1,95 @@
+// The tab list `tabs` answers from: asked of the browser once, then kept by Chrome's events; any
+// change the events do not describe exactly, or one that comes while the browser is being asked,
+// makes the next listing ask again.
+import { beforeAll, describe, expect, it, vi } from "vitest";
+
+type Listener = (...a: unknown[]) => void;
+const ev = () => {
+  const ls: Listener[] = [];
+  return { addListener: (f: Listener) => ls.push(f), fire: (...a: unknown[]) => ls.forEach((f) => f(...a)) };
+};
+const tab = (id: number, windowId: number, index: number, url: string, active = false) => ({ id, windowId, index, url, active, title: url }) as chrome.tabs.Tab;
+
+let browser: chrome.tabs.Tab[] = [];
+const fake = {
+  tabs: {
+    query: vi.fn(async (q: { active?: boolean } = {}) => browser.filter((t) => q.active === undefined || t.active === q.active)),
+    onUpdated: ev(),
+    onActivated: ev(),
+    onRemoved: ev(),
+    onCreated: ev(),
+    onMoved: ev(),
+    onAttached: ev(),
+    onDetached: ev(),
+    onReplaced: ev(),
+  },
+  windows: { WINDOW_ID_NONE: -1, onFocusChanged: ev() },
+};
+
+let allTabs: typeof import("../../src/tools/tabmodel.js").allTabs;
+const ask = vi.fn(() => fake.tabs.query({}));
+
+beforeAll(async () => {
+  (globalThis as { chrome?: unknown }).chrome = fake;
+  ({ allTabs } = await import("../../src/tools/tabmodel.js"));
+});
+
+describe("the tab model", () => {
+  it("asks once, then follows updates, activations and removals without asking", async () => {
+    browser = [tab(1, 10, 0, "https://a.example/", true), tab(2, 10, 1, "https://b.example/"), tab(3, 20, 0, "https://c.example/", true)];
+    const first = await allTabs(ask);
+    expect(first.tabs.map((t) => t.id)).toEqual([1, 2, 3]);
+    expect(first.focused).toBe(1);
+    expect(ask).toHaveBeenCalledTimes(1);
+
+    fake.tabs.onUpdated.fire(2, { url: "https://b.example/next" }, tab(2, 10, 1, "https://b.example/next"));
+    fake.tabs.onActivated.fire({ tabId: 2, windowId: 10 });
+    fake.windows.onFocusChanged.fire(20);
+    fake.tabs.onRemoved.fire(3, { windowId: 20 });
+    const now = await allTabs(ask);
+    expect(ask).toHaveBeenCalledTimes(1);
+    expect(now.tabs.map((t) => [t.id, t.url, t.active])).toEqual([
+      [1, "https://a.example/", false],
+      [2, "https://b.example/next", true],
+    ]);
+    // The focused window has no tab left: nothing is focused.
+    expect(now.focused).toBeUndefined();
+    fake.windows.onFocusChanged.fire(-1); // the browser lost focus: the last focused window stays
+    fake.windows.onFocusChanged.fire(10);
+    expect((await allTabs(ask)).focused).toBe(2);
+  });
+
+  it("a created, moved, attached, detached or replaced tab makes the next listing ask again", async () => {
+    for (const e of ["onCreated", "onMoved", "onAttached", "onDetached", "onReplaced"] as const) {
+      await allTabs(ask);
+      const n = ask.mock.calls.length;
+      browser = [...browser.filter((t) => t.id !== 9), tab(9, 10, 2, `https://new.example/${e}`)];
+      fake.tabs[e].fire(9);
+      const r = await allTabs(ask);
+      expect(ask.mock.calls.length, e).toBe(n + 1);
+      expect(r.tabs.find((t) => t.id === 9)?.url, e).toBe(`https://new.example/${e}`);
+      expect((await allTabs(ask)) && ask.mock.calls.length, `${e}: then kept again`).toBe(n + 1);
+    }
+  });
+
+  it("a change while the browser is being asked is not lost: the next listing asks again", async () => {
+    fake.tabs.onCreated.fire(tab(11, 10, 3, "https://x.example/"));
+    let release!: () => void;
+    const slow = vi.fn(async () => {
+      const answer = [...browser];
+      await new Promise<void>((r) => (release = r));
+      return answer;
+    });
+    const pending = allTabs(slow);
+    await vi.waitFor(() => expect(slow).toHaveBeenCalled());
+    // The page in tab 9 moves on while the answer (taken before) is on its way.
+    browser = browser.map((t) => (t.id === 9 ? tab(9, 10, 2, "https://new.example/later") : t));
+    fake.tabs.onUpdated.fire(9, { url: "https://new.example/later" }, tab(9, 10, 2, "https://new.example/later"));
+    release();
+    await pending;
+    const n = ask.mock.calls.length;
+    const next = await allTabs(ask);
+    expect(ask.mock.calls.length).toBe(n + 1);
+    expect(next.tabs.find((t) => t.id === 9)?.url).toBe("https://new.example/later");
+  });
+});
