@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,25 +15,9 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 const (
 	sentinelArg    = "S3NT1N3L-typed-secret-7f3a"
@@ -46,7 +29,7 @@ const (
 // daemon log at debug level (--verbose), nor an export — through the real
 // daemon, the real link and a fake extension.
 func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
-	var logs lockedBuf
+	var logs linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = logger })
 	ctx := tctx(t)

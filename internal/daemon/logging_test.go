@@ -1,35 +1,16 @@
 package daemon
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/torii-browser/torii/internal/link/linktest"
 )
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // SECURITY I-10: even at debug level (--verbose) no secret reaches the log.
 func TestVerboseLogsCarryNoSecrets(t *testing.T) {
-	var buf syncBuf
+	var buf linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	td := startDaemon(t, func(o *Options) { o.Logger = logger })
 	ctx := tctx(t)
@@ -71,7 +52,7 @@ func TestVerboseLogsCarryNoSecrets(t *testing.T) {
 // SECURITY I-50: a peer's values are cut before they reach the log, even
 // an 8 MiB method name sent before authentication, with --verbose.
 func TestVerboseLogIsBoundedAgainstHugeFields(t *testing.T) {
-	var buf syncBuf
+	var buf linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	td := startDaemon(t, func(o *Options) { o.Logger = logger })
 	ctx := tctx(t)

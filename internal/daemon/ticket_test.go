@@ -64,13 +64,7 @@ func (td *testDaemon) holdAllSlots(ctx context.Context, deviceID string) {
 func TestTicketSurvivesDaemonRestartUnderFlood(t *testing.T) {
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
-	dev, c := td.otpPairedDevice(ctx, "ext")
-	c.Close()
-	tk := td.ticketFor(ctx, dev)
-	td.stop()
-
-	td2 := runDaemon(t, td.opts)
-	td2.holdAllSlots(ctx, dev.ID)
+	td2, dev, tk := td.ticketAcrossRestart(ctx)
 	back, err := linktest.Connect(ctx, td2.url, dev, ticketOpts(tk))
 	if err != nil {
 		t.Fatalf("the reconnect with a ticket from before the restart: %v", err)
@@ -79,6 +73,19 @@ func TestTicketSurvivesDaemonRestartUnderFlood(t *testing.T) {
 	if _, err := linktest.Dial(ctx, td2.url, nil); linktest.StatusOf(err) != http.StatusServiceUnavailable {
 		t.Fatalf("an anonymous upgrade during the flood: %v, want 503", err)
 	}
+}
+
+// ticketAcrossRestart pairs a device, takes its ticket, restarts the
+// daemon and fills every unauthenticated slot of the new one.
+func (td *testDaemon) ticketAcrossRestart(ctx context.Context) (*testDaemon, *linktest.Device, string) {
+	td.t.Helper()
+	dev, c := td.otpPairedDevice(ctx, "ext")
+	c.Close()
+	tk := td.ticketFor(ctx, dev)
+	td.stop()
+	td2 := runDaemon(td.t, td.opts)
+	td2.holdAllSlots(ctx, dev.ID)
+	return td2, dev, tk
 }
 
 // A corrupt tickets file does not stop the daemon: it starts, and the next
@@ -93,13 +100,7 @@ func TestCorruptTicketFileDoesNotStopDaemon(t *testing.T) {
 	}
 	td := runDaemon(t, Options{Paths: paths, Config: startDaemonCfg(), Version: "test", Logger: testLogger(t)})
 	ctx := tctx(t)
-	dev, c := td.otpPairedDevice(ctx, "ext")
-	c.Close()
-	tk := td.ticketFor(ctx, dev)
-	td.stop()
-
-	td2 := runDaemon(t, td.opts)
-	td2.holdAllSlots(ctx, dev.ID)
+	td2, dev, tk := td.ticketAcrossRestart(ctx)
 	back, err := linktest.Connect(ctx, td2.url, dev, ticketOpts(tk))
 	if err != nil {
 		t.Fatalf("the ticket saved over a corrupt file did not survive the restart: %v", err)

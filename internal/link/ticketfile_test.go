@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -17,38 +16,20 @@ import (
 	"github.com/torii-browser/torii/internal/pairing"
 )
 
-// lockedBuf is a log sink the server's goroutines may write to at once.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // runAt is one run of a link server on the state in dir, as a daemon
 // start is: the stores and the ticket file are read afresh. stop ends it.
 type runAt struct {
 	srv  *link.Server
 	url  string
 	devs *pairing.DeviceStore
-	log  *lockedBuf
+	log  *linktest.LogBuffer
 	stop func()
 }
 
 func startAt(t *testing.T, dir string) *runAt {
 	t.Helper()
 	id, devs := linktest.Stores(t, dir)
-	lb := &lockedBuf{}
+	lb := &linktest.LogBuffer{}
 	srv := link.NewServer(link.Options{Identity: id, Devices: devs, Pairer: slowApprover{devs, 0}, LoopbackBind: true,
 		TicketFile: filepath.Join(dir, "tickets.json"), Logger: slog.New(slog.NewTextHandler(lb, nil))})
 	hs := httptest.NewServer(srv)
