@@ -6,7 +6,8 @@
 // a view at most one event old shows a page the agent could see a moment ago, never one it may not.
 
 let tabs = new Map<number, chrome.tabs.Tab>();
-let focusedWindow: number | undefined;
+// undefined: not asked yet; null: asked, and no window had focus (a headless browser's may never).
+let focusedWindow: number | null | undefined;
 let valid = false;
 let changes = 0;
 let watching = false;
@@ -47,7 +48,7 @@ export async function allTabs(query: () => Promise<chrome.tabs.Tab[]>): Promise<
   if (!valid || focusedWindow === undefined) {
     const before = changes;
     const [all, [f]] = await Promise.all([query(), focusedWindow === undefined ? chrome.tabs.query({ active: true, lastFocusedWindow: true }) : [undefined]]);
-    focusedWindow ??= f?.windowId;
+    focusedWindow ??= f?.windowId ?? null;
     // A change during the question may or may not be in its answer: the answer is this listing's,
     // the next one asks again.
     if (changes === before) {

@@ -92,4 +92,16 @@ describe("the tab model", () => {
     expect(ask.mock.calls.length).toBe(n + 1);
     expect(next.tabs.find((t) => t.id === 9)?.url).toBe("https://new.example/later");
   });
+
+  it("a browser with no focused window (headless) is asked once, not on every listing", async () => {
+    vi.resetModules();
+    const fresh = (await import("../../src/tools/tabmodel.js")).allTabs;
+    browser = [tab(1, 10, 0, "https://a.example/")]; // nothing active: the focus question finds no tab
+    const n = ask.mock.calls.length;
+    const q = fake.tabs.query.mock.calls.length;
+    expect((await fresh(ask)).focused).toBeUndefined();
+    expect((await fresh(ask)).focused).toBeUndefined();
+    expect(ask.mock.calls.length - n).toBe(1);
+    expect(fake.tabs.query.mock.calls.length - q).toBe(2); // the listing and the focus question, once
+  });
 });
