@@ -6,7 +6,7 @@ import { expect, it } from "vitest";
 import { useAttackRig } from "../src/attack/rig.ts";
 import { type Attacker, ATTACKERS } from "../src/attack/secrets.ts";
 import { describeBrowser } from "../src/harness.ts";
-import { pollUntil } from "../src/util.ts";
+import { pollUntil, withTimeout } from "../src/util.ts";
 
 type Spell = (host: string, port: number, a: string) => string;
 
@@ -110,6 +110,10 @@ describeBrowser("adversarial: URL tricks and redirect chains", () => {
     it(`a meta refresh to ${x} after a second: the next read is refused`, async () => {
       const { tabId, page } = await R().open("/meta", { x, delay: 1 });
       await pollUntil(`the refresh to ${x}`, () => page.url().startsWith(R().site.origin[x]), { timeoutMs: 8_000, intervalMs: 30 });
+      // The read comes once x's document has loaded: the renderer's new URL can reach this test
+      // before the browser has committed the navigation, and a read in that moment meets the old
+      // document going away (navigation_failed) instead of x's.
+      await withTimeout(page.waitForLoadState("load"), 8_000);
       const res = await R().call("snapshot", { tabId }, 10_000);
       await R().expectClean({ kinds: [] });
       expect(res.error?.code, res.text).toBe("origin_not_allowed");

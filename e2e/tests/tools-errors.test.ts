@@ -5,6 +5,7 @@ import { describeBrowser } from "../src/harness.ts";
 import { Mcp, refOf } from "../src/mcp.ts";
 import { Torii } from "../src/torii.ts";
 import { useToolsRig } from "../src/tools-rig.ts";
+import { pollUntil } from "../src/util.ts";
 
 const text = async (p: import("playwright-core").Page, sel: string) => ((await p.locator(sel).textContent()) ?? "").trim();
 
@@ -49,6 +50,34 @@ describeBrowser("browser tools: bad input", () => {
     expect(String(w.error?.field)).toMatch(/waitFor/);
     expect(await text(page, "#clicky")).toBe("Click div");
     expect(await page.evaluate(() => document.querySelectorAll("[data-x]").length)).toBe(0);
+  });
+
+  test("a URL that is not one → invalid_argument naming url, audited as such (never a blocked origin)", async () => {
+    const { mcp, torii } = rig();
+    const { tabId } = await rig().open("form.html");
+    const since = new Date().toISOString();
+    const cases: [string, Record<string, unknown>][] = [
+      ["navigate", { url: "notaurl" }],
+      ["navigate", { tabId, url: "notaurl" }],
+      // Parses as the scheme localhost:, which nothing can fetch: the agent's mistake, not a blocked origin.
+      ["fetch_in_page", { tabId, url: "localhost:8080/x" }],
+    ];
+    for (const [tool, args] of cases) {
+      const r = await within(5_000, mcp.call(tool, args));
+      expect(r.error?.code, `${tool} ${JSON.stringify(args)}: ${r.text}`).toBe("invalid_argument");
+      expect(r.error?.field, `${tool} names url`).toBe("url");
+      expect(String(r.error?.hint)).toMatch(/URL/);
+    }
+    type Rec = { tool: string; origin: string; outcome: string; code: string };
+    const recs = await pollUntil("the daemon's audit of the three calls", async () => {
+      const all = await torii.cliJSON<Rec[]>(["audit", "--since", since, "--outcome", "error", "--format", "json"]);
+      const mine = all.filter((x) => x.tool === "navigate" || x.tool === "fetch_in_page");
+      return mine.length >= cases.length ? mine : undefined;
+    }, { timeoutMs: 5_000 });
+    for (const x of recs) {
+      expect(x.code, JSON.stringify(x)).toBe("invalid_argument");
+      expect(x.origin, JSON.stringify(x)).not.toBe("blocked");
+    }
   });
 
   test("a tab that does not exist → no_tab", async () => {

@@ -18,8 +18,10 @@ export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";`);
 
 function typeOf(s) {
   if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(" \\| ");
+  if (s.anyOf) return s.anyOf.map(typeOf).join(" \\| ");
   if (s.type === "array") return `${typeOf(s.items ?? {})}[]`;
-  if (s.type === "object" && s.properties) return `{${Object.keys(s.properties).join(", ")}}`;
+  if (s.type === "object" && typeof s.additionalProperties === "object") return `{name: ${typeOf(s.additionalProperties)}}`;
+  if (s.type === "object" && s.properties && Object.keys(s.properties).length > 0) return `{${Object.keys(s.properties).join(", ")}}`;
   return s.type ?? "any";
 }
 
@@ -42,7 +44,7 @@ const DAEMON_TOOLS = [
   {
     name: "status",
     description: "Your session's tabs, queued and running calls, and latest calls.",
-    inputSchema: { type: "object" },
+    inputSchema: { type: "object", properties: {} },
     annotations: { readOnlyHint: true, idempotentHint: true },
   },
 ];
@@ -65,15 +67,18 @@ lines.push(`The extension serves ${tools.length} tools over MCP-over-ACP (server
   sizes.slice(0, 3).map(([n, c]) => `\`${n}\` (${c})`).join(", ") + ".");
 lines.push("");
 lines.push("What tools/list publishes is a compact form of each registry entry: one-sentence descriptions, no bounds, no " +
-  "`additionalProperties`, `waitFor` and `observe` as bare types, and the conventions below said once in the server " +
-  "`instructions`. Every call is validated against the full schema this page shows (an unknown property or a value out of " +
+  "`additionalProperties: false`, `waitFor` and `observe` as bare types, and the conventions below said once in the server " +
+  "`instructions`. Every enum keeps its `type` and every object its `properties` (empty for a bare one), which clients' " +
+  "schema converters require. Every call is validated against the full schema this page shows (an unknown property or a value out of " +
   "range is `invalid_argument`, naming the field).");
 lines.push("");
 lines.push("## Conventions");
 lines.push("");
 lines.push(m.INSTRUCTIONS);
 lines.push("");
-lines.push("- **Read** tools never change the page; **write** tools do; **destructive** ones cannot be undone. " +
+lines.push("- **Read** tools never change the page; **write** tools do; **destructive** ones may do what cannot be taken back: " +
+  "submit a form, fire a button, leave the page and its unsaved work, run code, upload a file, close a tab, accept a dialog " +
+  "(`destructiveHint` comes from the effects in the Traits table: every effect but `input`). " +
   "Annotations: `readOnlyHint`, `destructiveHint` (write tools), `idempotentHint` (read tools, except `scroll` and `handoff`).");
 lines.push("- `waitFor` (every action): " + Object.entries(m.WAIT_FOR_SCHEMA.properties).map(([k, s]) => `\`${k}\` ${typeOf(s)}${limits(s) ? ` (${limits(s)})` : ""}`).join(", ") + "; exactly one of selector, text, ref.");
 lines.push("- `observe` (every action): `none` (default), `snapshot`, `diff` (changes since this tab's previous snapshot), `text`.");

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,5 +46,63 @@ func TestObserveExternal(t *testing.T) {
 	}
 	if fail.Outcome != "error" || fail.Code != string(toolerr.Internal) {
 		t.Errorf("bare isError: %+v", fail)
+	}
+}
+
+// roServer is the fake extension with one read-only tool next to its
+// write tool.
+type roServer struct{ *fakeServer }
+
+func (roServer) Tools() []*mcp.Tool {
+	obj := map[string]any{"type": "object"}
+	return []*mcp.Tool{{Name: "work", InputSchema: obj},
+		{Name: "look", InputSchema: obj, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}}
+}
+
+// A call outside its session's browser access is refused in the gate with
+// what is true and the next step, is never sent, and is audited like any
+// other refusal.
+func TestAccessRefusalsAudited(t *testing.T) {
+	b := New(nil)
+	f := newFake()
+	b.AttachServer(roServer{f})
+	t.Cleanup(func() { b.Close(); f.cancel() })
+	rec := &recorder{}
+	b.SetObserver(rec)
+	s := b.NewSession("agent:x:1", KindAgent)
+	ctx := context.Background()
+
+	for _, c := range []struct {
+		tool   string
+		access Access
+		want   string
+	}{
+		{"work", AccessRead, "tab_not_owned"},
+		{"look", AccessRead, "ok"},
+		{"look", AccessNone, "tab_not_owned"},
+		{StatusTool, AccessNone, "tab_not_owned"},
+		{"work", AccessFull, "ok"},
+	} {
+		res := b.CallTool(ctx, Call{Name: c.tool, Arguments: args(-1), Owner: s, Access: c.access})
+		if got := code(res); got != c.want {
+			t.Fatalf("%s with access %d: %s, want %s", c.tool, c.access, got, c.want)
+		}
+		if e := toolerr.FromResult(res); e != nil && (strings.Contains(e.Message+e.Hint, "paused") || !strings.Contains(e.Hint, "side panel")) {
+			t.Errorf("%s with access %d: %+v", c.tool, c.access, e)
+		}
+	}
+	if got := f.startedN(); got != 2 {
+		t.Errorf("the extension saw %d calls, want the 2 allowed", got)
+	}
+	var got []string
+	for _, r := range rec.got {
+		if r.Session != "agent:x:1" {
+			t.Errorf("record without its session: %+v", r)
+		}
+		got = append(got, r.Tool+" "+r.Outcome+"/"+r.Code)
+	}
+	want := []string{"work error/tab_not_owned", "look ok/", "look error/tab_not_owned", "status error/tab_not_owned", "work ok/"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit: %v, want %v", got, want)
 	}
 }

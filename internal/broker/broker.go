@@ -15,6 +15,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -44,6 +45,32 @@ type Call struct {
 	// Queued, if set, runs once the call has its place in its session's
 	// queue (or was refused): the caller may then submit the next one.
 	Queued func()
+	// Access is the browser access given to the calling session (a gateway
+	// session's browserAccess), enforced in the gate; the zero value limits
+	// nothing past the extension's own checks (which, for a panel agent's
+	// window grant, check the same scopes again: SECURITY I-29).
+	Access Access
+}
+
+// Access limits which browser tools a call may use.
+type Access int
+
+const (
+	// AccessFull: any tool (the extension still checks ownership and policy).
+	AccessFull Access = iota
+	// AccessRead: only tools annotated readOnlyHint.
+	AccessRead
+	// AccessNone: no browser tool at all.
+	AccessNone
+)
+
+// accessRefusal is the refusal of a tool outside the session's access.
+// It is a refusal in the gate, so it is audited like any other; the code is
+// the one the extension gives for a window grant's missing scope
+// (extension/src/tools/ownership.ts), with the step that widens it.
+func accessRefusal(format string, args ...any) *toolerr.Error {
+	return &toolerr.Error{Code: toolerr.TabNotOwned, Message: fmt.Sprintf(format, args...),
+		Hint: "Ask the person to widen this agent's browser access in the Torii side panel; nothing was sent."}
 }
 
 // ToolServer is the extension's tool server; *mcpbridge.Bridge is one.
@@ -224,16 +251,22 @@ func (b *Broker) Tools() []*mcp.Tool {
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 	b.mu.Lock()
-	cur, known, anyTools := b.cur, b.byName[call.Name] != nil, len(b.tools) > 0
+	cur, tool, anyTools := b.cur, b.byName[call.Name], len(b.tools) > 0
 	b.mu.Unlock()
 	switch {
 	case call.Name == "":
 		return nil, toolerr.New(toolerr.InvalidArgument, "a tool name is required")
+	case call.Access == AccessNone:
+		return nil, accessRefusal("this agent has no browser access (the person set it to none); nothing was sent")
 	case cur == nil && !anyTools:
 		return nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
-	case !known:
+	case tool == nil:
 		return nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
-	case cur == nil:
+	}
+	if call.Access == AccessRead && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
+		return nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)
+	}
+	if cur == nil {
 		return nil, toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension is not connected; nothing was sent")
 	}
 	if len(call.Arguments) > 0 && !json.Valid(call.Arguments) {
@@ -259,7 +292,7 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 	if call.Queued != nil {
 		defer call.Queued() // the early refusals below; must be idempotent
 	}
-	if call.Name == StatusTool {
+	if call.Name == StatusTool && call.Access != AccessNone {
 		return b.statusResult(s)
 	}
 	tab := tabOf(call.Arguments)
@@ -298,6 +331,7 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
 	}
 	b.takeTabs(s, res)
+	addText(res)
 	// The agent may see how long its call queued (and the load bench measures it).
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}

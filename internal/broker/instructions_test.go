@@ -38,7 +38,7 @@ func TestStatusToolMatchesDocs(t *testing.T) {
 	}
 	b, _ := json.Marshal(statusTool)
 	want := `{"annotations":{"idempotentHint":true,"readOnlyHint":true},"description":` +
-		string(must(json.Marshal(statusTool.Description))) + `,"inputSchema":{"type":"object"},"name":"status"}`
+		string(must(json.Marshal(statusTool.Description))) + `,"inputSchema":{"properties":{},"type":"object"},"name":"status"}`
 	if string(b) != want {
 		t.Fatalf("status tool served as\n %s\nwant\n %s", b, want)
 	}

@@ -118,10 +118,12 @@ const StatusTool = "status"
 // statusTool is served in the same compact form as the extension's tools
 // (tools/list is paid for on every agent turn); docs/tools.md states it
 // (extension/scripts/gen-tools-doc.mjs DAEMON_TOOLS) and the served size.
+// Its object schema names its (no) properties: some clients' schema
+// converters refuse an object without them.
 var statusTool = &mcp.Tool{
 	Name:        StatusTool,
 	Description: "Your session's tabs, queued and running calls, and latest calls.",
-	InputSchema: map[string]any{"type": "object"},
+	InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 }
 

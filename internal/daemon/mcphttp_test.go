@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,5 +39,54 @@ func TestShutdownWithOpenMCPSession(t *testing.T) {
 	td.stop()
 	if el := time.Since(start); el > 3*time.Second {
 		t.Fatalf("shutdown took %s with an open MCP session", el)
+	}
+}
+
+// Every 401 from /mcp carries a Bearer challenge, over a real socket: no
+// token, a wrong one and a revoked one; an accepted request carries none.
+// No resource_metadata: the daemon serves no such document.
+func TestMCPUnauthorizedHasChallenge(t *testing.T) {
+	td := startDaemon(t, nil)
+	ctx := tctx(t)
+	var good, gone TokensCreateResult
+	td.call("tokens.create", map[string]string{"label": "good"}, &good)
+	td.call("tokens.create", map[string]string{"label": "gone"}, &gone)
+	td.call("tokens.revoke", map[string]string{"id": gone.ID}, nil)
+	post := func(authz string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+td.addr+"/mcp",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for name, tc := range map[string]struct{ authz, want string }{
+		"no token":      {"", `Bearer realm="torii"`},
+		"not bearer":    {"Basic eDp5", `Bearer realm="torii"`},
+		"wrong token":   {"Bearer torii_nope", `Bearer realm="torii", error="invalid_token"`},
+		"revoked token": {"Bearer " + gone.Token, `Bearer realm="torii", error="invalid_token"`},
+	} {
+		resp := post(tc.authz)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", name, resp.StatusCode)
+		}
+		if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: WWW-Authenticate %q, want %q", name, got, tc.want)
+		}
+	}
+	resp := post("Bearer " + good.Token)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("good token: status %d", resp.StatusCode)
+	}
+	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 0 {
+		t.Errorf("good token: WWW-Authenticate %q, want none", got)
 	}
 }

@@ -585,7 +585,11 @@ func TestAgentBrowserTool(t *testing.T) {
 	mustPrompt(t, c, sid, "/tool snapshot {}", "end_turn")
 	c.waitText(sid, "tool result: browser snapshot ok")
 	mustPrompt(t, c, sid, "/tool click {}", "end_turn")
-	c.waitText(sid, "tool failed: paused:")
+	// What the agent reads names the true cause and the next step, not a pause.
+	c.waitText(sid, "tool failed: tab_not_owned: this agent has read-only browser access and click may change the page; nothing was sent\nhint: Ask the person to widen this agent's browser access in the Torii side panel")
+	if strings.Contains(c.text(sid), "paused") {
+		t.Fatalf("a read-only refusal says paused: %q", c.text(sid))
+	}
 	c.mustCall("torii/session/set_access", map[string]string{"sessionId": sid, "browserAccess": "act"}, nil)
 	mustPrompt(t, c, sid, "/tool click {}", "end_turn")
 	c.waitText(sid, "tool result: browser click ok")
@@ -596,7 +600,22 @@ func TestAgentBrowserTool(t *testing.T) {
 	}
 	c.mustCall("torii/session/set_access", map[string]string{"sessionId": sid, "browserAccess": "none"}, nil)
 	mustPrompt(t, c, sid, "/tool snapshot {}", "end_turn")
-	if strings.Count(c.text(sid), "tool failed: paused:") != 2 {
-		t.Fatalf("access none: %q", c.text(sid))
+	c.waitText(sid, "tool failed: tab_not_owned: this agent has no browser access")
+	if strings.Contains(c.text(sid), "paused") {
+		t.Fatalf("access none says paused: %q", c.text(sid))
+	}
+
+	// Every refusal is in the audit, as `torii audit` lists it: tool,
+	// session, outcome, code.
+	var page daemon.AuditQueryResult
+	d.Call(t, "audit.query", daemon.AuditQueryParams{Session: "agent:scripted:" + sid[:8]}, &page)
+	var got []string
+	for _, r := range page.Records {
+		got = append(got, r.Tool+" "+r.Outcome+"/"+r.Code)
+	}
+	slices.Reverse(got) // newest first
+	want := []string{"snapshot ok/", "click error/tab_not_owned", "click ok/", "snapshot ok/", "snapshot error/tab_not_owned"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("audit of the agent's browser calls: %v, want %v", got, want)
 	}
 }

@@ -145,18 +145,20 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if b == nil {
 		return toolerr.Result(toolerr.ExtensionNotConnected, "no browser is connected"), nil
 	}
+	// The broker's gate refuses what the access does not cover, so the
+	// refusal is audited like any other.
+	call := broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label, Owner: s.bs, Access: brokerAccess(access)}
+	return b.CallTool(ctx, call), nil
+}
+
+func brokerAccess(access string) broker.Access {
 	switch access {
-	case AccessNone:
-		return toolerr.Result(toolerr.Paused, "browser access is off for this agent; nothing was sent"), nil
+	case AccessAct:
+		return broker.AccessFull
 	case AccessRead:
-		if !readOnly(b, name) {
-			return toolerr.Result(toolerr.Paused, "this agent has read-only browser access and %s may change the page; nothing was sent", name), nil
-		}
+		return broker.AccessRead
 	}
-	if s.bs != nil {
-		return s.bs.CallTool(ctx, name, req.Params.Arguments, 0), nil
-	}
-	return b.CallTool(ctx, broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label}), nil
+	return broker.AccessNone // fail closed on anything else
 }
 
 // callDeclared calls tool on the client-declared server, within the pins.
@@ -184,13 +186,4 @@ func (s *Session) hasBridge(server string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bridges[server] != nil
-}
-
-func readOnly(b *broker.Broker, name string) bool {
-	for _, t := range b.Tools() {
-		if t.Name == name {
-			return t.Annotations != nil && t.Annotations.ReadOnlyHint
-		}
-	}
-	return true // unknown: the broker refuses it as unknown_tool
 }

@@ -10,6 +10,36 @@ const approveBtn = el<HTMLButtonElement>("approve");
 const denyBtn = el<HTMLButtonElement>("deny");
 const stateEl = el("state");
 
+// The countdown of the request on screen: a timer that redraws it from the request's own expiry, so
+// it keeps time however late the page loaded or how often it is re-rendered.
+let tick: ReturnType<typeof setTimeout> | undefined;
+let shownExpiry: number | undefined;
+let answered = false;
+
+function stopCountdown(): void {
+  if (tick !== undefined) clearTimeout(tick);
+  tick = undefined;
+}
+
+function expired(): void {
+  stopCountdown();
+  // The worker refuses the call at that moment (approval_timeout): an answer could no longer count.
+  stateEl.textContent = "Expired: the agent was told nobody answered, and nothing was done.";
+  approveBtn.disabled = true;
+  denyBtn.disabled = true;
+}
+
+function countdown(expiresAt: number): void {
+  stopCountdown();
+  shownExpiry = expiresAt;
+  const ms = expiresAt - Date.now();
+  if (ms <= 0) return expired();
+  const left = Math.ceil(ms / 1000);
+  stateEl.textContent = `The agent waits for your answer (${left} s left).`;
+  // Redraw when the shown second changes (or at expiry), not on a fixed period that drifts.
+  tick = setTimeout(() => countdown(expiresAt), ms - (left - 1) * 1000);
+}
+
 function row(label: string, value: string | undefined): void {
   if (value === undefined || value === "") return;
   const dt = document.createElement("dt");
@@ -21,8 +51,12 @@ function row(label: string, value: string | undefined): void {
 
 async function load(): Promise<void> {
   const req = (await listApprovals()).find((r) => r.id === id);
+  if (answered) return; // the answer's own text stays until the window closes
   details.replaceChildren();
   if (!req) {
+    // Gone from the worker's list: by its expiry when that has passed, else answered elsewhere.
+    if (shownExpiry !== undefined && Date.now() >= shownExpiry) return expired();
+    stopCountdown();
     stateEl.textContent = "This request was answered or has expired.";
     approveBtn.disabled = true;
     denyBtn.disabled = true;
@@ -35,11 +69,12 @@ async function load(): Promise<void> {
   row("Element", req.element);
   row(req.kind === "evaluate" ? "Code" : req.kind === "upload" ? "Files" : req.kind === "download" ? "Download" : "Text", req.text);
   row("Agent session", req.session);
-  const left = Math.max(0, Math.round((req.expiresAt - Date.now()) / 1000));
-  stateEl.textContent = `The agent waits for your answer (${left} s left).`;
+  countdown(req.expiresAt);
 }
 
 async function answer(approve: boolean): Promise<void> {
+  answered = true;
+  stopCountdown();
   approveBtn.disabled = true;
   denyBtn.disabled = true;
   const ok = await decide(id, approve);

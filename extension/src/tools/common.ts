@@ -28,7 +28,10 @@ import { guardInput, type Leaving } from "./effects.js";
 // docs/tools.md): tabId defaults to the session's last used tab; ref is from snapshot (e12);
 // selector is CSS; waitFor and observe work the same on every action.
 
-/** The full schema of the waitFor argument; tools/list publishes `{type: object}` (the instructions say the rest). */
+/**
+ * The full schema of the waitFor argument; tools/list publishes a bare object (the instructions
+ * say the rest: its fields on every action would add about a quarter to the catalogue).
+ */
 export const WAIT_FOR_SCHEMA: JsonSchema = {
   type: "object",
   properties: {
@@ -39,7 +42,7 @@ export const WAIT_FOR_SCHEMA: JsonSchema = {
     timeoutMs: { type: "integer", minimum: 0, maximum: 30000 },
   },
   additionalProperties: false,
-  wire: { type: "object" },
+  wire: { type: "object", properties: {} },
 };
 
 export const S = {

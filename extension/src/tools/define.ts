@@ -50,6 +50,28 @@ export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "uploa
 /** The effects that put events into the page: the effect guard watches them (SECURITY I-36). */
 export const INPUT_EFFECTS: readonly Effect[] = ["click", "keys", "input", "upload"];
 
+/**
+ * The effects that make a tool destructive (tools/list's destructiveHint: it "may perform
+ * destructive updates to its environment"). A click or a key may submit a form or fire a delete
+ * button (Enter submits, Space activates); a navigation discards the page's unsaved work; code
+ * can do anything the page can, requests with the person's cookies included; an upload is often
+ * sent on the input's change; closing a tab and accepting a confirm() cannot be taken back.
+ * Setting a value or moving the pointer activates nothing itself (a page script reacting to the
+ * change is the page's doing, as on a scroll), so `input` alone is not: fill, select_option,
+ * fill_form and hover are not destructive, type and press_key (keys) are. A Record, so that a new
+ * effect does not compile until it is classified here.
+ */
+export const DESTRUCTIVE_EFFECTS: Readonly<Record<Effect, boolean>> = {
+  click: true,
+  keys: true,
+  input: false,
+  navigation: true,
+  code: true,
+  upload: true,
+  close: true,
+  dialog: true,
+};
+
 /** Everything the gates need to know about a tool, declared once on its definition (SECURITY I-48). */
 export interface Traits {
   /** What the call touches: no tab (it judges each tab it lists), an existing tab, or a new one when tabId is omitted. */
@@ -66,7 +88,11 @@ export interface Traits {
   dialog: "blocked" | "answers" | "ignores";
   /** May run on a tab handed to the person (SECURITY I-22). */
   handoff: "refused" | "allowed";
-  /** The URL the call will open or request, judged before it goes (SECURITY I-15). */
+  /**
+   * The URL the call will open or request, judged before it goes (SECURITY I-15). Throws
+   * invalid_argument naming the field for one that is not a URL: the gate asks it before any
+   * policy, so a malformed argument is never reported (or audited) as a blocked origin.
+   */
   destination?(args: Record<string, unknown>): string | undefined;
 }
 
@@ -79,8 +105,6 @@ export interface ToolDef<A = Record<string, unknown>> {
   description: string;
   inputSchema: JsonSchema & { type: "object" };
   traits: Traits;
-  /** Irreversible effect (e.g. closing a tab). */
-  destructive?: boolean;
   /** Repeating the call with the same arguments has no further effect; default: readOnly. */
   idempotent?: boolean;
   /** Whole-call deadline; default 60 s. */
@@ -95,11 +119,13 @@ export type AnyTool = Tool<any>;
 export type Tool<A = Record<string, unknown>> = ToolDef<A> & {
   /** No effects: never changes the page (tools/list's readOnlyHint, ownership's read scope). */
   readonly readOnly: boolean;
+  /** One of its effects is destructive (DESTRUCTIVE_EFFECTS; tools/list's destructiveHint). */
+  readonly destructive: boolean;
 };
 
 const TARGETS = new Set(["none", "tab", "tab-or-new"]);
 const READS = new Set(["none", "page", "pixels", "tabs"]);
-const EFFECTS = new Set<string>(["click", "keys", "input", "navigation", "code", "upload", "close", "dialog"]);
+const EFFECTS = new Set<string>(Object.keys(DESTRUCTIVE_EFFECTS));
 const SWITCHES = new Set(["act", "evaluate", "fetch", "none"]);
 const DIALOG = new Set(["blocked", "answers", "ignores"]);
 const HANDOFF = new Set(["refused", "allowed"]);
@@ -125,7 +151,7 @@ export function defineTool<A>(def: ToolDef<A>): Tool<A> {
   if (def.inputSchema.additionalProperties === undefined) def.inputSchema.additionalProperties = false;
   Object.freeze(t.effects);
   Object.freeze(t);
-  return Object.assign(def, { readOnly: t.effects.length === 0 });
+  return Object.assign(def, { readOnly: t.effects.length === 0, destructive: def.traits.effects.some((e) => DESTRUCTIVE_EFFECTS[e]) });
 }
 
 export function hasEffect(t: { traits: Traits }, ...e: Effect[]): boolean {
@@ -133,14 +159,24 @@ export function hasEffect(t: { traits: Traits }, ...e: Effect[]): boolean {
 }
 
 /**
+ * `_meta` key of a result whose structuredContent is to carry the text block as `text`: the daemon
+ * copies it in (internal/broker/text.go), so a page crosses the link once, not twice.
+ */
+export const META_TEXT = "torii/text";
+
+/**
  * The MCP result of an output. structuredContent is the whole result or absent: with `whole` the
- * data, else the data plus the text; absent without data, and absent beside an image, which only
- * the content blocks can carry (a client reading structuredContent falls back to them).
+ * data, else the data plus the text (added by the daemon, META_TEXT); absent without data, and
+ * absent beside an image, which only the content blocks can carry (a client reading
+ * structuredContent falls back to them).
  */
 export function toCallResult(out: ToolOutput): CallToolResult {
   const r: CallToolResult = { content: [{ type: "text", text: out.text }] };
   const images = out.images ?? [];
   for (const img of images) r.content.push({ type: "image", data: img.data, mimeType: img.mimeType });
-  if (out.data && images.length === 0) r.structuredContent = out.whole ? out.data : { ...out.data, text: out.text };
+  if (out.data && images.length === 0) {
+    r.structuredContent = out.data;
+    if (!out.whole) r._meta = { [META_TEXT]: true };
+  }
   return r;
 }

@@ -70,6 +70,7 @@ export interface CallToolResult {
   content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  _meta?: Record<string, unknown>;
 }
 
 /** The MCP result of a failure: `<code>: <message>\nhint: <hint>` plus the same in structuredContent. */

@@ -149,6 +149,24 @@ async function inTop<A extends unknown[], R>(tabId: number, func: (...a: A) => R
   return guarded(tabId, "fetch_in_page", run, { signal, ms, watchNavigation: true });
 }
 
+/**
+ * The request URL as given, for the gate: a relative one is resolved and judged in the page
+ * (SECURITY I-44). An absolute one whose scheme no policy can allow ("localhost:8080/x" parses as
+ * scheme `localhost:`) is the agent's mistake, invalid_argument naming `url`, not a blocked origin.
+ */
+function requestUrl(url: string): string {
+  let scheme: string | undefined;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    return url;
+  }
+  if (!["http:", "https:", "blob:", "data:", "file:", "about:"].includes(scheme)) {
+    throw toolError("invalid_argument", `url: scheme ${scheme} cannot be requested`, "Give an http(s) URL, or a path relative to the page.", { field: "url" });
+  }
+  return url;
+}
+
 export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: string; headers?: Record<string, string>; body?: string }>({
   name: "fetch_in_page",
   description: "HTTP request with the page's cookies; returns status and body.",
@@ -158,16 +176,13 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
       tabId: S.tabId,
       url: { type: "string", minLength: 1 },
       method: { type: "string", enum: METHODS },
-      headers: { type: "object" },
+      headers: { type: "object", properties: {}, additionalProperties: { type: "string" } },
       body: { type: "string" },
     },
     required: ["url"],
   },
-  traits: { target: "tab", reads: "page", effects: ["code"], switch: "fetch", dialog: "blocked", handoff: "refused", destination: (a) => String(a.url ?? "") },
+  traits: { target: "tab", reads: "page", effects: ["code"], switch: "fetch", dialog: "blocked", handoff: "refused", destination: (a) => requestUrl(String(a.url ?? "")) },
   async handler(a, ctx) {
-    for (const [k, v] of Object.entries(a.headers ?? {})) {
-      if (typeof v !== "string") throw toolError("invalid_argument", `headers.${k}: expected a string`);
-    }
     const tabId = (await resolveTab(a.tabId)).id as number;
     checkNoDialog(tabId);
     const policy = await getPolicy();
@@ -178,7 +193,7 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
     if (!where || !docAllowed(policy, where.origin, where.url)) {
       throw toolError("origin_not_allowed", "the page is not on the person's allowlist; nothing was sent");
     }
-    if (!where.abs) throw toolError("invalid_argument", "url: not a URL the page can resolve");
+    if (!where.abs) throw toolError("invalid_argument", "url: not a URL the page can resolve", "Give an http(s) URL, or a path relative to the page.", { field: "url" });
     if (!judgeUrl(policy, where.abs).allowed) {
       throw toolError("origin_not_allowed", "the request's destination is not on the person's allowlist; nothing was sent", "Only the person can add an origin, in the Torii popup or options.");
     }

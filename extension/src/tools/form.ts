@@ -108,7 +108,8 @@ export const fillForm = defineTool<ActionArgs & { fields: FieldArg[]; allowPassw
           properties: {
             ref: S.ref,
             selector: S.selector,
-            value: {},
+            // What checkValue takes; each alternative typed, as converters want.
+            value: { anyOf: [{ type: "string" }, { type: "boolean" }, { type: "array", items: { type: "string" }, minItems: 1 }] },
           },
           required: ["value"],
           additionalProperties: false,

@@ -100,6 +100,9 @@ function hasTarget(a: Record<string, unknown>): boolean {
 export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   const { tool, args } = call;
   const tr = tool.traits;
+  // The URL argument is parsed before any policy is consulted: one that is not a URL is the
+  // agent's mistake (invalid_argument naming the field), never a blocked origin, whatever the tab.
+  const rawDest = tr.destination?.(args);
   if (await state.paused()) {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
@@ -137,7 +140,6 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
 
   // SECURITY I-15: a URL the call opens or requests is judged before it goes.
   let dest: { url: string; origin: string; verdict: Verdict } | undefined;
-  const rawDest = tr.destination?.(args);
   // SECURITY I-44: a relative request URL resolves against the document's base URL, which only the
   // page knows: the handler judges it there. An absolute one is judged here already.
   const url = rawDest !== undefined && tr.switch === "fetch" ? absoluteUrl(rawDest) : rawDest;

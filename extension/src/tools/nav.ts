@@ -12,6 +12,9 @@ import { assertLanding, assertUrlAllowed } from "./origin.js";
 
 const LOAD_MS = 30_000;
 
+const URL_HINT = "Give an absolute URL, e.g. https://example.com/page.";
+
+/** The URL navigate opens; invalid_argument naming `url` when it is none (the gate asks first). */
 function checkUrl(url: string): string {
   let u: URL;
   try {
@@ -19,10 +22,10 @@ function checkUrl(url: string): string {
   } catch {
     // "example.com/path" → https://example.com/path
     if (/^[\w-]+(\.[\w-]+)+(:\d+)?(\/.*)?$/.test(url)) return checkUrl(`https://${url}`);
-    throw toolError("invalid_argument", `url: not a URL: ${url}`);
+    throw toolError("invalid_argument", `url: not a URL: ${JSON.stringify(url.slice(0, 200))}`, URL_HINT, { field: "url" });
   }
   if (!["http:", "https:", "file:", "about:", "data:"].includes(u.protocol)) {
-    throw toolError("invalid_argument", `url: scheme ${u.protocol} is not allowed`, "Use an http(s) URL.");
+    throw toolError("invalid_argument", `url: scheme ${u.protocol} is not allowed`, URL_HINT, { field: "url" });
   }
   return u.href;
 }

@@ -203,7 +203,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   }
   const g = grantFor(tabId, s.id);
   if (!g && w) {
-    throw toolError("tab_not_owned", `the person gave this agent ${w.scopes.join("+")} access to its window's tabs, not ${need}`, "Ask the person to change your browser access in the side panel; nothing was sent.");
+    throw toolError("tab_not_owned", `the person gave this agent ${w.scopes.join("+")} access to its window's tabs, not ${need}`, "Ask the person to widen this agent's browser access in the Torii side panel; nothing was sent.");
   }
   if (!g) {
     if (st.closed[s.id]?.includes(tabId)) throw toolError("no_tab", `tab ${tabId} was closed`);
@@ -367,8 +367,7 @@ export async function afterCall(r: CallToolResult, owner: SessionRef | undefined
       save();
     }
   }
-  const meta = (r as { _meta?: Record<string, unknown> })._meta ?? {};
-  return { ...r, _meta: { ...meta, torii: { tabs: [...visibleTabs(owner)].sort((a, b) => a - b) } } } as CallToolResult;
+  return { ...r, _meta: { ...r._meta, torii: { tabs: [...visibleTabs(owner)].sort((a, b) => a - b) } } };
 }
 
 // ---------- what the agent's own calls cause (SECURITY I-45, I-46) ----------

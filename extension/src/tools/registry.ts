@@ -72,7 +72,8 @@ export interface McpTool {
 
 /**
  * The tools/list entries, derived from the registry: the compact wire form of each schema
- * (wireSchema; calls are validated against the full one). The annotations carry the fields the
+ * (wireSchema; calls are validated against the full one), the hints from the traits
+ * (readOnly, destructive: define.ts DESTRUCTIVE_EFFECTS). The annotations carry the fields the
  * daemon's Go SDK always writes (idempotentHint, readOnlyHint), so agents get this catalogue
  * byte for byte in size, plus the daemon's own tools (docs/tools.md states the total).
  */
@@ -83,7 +84,7 @@ export function listTools(): McpTool[] {
     inputSchema: wireSchema(t.inputSchema) as Record<string, unknown>,
     annotations: t.readOnly
       ? { readOnlyHint: true, idempotentHint: t.idempotent ?? true }
-      : { readOnlyHint: false, destructiveHint: t.destructive === true, idempotentHint: t.idempotent ?? false },
+      : { readOnlyHint: false, destructiveHint: t.destructive, idempotentHint: t.idempotent ?? false },
   }));
 }
 
@@ -179,8 +180,7 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
   if (a.origin) m.origin = a.origin;
   if (a.approval) m.approval = a.approval;
   if (Object.keys(m).length === 0) return r;
-  const meta = (r as { _meta?: Record<string, unknown> })._meta ?? {};
-  return { ...r, _meta: { ...meta, [META_AUDIT]: m } } as CallToolResult;
+  return { ...r, _meta: { ...r._meta, [META_AUDIT]: m } };
 }
 
 async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController): Promise<CallToolResult> {

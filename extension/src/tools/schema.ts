@@ -1,7 +1,7 @@
 // A small validator for the subset of JSON Schema the tool schemas use: type, properties,
 // required, enum, minimum/maximum, minLength/maxLength, minItems/maxItems, items,
-// additionalProperties:false, anyOf (of required-sets, for "ref or selector").
-// One place validates every call; a failure names the offending field.
+// additionalProperties (false, or the schema of every other property's value), anyOf (of typed
+// alternatives). One place validates every call; a failure names the offending field.
 // wireSchema derives the compact form tools/list publishes from the same schema.
 
 export interface JsonSchema {
@@ -9,7 +9,10 @@ export interface JsonSchema {
   description?: string;
   properties?: Record<string, JsonSchema>;
   required?: string[];
-  additionalProperties?: boolean;
+  /** false: no other property; a schema: what every other property's value must be (a map). */
+  additionalProperties?: boolean | JsonSchema;
+  /** The value fits one of these (each with its own type). */
+  anyOf?: JsonSchema[];
   enum?: readonly (string | number | boolean)[];
   minimum?: number;
   maximum?: number;
@@ -58,6 +61,9 @@ export function validate(schema: JsonSchema, value: unknown, path = ""): void {
       throw new SchemaError(path, `expected ${schema.type}, got ${t}`);
     }
   }
+  if (schema.anyOf && !schema.anyOf.some((alt) => fits(alt, value))) {
+    throw new SchemaError(path, `expected ${orList(schema.anyOf.map(describe))}`);
+  }
   if (schema.enum && !schema.enum.includes(value as string)) {
     throw new SchemaError(path, `must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(", ")}`);
   }
@@ -81,9 +87,10 @@ export function validate(schema: JsonSchema, value: unknown, path = ""): void {
     }
     const props = schema.properties ?? {};
     for (const [k, v] of Object.entries(obj)) {
-      const p = props[k];
+      const ap = schema.additionalProperties;
+      const p = props[k] ?? (typeof ap === "object" ? ap : undefined);
       if (!p) {
-        if (schema.additionalProperties === false) throw new SchemaError(at(k), "unknown property");
+        if (ap === false) throw new SchemaError(at(k), "unknown property");
         continue;
       }
       if (v === undefined) continue;
@@ -92,24 +99,53 @@ export function validate(schema: JsonSchema, value: unknown, path = ""): void {
   }
 }
 
+function fits(schema: JsonSchema, value: unknown): boolean {
+  try {
+    validate(schema, value);
+    return true;
+  } catch (e) {
+    if (e instanceof SchemaError) return false;
+    throw e;
+  }
+}
+
+/** "a string", "a non-empty list of strings": an anyOf alternative, for its error. */
+function describe(s: JsonSchema): string {
+  if (s.type === "array") {
+    const of = s.items?.type ? ` of ${s.items.type}s` : "";
+    return `a ${s.minItems !== undefined && s.minItems > 0 ? "non-empty " : ""}list${of}`;
+  }
+  if (!s.type) return "a value";
+  return `${s.type === "object" || s.type === "integer" ? "an" : "a"} ${s.type}`;
+}
+
+function orList(items: string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
+}
+
 /**
  * The compact form of a schema that tools/list publishes (every agent turn pays for it), derived
  * from the full one, which stays the one that validates and the one docs/tools.md shows: type,
- * enum, description, items, properties and required are kept; bounds (a value out of range gets
- * invalid_argument naming the bound), additionalProperties (unknown properties are still refused)
- * and a `type` beside an `enum` are left out. A property with `wire` is published as that.
+ * enum, anyOf, description, items, properties, required and a map's additionalProperties schema
+ * are kept; bounds (a value out of range gets invalid_argument naming the bound) and
+ * additionalProperties:false (unknown properties are still refused) are left out. A property
+ * with `wire` is published as that. Clients convert this for their models, and common converters
+ * refuse an enum without its type and an object without `properties`, so both are always kept
+ * (an empty `properties` is the same schema as none).
  */
 export function wireSchema(schema: JsonSchema): JsonSchema {
   const s = schema.wire ?? schema;
   const w: JsonSchema = {};
-  if (s.type !== undefined && s.enum === undefined) w.type = s.type;
+  if (s.type !== undefined) w.type = s.type;
   if (s.enum !== undefined) w.enum = s.enum;
+  if (s.anyOf !== undefined) w.anyOf = s.anyOf.map(wireSchema);
   if (s.description !== undefined) w.description = s.description;
   if (s.default !== undefined) w.default = s.default;
   if (s.items !== undefined) w.items = wireSchema(s.items);
-  if (s.properties !== undefined && Object.keys(s.properties).length > 0) {
-    w.properties = Object.fromEntries(Object.entries(s.properties).map(([k, p]) => [k, wireSchema(p)]));
+  if (s.type === "object" || s.properties !== undefined) {
+    w.properties = Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, p]) => [k, wireSchema(p)]));
   }
+  if (typeof s.additionalProperties === "object") w.additionalProperties = wireSchema(s.additionalProperties);
   if (s.required !== undefined && s.required.length > 0) w.required = s.required;
   return w;
 }

@@ -55,7 +55,7 @@ export const screenshot = defineTool<Args>({
         },
         required: ["x", "y", "width", "height"],
         additionalProperties: false,
-        wire: { type: "object", description: "{x, y, width, height} in CSS px" },
+        doc: "CSS px",
       },
     },
   },

@@ -56,7 +56,6 @@ export const closeTab = defineTool<{ tabId: number }>({
   description: "Close a tab.",
   inputSchema: { type: "object", properties: { tabId: { type: "integer", minimum: 0 } }, required: ["tabId"] },
   traits: { target: "tab", reads: "none", effects: ["close"], switch: "act", dialog: "ignores", handoff: "refused" },
-  destructive: true,
   async handler(a) {
     await resolveTab(a.tabId);
     try {

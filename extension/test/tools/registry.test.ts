@@ -3,6 +3,7 @@ import { auditOf, callTool, listTools, META_AUDIT, setAuditSink, TOOLS } from ".
 import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
+import { defineTool, DESTRUCTIVE_EFFECTS, type Effect } from "../../src/tools/define.js";
 
 const NO_EFFECT = { submit: false, destructive: false };
 /** The target the fake page describes: a button the page marks destructive. */
@@ -37,6 +38,42 @@ describe("registry → tools/list", () => {
     expect(list.find((t) => t.name === "scroll")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
   });
 
+  it("destructiveHint says whether a write tool may submit, delete, leave the page, run code, upload or close", () => {
+    const cls = (t: { annotations: { readOnlyHint: boolean; destructiveHint?: boolean } }) =>
+      t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
+    expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
+      tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
+      scroll: "read", reveal: "read", handoff: "read",
+      // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
+      // dialog (confirm), uploads, closing tabs and running code.
+      navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",
+      click: "destructive", mouse_click: "destructive", type: "destructive", press_key: "destructive",
+      upload: "destructive", handle_dialog: "destructive", evaluate: "destructive", fetch_in_page: "destructive",
+      // Set values or move the pointer without activating anything.
+      hover: "write", fill: "write", select_option: "write", fill_form: "write",
+    });
+  });
+
+  it("a new tool's hints come from its effects, not from a flag someone must remember", () => {
+    const mk = (effects: Effect[]) =>
+      defineTool({
+        name: "probe",
+        description: "x",
+        inputSchema: { type: "object", properties: {} },
+        traits: { target: "tab", reads: "page", effects, switch: effects.includes("code") ? "evaluate" : "act", dialog: "blocked", handoff: "refused" },
+        handler: async () => ({ text: "" }),
+      });
+    for (const e of Object.keys(DESTRUCTIVE_EFFECTS) as Effect[]) {
+      if (e === "navigation") continue; // needs act mode and is checked below
+      expect(mk([e]).destructive, e).toBe(e !== "input");
+      expect(mk([e]).readOnly, e).toBe(false);
+    }
+    expect(mk(["navigation"]).destructive).toBe(true);
+    expect(mk(["input", "keys"]).destructive).toBe(true);
+    expect(mk([]).readOnly).toBe(true);
+    expect(mk([]).destructive).toBe(false);
+  });
+
   // The whole tools/list ≤ 12,000 characters (hard); the compact wire form aims at ≤ 10,000
   // with the daemon's status tool (docs/tools.md states the served total, the e2e test pins it).
   it("fits the catalogue budget (≤ 12,000 characters)", () => {
@@ -56,11 +93,11 @@ describe("registry → tools/list", () => {
       // Same properties and required fields; nothing the full schema lacks.
       expect(Object.keys(w.properties ?? {}), t.name).toEqual(Object.keys(t.inputSchema.properties ?? {}));
       expect(w, t.name).toEqual(wireSchema(t.inputSchema));
-      expect(JSON.stringify(w), t.name).not.toMatch(/additionalProperties|"minimum"|"maximum"|"doc"|"wire"/);
+      expect(JSON.stringify(w), t.name).not.toMatch(/"additionalProperties":false|"minimum"|"maximum"|"doc"|"wire"/);
       expect(t.inputSchema.additionalProperties, t.name).toBe(false);
     }
     const click = listTools().find((t) => t.name === "click")!.inputSchema as { properties: Record<string, unknown> };
-    expect(click.properties.waitFor).toEqual({ type: "object" });
+    expect(click.properties.waitFor).toEqual({ type: "object", properties: {} });
     expect(click.properties.observe).toEqual({ type: "string" });
     // The full schema still checks waitFor's fields and the bounds.
     const nav = TOOLS.find((t) => t.name === "navigate")!.inputSchema;
@@ -165,6 +202,32 @@ describe("audit metadata", () => {
     const r = await callTool("navigate", { url: "https://evil.example/x" });
     expect(r.structuredContent).toMatchObject({ error: { code: "origin_not_allowed" } });
     expect(meta(r)).toEqual({ origin: "blocked" });
+  });
+
+  it("a URL that is not one is invalid_argument naming url, audited as such, whatever the tab's page", async () => {
+    const entries: { tool: string; origin: string; code?: string }[] = [];
+    setAuditSink((e) => entries.push(e));
+    const got: Record<string, unknown>[] = [];
+    const want: Record<string, unknown>[] = [];
+    // The tab's page off the allowlist, or on it: the argument is judged first either way.
+    for (const page of ["https://evil.example/secret", "https://good.example/a"]) {
+      setGateState({ paused: () => false, env: env(policy("allow"), page) });
+      for (const [tool, args] of [
+        ["navigate", { url: "notaurl" }],
+        ["navigate", { url: "notaurl", tabId: 7 }],
+        ["navigate", { url: "localhost:3000/x", tabId: 7 }],
+        // "localhost:8080/x" parses as the scheme localhost:, which nothing can fetch.
+        ["fetch_in_page", { url: "localhost:8080/x", tabId: 7 }],
+        ["fetch_in_page", { url: "javascript:alert(1)", tabId: 7 }],
+      ] as const) {
+        const r = await callTool(tool, { ...args });
+        const err = (r.structuredContent as { error: { code: string; field?: string; hint?: string } }).error;
+        got.push({ call: `${tool} ${JSON.stringify(args)} on ${page}`, code: err.code, field: err.field, hint: /URL/.test(String(err.hint)), meta: meta(r) });
+        want.push({ call: `${tool} ${JSON.stringify(args)} on ${page}`, code: "invalid_argument", field: "url", hint: true, meta: undefined });
+      }
+    }
+    expect(got).toEqual(want);
+    expect(entries.map((e) => [e.code, e.origin])).toEqual(want.map(() => ["invalid_argument", ""]));
   });
 
   it("no origin and no approval: no _meta for the audit", async () => {

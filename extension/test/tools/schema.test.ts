@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SchemaError, validate, type JsonSchema } from "../../src/tools/schema.js";
+import { SchemaError, validate, wireSchema, type JsonSchema } from "../../src/tools/schema.js";
 
 const s: JsonSchema = {
   type: "object",
@@ -43,5 +43,43 @@ describe("validate", () => {
     expect(field({ url: "u", extra: true })).toBe("extra");
     expect(field([])).toBe("");
     expect(field(null)).toBe("");
+  });
+});
+
+describe("anyOf and maps", () => {
+  const m: JsonSchema = {
+    type: "object",
+    properties: {
+      v: { anyOf: [{ type: "string" }, { type: "boolean" }, { type: "array", items: { type: "string" }, minItems: 1 }] },
+      h: { type: "object", properties: {}, additionalProperties: { type: "string" } },
+    },
+    additionalProperties: false,
+  };
+  const err = (v: unknown) => {
+    try {
+      validate(m, v);
+      return "";
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  it("a value fits one of its alternatives; a map's values their schema", () => {
+    for (const v of ["x", true, ["a"]]) expect(err({ v })).toBe("");
+    expect(err({ v: 5 })).toBe("v: expected a string, a boolean or a non-empty list of strings");
+    expect(err({ v: [] })).toMatch(/^v: expected/);
+    expect(err({ v: [1] })).toMatch(/^v: expected/);
+    expect(err({ h: { Accept: "text/html", "X-A": "1" } })).toBe("");
+    expect(err({ h: { "X-A": 1 } })).toBe("h.X-A: expected string, got integer");
+  });
+  it("the wire form keeps enum types, empty properties, anyOf and a map's value schema", () => {
+    expect(wireSchema({ type: "string", enum: ["a"] })).toEqual({ type: "string", enum: ["a"] });
+    expect(wireSchema({ type: "object", properties: {}, additionalProperties: false })).toEqual({ type: "object", properties: {} });
+    expect(wireSchema(m)).toEqual({
+      type: "object",
+      properties: {
+        v: { anyOf: [{ type: "string" }, { type: "boolean" }, { type: "array", items: { type: "string" } }] },
+        h: { type: "object", properties: {}, additionalProperties: { type: "string" } },
+      },
+    });
   });
 });
