@@ -278,6 +278,23 @@ describeBrowser("browser tools: actions", () => {
     // Not rendered within maxScrolls: not_found, typed, not a hang.
     const far = await mcp.call("reveal", { tabId, role: "button", name: "Message 9999", maxScrolls: 5 });
     expect(far.error?.code).toBe("not_found");
+    // It stopped at its cap, short of the end, and says so (and how far it got).
+    expect(far.error?.message).toMatch(/in 5 scrolls \(the maxScrolls cap\): stopped at y=\d+ of \d+/);
+    expect(far.error?.message).not.toMatch(/to its end/);
+  });
+
+  test("reveal: the container by CSS selector; a bad selector and one matching nothing are typed errors naming it", async () => {
+    const { mcp } = rig();
+    const { tabId, page } = await rig().open("virtual-list.html");
+    const r = await mcp.ok("reveal", { tabId, role: "button", name: "Message 2000", container: "#viewport" });
+    expect(r.text).toMatch(/button "Message 2000" \[ref=e\d+\]/);
+    expect(await page.getByText("Message 2000", { exact: true }).isVisible()).toBe(true);
+    const bad = await mcp.call("reveal", { tabId, role: "button", name: "Message 1", container: "#viewport[" });
+    expect(bad.error?.code).toBe("invalid_argument");
+    expect(bad.error?.message).toContain("container");
+    const none = await mcp.call("reveal", { tabId, role: "button", name: "Message 1", container: "#no-such-list" });
+    expect(none.error?.code).toBe("not_found");
+    expect(none.error?.message).toContain("container");
   });
 
   test("handle_dialog: alert, confirm (dismiss), prompt (text); no_dialog when none is open", async () => {
@@ -307,15 +324,15 @@ describeBrowser("browser tools: actions", () => {
     expect(none.error?.code).toBe("no_dialog");
   });
 
-  test("handle_dialog: beforeunload holds a navigation until accepted", async () => {
-    const { mcp, site } = rig();
-    const { tabId, page } = await rig().open("beforeunload.html");
-    // An agent's own tab leaves quietly (no prompt) unless the person has looked at it: look at it,
-    // and wait until the extension counts it (its quiet-unload flag in the page turns off) before the
-    // agent types. A look within a second of an agent's input or of a tab opening in that window is
-    // not counted (SECURITY I-46), and bringing an already active tab of a focused window to the
-    // front raises no event at all: so the person switches from a second agent tab to this one, once
-    // the window is quiet, until one switch counts.
+  /**
+   * An agent's own tab leaves quietly (no prompt) unless the person has looked at it: look at it,
+   * and wait until the extension counts it (its quiet-unload flag in the page turns off) before the
+   * agent types. A look within a second of an agent's input or of a tab opening in that window is
+   * not counted (SECURITY I-46), and bringing an already active tab of a focused window to the
+   * front raises no event at all: so the person switches from a second agent tab to this one, once
+   * the window is quiet, until one switch counts.
+   */
+  const personLooksAt = async (page: import("playwright-core").Page) => {
     const other = await rig().open("landing.html");
     const counted = () => page.evaluate(() => (globalThis as Record<string, unknown>).__toriiQuietUnload === false);
     for (let i = 0; i < 5 && !(await counted()); i++) {
@@ -325,6 +342,12 @@ describeBrowser("browser tools: actions", () => {
       await expect.poll(counted, { timeout: 2_000 }).toBe(true).catch(() => undefined);
     }
     expect(await counted(), "the person's look at the tab was counted").toBe(true);
+  };
+
+  test("handle_dialog: beforeunload holds a navigation until accepted", async () => {
+    const { mcp, site } = rig();
+    const { tabId, page } = await rig().open("beforeunload.html");
+    await personLooksAt(page);
     // Chrome asks only once the page has had a user gesture: type through CDP input.
     await mcp.ok("type", { tabId, selector: "#draft", text: "unsaved" });
     // Leaving through the page's own link (a real click): the prompt holds the navigation.
@@ -335,6 +358,27 @@ describeBrowser("browser tools: actions", () => {
     const h = await mcp.ok("handle_dialog", { tabId, accept: true, waitFor: { selector: "#landed" } });
     expect(h.data.waitFor).toMatchObject({ found: true });
     await expect.poll(() => page.url()).toBe(site.url("landing.html"));
+  });
+
+  test("close_tab: a beforeunload prompt holds the close; the result says so and accepting closes the tab", async () => {
+    const { mcp } = rig();
+    const { tabId, page } = await rig().open("beforeunload.html");
+    // A tab the person looked at keeps its prompt (SECURITY I-46), once the page has had a gesture.
+    await personLooksAt(page);
+    await mcp.ok("type", { tabId, selector: "#draft", text: "unsaved" });
+    const listed = async () => ((await mcp.ok("tabs")).data.tabs as { tabId: number; dialog?: unknown }[]).find((t) => t.tabId === tabId);
+    const c = await mcp.ok("close_tab", { tabId });
+    expect(c.data, c.text).toMatchObject({ tabId, closed: false, dialog: { type: "beforeunload" } });
+    expect(c.text).toContain("handle_dialog");
+    expect(c.text).not.toMatch(/^closed/);
+    // Still the session's, still reachable, the prompt on it.
+    expect(await listed()).toMatchObject({ tabId, dialog: { type: "beforeunload" } });
+    expect(page.isClosed()).toBe(false);
+    const closed = page.waitForEvent("close", { timeout: 10_000 });
+    const h = await mcp.ok("handle_dialog", { tabId, accept: true });
+    expect(h.data, h.text).toMatchObject({ accepted: true, closed: true });
+    await closed;
+    expect(await listed()).toBeUndefined();
   });
 
   test("a page that navigates itself right after the click: the action reports it, waitFor follows it", async () => {

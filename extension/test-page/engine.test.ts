@@ -395,6 +395,20 @@ describe("actions", () => {
     expect(back.found && back.matches[0].line).toMatch(/"Message 3"/);
     const none = await ok(page, "reveal", { role: "button", name: "Message 20001", maxScrolls: 5 });
     expect(none.found).toBe(false);
+    // Stopped at its cap, short of the end: it says so, and how far it got.
+    expect(none).toMatchObject({ capped: true, scrolls: 5 });
+    expect(none.scrollY).toBeLessThan(none.scrollHeight);
+    await page.close();
+  });
+
+  test("reveal's container: a ref or a CSS selector; a bad or unmatched selector names container", async () => {
+    const page = await open(env, "virtual-list.html");
+    const r = await ok(page, "reveal", { refBase: 1, role: "button", name: "Message 500", container: "#viewport" });
+    expect(r.found && r.matches[0].line).toMatch(/"Message 500"/);
+    const bad = await call(page, "reveal", { role: "button", name: "Message 1", container: "#viewport[" });
+    expect(bad.ok ? "" : `${bad.error.code}: ${bad.error.message}`).toMatch(/^invalid_argument: container/);
+    const none = await call(page, "reveal", { role: "button", name: "Message 1", container: "#no-such-list" });
+    expect(none.ok ? "" : `${none.error.code}: ${none.error.message}`).toMatch(/^not_found: container/);
     await page.close();
   });
 });

@@ -1,10 +1,10 @@
 // DOM-level actions the worker uses for click / fill / select_option / scroll / reveal.
 // None of them returns an input's value: results say what happened, never what is in a field.
 import { nameOf, roleOf, SKIP } from "./aria";
-import { clip, nextFrames, norm } from "./dom";
+import { clip, deepQuery, nextFrames, norm } from "./dom";
 import { fail } from "./errors";
 import type { Engine } from "./engine";
-import type { FillArgs, FindResult, RevealArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
+import type { FillArgs, FindResult, RevealArgs, RevealResult, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 
 const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
 
@@ -188,19 +188,34 @@ function mainScroller(): Element {
   return best ?? page;
 }
 
+/** reveal's scroller as given: a ref (e12) or a CSS selector; each error names `container`. */
+function containerOf(engine: Engine, c: unknown): Element {
+  if (typeof c !== "string" || c === "") fail("invalid_argument", "container: give a ref (e.g. e12) or a CSS selector");
+  if (/^e[0-9]+$/.test(c)) return engine.refs.resolve(c);
+  let el: Element | null = null;
+  try {
+    el = deepQuery(c);
+  } catch {
+    fail("invalid_argument", `container: invalid CSS selector: ${c}`);
+  }
+  if (!el) fail("not_found", `container: no element matches ${c}`);
+  return el;
+}
+
 /**
  * Scrolls the virtual list until find(predicate) has an exact match: the current view, then the
  * list from the top down.
  * Substring matches seen on the way are remembered; with no exact match anywhere, reveal goes
  * back to the first of them.
  */
-export async function reveal(engine: Engine, a: RevealArgs): Promise<FindResult & { found: boolean; scrolls: number; scrollY: number }> {
+export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResult> {
   const max = Math.max(1, Math.min(Number(a.maxScrolls ?? 200) || 200, 2000));
-  const c = a.container ? engine.refs.resolve(a.container) : mainScroller();
+  const c = a.container !== undefined ? containerOf(engine, a.container) : mainScroller();
   let fromTop = c.scrollTop <= 0;
   let scrolls = 0;
   let partialAt: number | undefined;
-  const done = async (r: FindResult) => {
+  let capped = false;
+  const done = async (r: FindResult): Promise<RevealResult> => {
     const m = r.matches[0];
     if (m?.ref) {
       // Bring it fully into view; a virtual list may re-render (new nodes), so find again after.
@@ -217,14 +232,17 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<FindResult 
         if (again.matches.length) r = again;
       }
     }
-    return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop) };
+    return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop), scrollHeight: Math.round(c.scrollHeight), capped: false };
   };
   // The current view first, then the whole list from the top down, at most maxScrolls steps.
   for (;;) {
     const r = engine.find(a);
     if (r.matches[0]?.exact) return done(r);
     if (r.matches.length && partialAt === undefined) partialAt = c.scrollTop;
-    if (scrolls >= max) break;
+    if (scrolls >= max) {
+      capped = !(fromTop && c.scrollTop + c.clientHeight >= c.scrollHeight - 2);
+      break;
+    }
     if (!fromTop) {
       fromTop = true;
       c.scrollTop = 0;
@@ -241,5 +259,5 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<FindResult 
     const r = engine.find(a);
     if (r.matches.length) return done(r);
   }
-  return { docId: engine.docId, matches: [], total: 0, found: false, scrolls, scrollY: Math.round(c.scrollTop) };
+  return { docId: engine.docId, matches: [], total: 0, found: false, scrolls, scrollY: Math.round(c.scrollTop), scrollHeight: Math.round(c.scrollHeight), capped };
 }

@@ -101,6 +101,16 @@ export interface FindResult {
   total: number;
 }
 
+export interface RevealResult extends FindResult {
+  found: boolean;
+  scrolls: number;
+  scrollY: number;
+  /** The list's full height, so a stop short of its end says how far it got. */
+  scrollHeight: number;
+  /** Stopped at maxScrolls before reaching the end of the list. */
+  capped: boolean;
+}
+
 export interface ReadTextArgs extends CallBase {
   offset?: number;
   maxChars?: number;
@@ -180,7 +190,7 @@ export interface ScrollResult {
 }
 
 export interface RevealArgs extends FindArgs {
-  /** Optional ref of the scroll container; default: the largest scrollable element. */
+  /** Optional ref or CSS selector of the scroll container; default: the largest scrollable element. */
   container?: string;
   maxScrolls?: number;
 }

@@ -4,10 +4,11 @@
 
 import { attach, clearDialog, cdp, judgedDialog, waitDialog, type DialogInfo } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
-import { defineTool } from "./define.js";
+import { defineTool, type ToolContext, type ToolOutput } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
+import { closeHeld, tabRemoved } from "./tabs.js";
 
 export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptText?: string }>({
   name: "handle_dialog",
@@ -28,6 +29,9 @@ export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptTex
         "Call handoff so the person answers it; nothing was answered.",
       );
     }
+    // A close the prompt held (close_tab): accepting it removes the tab, so there is no page left
+    // to look at; the result says closed only once Chrome reports the tab removed.
+    if (a.accept && d.type === "beforeunload" && closeHeld(tabId)) return acceptClose(tabId, d, ctx);
     return act(tabId, a, ctx, async () => {
       const params: Record<string, unknown> = { accept: a.accept };
       if (a.promptText !== undefined) params.promptText = a.promptText;
@@ -42,6 +46,27 @@ export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptTex
     });
   },
 });
+
+async function acceptClose(tabId: number, d: DialogInfo, ctx: ToolContext): Promise<ToolOutput> {
+  const gone = tabRemoved(tabId, left(ctx.deadline, 10_000), ctx.signal);
+  try {
+    try {
+      await cdp(tabId, "Page.handleJavaScriptDialog", { accept: true }, left(ctx.deadline, 10_000), ctx.signal);
+    } catch (e) {
+      // The tab may go (and the debugger with it) before the command's answer arrives.
+      if (!(await chrome.tabs.get(tabId).then(() => false, () => true))) {
+        if (e instanceof ToolError && /no dialog/i.test(e.message)) throw toolError("no_dialog", `no dialog is open on tab ${tabId}`);
+        throw e;
+      }
+    }
+    clearDialog(tabId);
+    const closed = await gone.promise;
+    const text = `accepted ${d.type} ${JSON.stringify(d.message)}; ${closed ? `closed tab ${tabId}` : `tab ${tabId} has not closed yet (call tabs)`}`;
+    return { text, data: { tabId, ok: true, accepted: true, dialog: d, closed } };
+  } finally {
+    gone.cancel();
+  }
+}
 
 /**
  * The open dialog, judged. The debugger reports a dialog that was open before it attached when it

@@ -346,7 +346,7 @@ export function ownedOnly<T extends { id?: number; windowId?: number; url?: stri
   return all.filter((t) => t.id !== undefined && (mine.has(t.id) || (w !== undefined && inGrantedWindow(w, s, t))));
 }
 
-/** True when the tab is an agent tab (close it with closeAgentTab: no beforeunload prompt). */
+/** True when the tab is an agent tab (it closes without a beforeunload prompt: quietAgentTab, closeAgentTab). */
 export function isAgentTab(tabId: number): boolean {
   return installed && ownerOf(tabId) !== undefined;
 }
@@ -486,6 +486,12 @@ export async function closeAgentTab(tabId: number): Promise<void> {
   forget(tabId);
   // Chrome activates a neighbour as the tab goes: that is not the person looking at it.
   await selfOp(() => withDeadline(chrome.tabs.remove(tabId), 5_000, "tabs.remove")).catch(() => undefined);
+}
+
+/** Before close_tab removes an agent tab: no beforeunload prompt unless the person looked at it. */
+export async function quietAgentTab(tabId: number): Promise<void> {
+  await load();
+  await quiet(tabId);
 }
 
 // A capture-phase beforeunload listener registered before the page's own, in the page's world:

@@ -1,7 +1,7 @@
 // Scrolling: scroll (to an element, by delta, to top/bottom; reports atBottom) and reveal (scroll a
 // virtual list until an element matching a find-predicate exists).
 
-import type { FindResult, ScrollResult } from "../page/types.js";
+import type { RevealResult, ScrollResult } from "../page/types.js";
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
 import { engine, resolveTab, resolveTarget } from "./browser.js";
@@ -55,7 +55,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       role: { type: "string", minLength: 1 },
       name: { type: "string", minLength: 1 },
       text: { type: "string", minLength: 1 },
-      container: { type: "string", doc: "ref of the scroller" },
+      container: { type: "string", doc: "Scroller: ref or CSS selector" },
       maxScrolls: { type: "integer", minimum: 1, maximum: 500 },
       ...ACTION_PROPS,
     },
@@ -70,14 +70,24 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       for (const k of ["role", "name", "text", "container", "maxScrolls"] as const) if (a[k] !== undefined) args[k] = a[k];
       let frameId = 0;
       let docId: string | undefined;
-      if (a.container !== undefined) {
+      // A ref names its frame and document; a selector is looked up in the top document.
+      if (a.container !== undefined && /^e[0-9]+$/.test(a.container)) {
         const r = await resolveTarget(tabId, { ref: a.container });
         frameId = r.frameId;
         docId = r.docId;
       }
-      const e = await engine<FindResult>(tabId, "reveal", args, { signal: ctx.signal, deadline: ctx.deadline, ms: 45_000, frameId, ...(docId ? { docId } : {}) });
+      const e = await engine<RevealResult>(tabId, "reveal", args, { signal: ctx.signal, deadline: ctx.deadline, ms: 45_000, frameId, ...(docId ? { docId } : {}) });
       const v = e.value;
-      if (!v.matches?.length) throw toolError("not_found", "no match after scrolling the list to its end");
+      if (!v.matches?.length) {
+        if (v.capped) {
+          throw toolError(
+            "not_found",
+            `no match in ${v.scrolls} scrolls (the maxScrolls cap): stopped at y=${v.scrollY} of ${v.scrollHeight}, before the end of the list`,
+            "Call reveal again with a larger maxScrolls, or narrow the match.",
+          );
+        }
+        throw toolError("not_found", "no match after scrolling the list to its end");
+      }
       // The lines are the text; the fields say which ref each one is, so neither form repeats them.
       return { text: v.matches.map((m) => m.line).join("\n"), data: { total: v.total, matches: v.matches.map(({ line: _l, ...m }) => m) } };
     });
