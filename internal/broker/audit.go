@@ -92,16 +92,9 @@ func (b *Broker) ObserveExternal(session, tool string, start time.Time, res *mcp
 
 // takeAudit reads and strips MetaAudit from a result.
 func takeAudit(res *mcp.CallToolResult) (origin, approval string) {
-	if res == nil || res.Meta == nil {
-		return "", ""
-	}
-	raw, ok := res.Meta[MetaAudit]
+	raw, ok := takeMeta(res, MetaAudit)
 	if !ok {
 		return "", ""
-	}
-	delete(res.Meta, MetaAudit)
-	if len(res.Meta) == 0 {
-		res.Meta = nil
 	}
 	var m struct {
 		Origin   string `json:"origin"`

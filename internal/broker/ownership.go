@@ -45,16 +45,9 @@ func (b *Broker) meta(s *Session) map[string]any {
 // takeTabs reads the session's tabs from a result's _meta and strips them:
 // the agent gets the result as the extension made it, minus bookkeeping.
 func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
-	if res == nil || res.Meta == nil {
-		return
-	}
-	raw, ok := res.Meta[MetaKey]
+	raw, ok := takeMeta(res, MetaKey)
 	if !ok {
 		return
-	}
-	delete(res.Meta, MetaKey)
-	if len(res.Meta) == 0 {
-		res.Meta = nil
 	}
 	var m struct {
 		Tabs *[]int `json:"tabs"`

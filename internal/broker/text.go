@@ -10,19 +10,30 @@ import "github.com/modelcontextprotocol/go-sdk/mcp"
 // copied.
 const MetaText = "torii/text"
 
+// takeMeta reads and strips one key of a result's _meta, the extension's
+// bookkeeping for the daemon (MetaKey, MetaAudit, MetaText): the agent gets
+// the result without it.
+func takeMeta(res *mcp.CallToolResult, key string) (any, bool) {
+	if res == nil || res.Meta == nil {
+		return nil, false
+	}
+	v, ok := res.Meta[key]
+	if !ok {
+		return nil, false
+	}
+	delete(res.Meta, key)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	return v, true
+}
+
 // addText reads and strips MetaText and copies the first text block into
 // structuredContent.
 func addText(res *mcp.CallToolResult) {
-	if res == nil || res.Meta == nil {
-		return
-	}
-	v, ok := res.Meta[MetaText]
+	v, ok := takeMeta(res, MetaText)
 	if !ok {
 		return
-	}
-	delete(res.Meta, MetaText)
-	if len(res.Meta) == 0 {
-		res.Meta = nil
 	}
 	sc, ok := res.StructuredContent.(map[string]any)
 	if v != true || !ok {
