@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -120,12 +121,30 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for i := 0; i < link.MaxUnauthenticated; i++ {
-		c, err := linktest.Dial(ctx, td.url, nil)
+	// The oldest first, the rest at once: every one must still be inside its
+	// auth deadline when the newcomer comes, however slow the machine (the
+	// deadline closing the oldest would free its slot instead of eviction).
+	first, err := linktest.Dial(ctx, td.url, nil)
+	if err != nil {
+		t.Fatalf("connection 0: %v", err)
+	}
+	conns = append(conns, first)
+	rest := make([]*linktest.Client, link.MaxUnauthenticated-1)
+	errs := make([]error, len(rest))
+	var wg sync.WaitGroup
+	for i := range rest {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rest[i], errs[i] = linktest.Dial(ctx, td.url, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("connection %d: %v", i, err)
+			t.Fatalf("connection %d: %v", i+1, err)
 		}
-		conns = append(conns, c)
+		conns = append(conns, rest[i])
 	}
 	// The 33rd takes the slot of the oldest anonymous one, which is closed
 	// with 1013, so the count stays at the cap.
