@@ -279,7 +279,7 @@ func TestRelayCancel(t *testing.T) {
 
 	// Running, with one queued behind it (a session's calls run in order).
 	r.call(2, "slow", map[string]any{})
-	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+	if _, err := e.p.WaitForCall("slow", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r.call(3, "echo", map[string]any{"text": "queued"})
@@ -409,7 +409,9 @@ func TestRelaySurvivesDaemonRestart(t *testing.T) {
 		}
 		done <- res
 	}()
-	if _, err := p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+	// The events still hold the echo calls above: the daemon dies once
+	// "slow" itself has reached the extension.
+	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	first.Process.Signal(syscall.SIGKILL)

@@ -72,6 +72,26 @@ func (p *Provider) WaitFor(method, inner string, d time.Duration) (Event, error)
 	}
 }
 
+// WaitForCall returns the next tools/call of the named tool, skipping other
+// events (an earlier call of another tool still queued among them).
+func (p *Provider) WaitForCall(name string, d time.Duration) (Event, error) {
+	end := time.Now().Add(d)
+	for {
+		e, err := p.WaitFor("mcp/message", "tools/call", time.Until(end))
+		if err != nil {
+			return e, err
+		}
+		var m struct {
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(e.Params, &m) == nil && m.Params.Name == name {
+			return e, nil
+		}
+	}
+}
+
 // Inflight is the number of tools/call running now.
 func (p *Provider) Inflight() int {
 	p.mu.Lock()
