@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime"
 )
 
 func init() {
@@ -19,6 +20,8 @@ func init() {
 	if addr == "" {
 		return
 	}
+	// Fine-grained heap samples: what a flood leaves behind is a few MB.
+	runtime.MemProfileRate = 4096
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return

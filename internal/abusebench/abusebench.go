@@ -298,6 +298,12 @@ func (b *bench) one(ctx context.Context, i int, name string) error {
 	if b.pprof != "" {
 		b.saveProfile(fmt.Sprintf("%d-heap.pb.gz", i), "/debug/pprof/heap")
 		b.saveProfile(fmt.Sprintf("%d-memstats.txt", i), "/debug/pprof/heap?debug=1")
+		b.saveProfile(fmt.Sprintf("%d-goroutines.txt", i), "/debug/pprof/goroutine?debug=1")
+		// The mappings show memory the Go runtime does not account for (the SQLite
+		// library's own allocator, threads' stacks) beside the heap arenas.
+		if m, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid)); err == nil {
+			_ = os.WriteFile(filepath.Join(b.profileDir, fmt.Sprintf("%d-smaps.txt", i)), m, 0o600)
+		}
 	}
 	slices.Sort(lat)
 	ext := "stayed up"

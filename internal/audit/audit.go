@@ -144,7 +144,10 @@ func Open(path string, opts Options) (*Store, error) {
 			_ = os.Chmod(path+sfx, 0o600)
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	// cache_size: SQLite's page cache lives outside the Go heap (the library's own
+	// allocator), up to 2 MiB per connection by default; the audit is append-mostly,
+	// so a small cache costs queries little and keeps the daemon's memory bounded.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-256)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("audit: open %s: %w", path, err)

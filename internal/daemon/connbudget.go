@@ -16,14 +16,15 @@ import (
 const fdReserve = 256
 
 // maxTCPConns caps the HTTP listener's connections whatever the fd limit.
-// Legitimate use is far below it (one extension, at most 256 authenticated
-// and 128 unauthenticated link connections, a few agents' /mcp streams),
-// and every connection ever open at once leaves about 0.7 KB behind for
-// good: the Go runtime keeps a goroutine's descriptor and a poller entry
-// for reuse and never frees them. Under a fd-limit budget of ~20,000, a
-// flood of held connections left the daemon 8 MB larger than idle after
-// it ended (SECURITY I-49).
-const maxTCPConns = 2048
+// Legitimate use is far below it (one extension per browser, at most 256
+// authenticated and 128 unauthenticated link connections, a few agents'
+// /mcp streams). What a flood of held connections leaves behind after it
+// ends scales with this cap, not with the flood: every connection open at
+// once costs ~25 KB while it lasts (buffers, goroutine stack), and the Go
+// runtime keeps span, stack and poller structures sized by that peak. At
+// 2,048 a held-connection flood left the daemon ~5 MB larger than idle, at
+// 512 under 1 MB (SECURITY I-49).
+const maxTCPConns = 512
 
 // connBudgets splits the file-descriptor limit between the HTTP listener
 // and the control socket (SECURITY I-49): both stay below it, so a flood of
