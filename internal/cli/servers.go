@@ -64,6 +64,8 @@ func runServers(ctx context.Context, s Stdio, args []string) error {
 			switch {
 			case !sv.Declared:
 				row("(not declared by any client yet)", strings.Join(sv.Pins, ", "))
+			case !sv.Allowed:
+				row("(declared, not connected: not in mcpServers.allow)", "-")
 			default:
 				row("(no tools listed)", strings.Join(sv.Pins, ", "))
 			}

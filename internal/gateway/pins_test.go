@@ -39,7 +39,8 @@ func TestNamespacedPins(t *testing.T) {
 		{"name": "katashiro.navigate", "inputSchema": schema()}}})
 	c.handle(p.handle)
 	initialize(t, c)
-	sid := newSession(t, c, []any{map[string]any{"type": "acp", "name": "katashiro", "id": "id-k"}}, nil)
+	sid := newSession(t, c, []any{map[string]any{"type": "acp", "name": "katashiro", "id": "id-k"},
+		map[string]any{"type": "acp", "name": "gamma", "id": "id-g"}}, nil)
 	waitServers(t, d, sid, "katashiro")
 
 	mustPrompt(t, c, sid, "/tools", "end_turn")
@@ -51,11 +52,17 @@ func TestNamespacedPins(t *testing.T) {
 	mustPrompt(t, c, sid, `/tool katashiro.navigate {"text":"x"}`, "end_turn")
 	c.waitText(sid, "tool failed: tool_not_pinned:")
 
-	var r daemon.GatewayServersResult
-	d.Call(t, "gateway.servers", nil, &r)
+	// gamma's refusal runs beside katashiro's connection: wait for it to be noted.
 	byName := map[string]gateway.ServerInfo{}
-	for _, s := range r.Servers {
-		byName[s.Name] = s
+	for deadline := time.Now().Add(5 * time.Second); !byName["gamma"].Declared; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gamma never noted: %+v", byName)
+		}
+		var r daemon.GatewayServersResult
+		d.Call(t, "gateway.servers", nil, &r)
+		for _, s := range r.Servers {
+			byName[s.Name] = s
+		}
 	}
 	k := byName["katashiro"]
 	pins := map[string]string{}
@@ -80,7 +87,8 @@ func TestNamespacedPins(t *testing.T) {
 	}
 	for _, want := range []string{"katashiro  yes", "katashiro.snapshot", "snapshot\n", "katashiro.navigate",
 		"not pinned", `warning: pin "read_page" of MCP server "katashiro" matches none of its tools (its tools are katashiro.snapshot, katashiro.click, katashiro.navigate)`,
-		`pins for "ghost"`} {
+		`pins for "ghost"`, "gamma      no       0         (declared, not connected: not in mcpServers.allow)",
+		"a client declared gamma, but it is not in mcpServers.allow"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("torii servers lacks %q:\n%s", want, out.String())
 		}
