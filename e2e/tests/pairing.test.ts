@@ -89,4 +89,19 @@ describeBrowser("pairing by code", () => {
     expect((await torii.healthz()).extensionConnected).toBe(true);
     expect(await torii.pendingPairs()).toEqual([]);
   });
+
+  test("a paired extension pointed where nothing listens retries with the same message; the right address reconnects it", async () => {
+    const popup = await browser.openPopup();
+    const url = `ws://127.0.0.1:${await freePort()}/acp`;
+    await setDaemonUrl(popup, url);
+    const reason = await pollUntil("the popup to say the daemon cannot be reached", async () => {
+      const r = (await popup.locator("#reason").textContent()) ?? "";
+      return r.includes("cannot reach") ? r : undefined;
+    });
+    expect(reason).toContain(`cannot reach the daemon at ${url} — is \`torii serve\` running?`);
+    expect(reason).toContain("Advanced → Daemon address");
+    expect(reason).toMatch(/retrying in [\d.]+ s$/);
+    await setDaemonUrl(popup, torii.wsUrl);
+    await waitForPopupConnected(popup);
+  });
 });
