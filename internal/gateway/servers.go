@@ -17,7 +17,8 @@ const maxSeen = 64
 // exposedTools maps a declared server's fetched tools to the names agents
 // see (config.ExposedName), in fetched order. When a server lists both
 // `snapshot` and `<server>.snapshot`, the name it already prefixed wins:
-// that is what the server itself calls that name; the other is shadowed.
+// that is what the server itself calls that name; the other is shadowed
+// (SECURITY I-65).
 func exposedTools(server string, fetched []*mcp.Tool) (names []string, byName map[string]*mcp.Tool, shadowed []string) {
 	byName = map[string]*mcp.Tool{}
 	for _, t := range fetched {
@@ -129,15 +130,20 @@ func (g *Gateway) Servers() []ServerInfo {
 	for k, v := range g.seen {
 		seen[k] = *v
 	}
-	live := map[string]int{}
+	list := make([]*Session, 0, len(g.sessions))
 	for _, s := range g.sessions {
+		list = append(list, s)
+	}
+	g.mu.Unlock()
+	// Each session's lock is taken alone, never under the gateway's.
+	live := map[string]int{}
+	for _, s := range list {
 		s.mu.Lock()
 		for n := range s.bridges {
 			live[n]++
 		}
 		s.mu.Unlock()
 	}
-	g.mu.Unlock()
 	names := slices.Clone(p.Allow)
 	for n := range p.Pins {
 		names = append(names, n)
