@@ -335,6 +335,11 @@ describeBrowser("side panel", () => {
     await send("@beta /crash");
     await hasAttr(chip("beta"), "data-state", "crashed", 20_000);
     await containsText(chip("beta").getByTestId("chip-state"), "crashed");
+    // The failed turn tells the person what to do, not the daemon's method name.
+    const failed = transcript().getByTestId("notice").filter({ hasText: "beta: the turn failed" });
+    await visible(failed);
+    await containsText(failed, "click its chip to restart it");
+    await notContainsText(failed, "torii/session/restart");
     await expect.poll(() => chip("beta").getByTestId("chip-main").getAttribute("title")).toMatch(/crashed \(exit status 3.*\) — click to restart/);
     // A reload re-attaches the session; the daemon's word on it (crashed) must not turn into "connected".
     await panel.reload();

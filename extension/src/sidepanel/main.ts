@@ -473,7 +473,8 @@ function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape)
   if (!a) return;
   a.inTurn = false;
   if (a.state === "busy" || a.state === "not_responding") a.state = "ready";
-  if (error) note(`${a.name}: the turn failed — ${error.message}`, "error");
+  // The daemon's message names its method for clients; the person's way to the same is the chip.
+  if (error) note(`${a.name}: the turn failed — ${error.message.replace(/call torii\/session\/restart/, "click its chip to restart it")}`, "error");
   else if (stopReason === "cancelled") note(`${a.name} stopped.`, "info");
   else if (stopReason !== "end_turn") note(`${a.name} stopped: ${stopReason}.`, "warn");
   if (!error && stopReason === "end_turn" && reply.trim()) relay(a, reply);
