@@ -5,7 +5,7 @@ import { type Browser, clickPairAndReadCode, extState, saysConnected, setDaemonU
 import { EXTENSION_ORIGIN } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import type { Torii } from "../src/torii.ts";
-import { pollUntil } from "../src/util.ts";
+import { freePort, pollUntil } from "../src/util.ts";
 
 describeBrowser("pairing by code", () => {
   const rig = useRig();
@@ -40,6 +40,25 @@ describeBrowser("pairing by code", () => {
     expect((await torii.healthz()).extensionConnected).toBe(false);
   });
 
+  test("a daemon address where nothing listens: the popup names the address, `torii serve` and where to change it", async () => {
+    const port = await freePort(); // bound and released: nothing listens there
+    const url = `ws://127.0.0.1:${port}/acp`;
+    const popup = await browser.openPopup();
+    await setDaemonUrl(popup, url);
+    await popup.locator("#pair").click();
+    const reason = await pollUntil("the popup to say the daemon cannot be reached", async () => {
+      const r = (await popup.locator("#reason").textContent()) ?? "";
+      return r.includes("cannot reach") ? r : undefined;
+    });
+    expect(reason).toContain(`cannot reach the daemon at ${url}`);
+    expect(reason).toContain("is `torii serve` running?");
+    expect(reason).toContain("Advanced → Daemon address");
+    expect((await extState(popup)).status).toBe("disconnected");
+    // The field the message names is where the popup shows the address.
+    expect(await popup.locator("#daemon-url").inputValue()).toBe(url);
+    await popup.close();
+  });
+
   test("an approved request connects the popup, lists the device and brings the link up", async () => {
     const popup = await browser.openPopup();
     await setDaemonUrl(popup, torii.wsUrl);
@@ -69,5 +88,20 @@ describeBrowser("pairing by code", () => {
 
     expect((await torii.healthz()).extensionConnected).toBe(true);
     expect(await torii.pendingPairs()).toEqual([]);
+  });
+
+  test("a paired extension pointed where nothing listens retries with the same message; the right address reconnects it", async () => {
+    const popup = await browser.openPopup();
+    const url = `ws://127.0.0.1:${await freePort()}/acp`;
+    await setDaemonUrl(popup, url);
+    const reason = await pollUntil("the popup to say the daemon cannot be reached", async () => {
+      const r = (await popup.locator("#reason").textContent()) ?? "";
+      return r.includes("cannot reach") ? r : undefined;
+    });
+    expect(reason).toContain(`cannot reach the daemon at ${url} — is \`torii serve\` running?`);
+    expect(reason).toContain("Advanced → Daemon address");
+    expect(reason).toMatch(/retrying in [\d.]+ s$/);
+    await setDaemonUrl(popup, torii.wsUrl);
+    await waitForPopupConnected(popup);
   });
 });

@@ -330,6 +330,42 @@ describeBrowser("side panel", () => {
     await idle();
   });
 
+  test("a crashed agent stays crashed when the panel reloads, with its exit reason, and its chip restarts it", async () => {
+    await clearScreen();
+    await send("@beta /crash");
+    await hasAttr(chip("beta"), "data-state", "crashed", 20_000);
+    await containsText(chip("beta").getByTestId("chip-state"), "crashed");
+    // The failed turn tells the person what to do, not the daemon's method name.
+    const failed = transcript().getByTestId("notice").filter({ hasText: "beta: the turn failed" });
+    await visible(failed);
+    await containsText(failed, "click its chip to restart it");
+    await notContainsText(failed, "torii/session/restart");
+    await expect.poll(() => chip("beta").getByTestId("chip-main").getAttribute("title")).toMatch(/crashed \(exit status 3.*\) — click to restart/);
+    // A reload re-attaches the session; the daemon's word on it (crashed) must not turn into "connected".
+    await panel.reload();
+    await panel.waitForFunction(() => document.body.dataset.ready === "true");
+    await expect.poll(async () => Number((await panel.evaluate(() => document.body.dataset.syncs)) ?? "0"), { timeout: T }).toBeGreaterThanOrEqual(1);
+    await hasAttr(chip("beta"), "data-state", "crashed");
+    await chip("beta").getByTestId("chip-main").click();
+    await hasAttr(chip("beta"), "data-state", "ready", 30_000);
+    await send("@beta /echo-session");
+    await containsText((await reply("beta", 2)).locator(".bubble"), "session "); // the history kept "about to crash"
+    await idle();
+  });
+
+  test("an agent that crashes during a permission prompt: the prompt is withdrawn and the chip says crashed", async () => {
+    await clearScreen();
+    await send("@beta /permission-crash");
+    const card = transcript().getByTestId("permission");
+    await visible(card, 10_000);
+    await hasAttr(chip("beta"), "data-state", "crashed", 20_000);
+    await hasText(card.getByTestId("perm-outcome"), "withdrawn: beta crashed");
+    await hasCount(card.locator("button"), 0);
+    await chip("beta").getByTestId("chip-main").click();
+    await hasAttr(chip("beta"), "data-state", "ready", 30_000);
+    await idle();
+  });
+
   test("an agent that stops answering shows as not responding while the room keeps working", async () => {
     await clearScreen();
     await send("@alpha /hang");

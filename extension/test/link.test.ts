@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryIdentityStore } from "../src/background/identity.js";
-import { Link, NOT_PAIRED_REASON, REVOKED_REASON } from "../src/background/link.js";
+import { Link, NOT_PAIRED_REASON, REVOKED_REASON, unreachableReason } from "../src/background/link.js";
 import { SettingsStore, TicketStore } from "../src/background/state.js";
 import { fromB64url, toB64url } from "../src/shared/b64.js";
 import { exportPublicKey, generateKeyPair } from "../src/shared/ecdsa.js";
@@ -220,7 +220,8 @@ describe("Link", () => {
     await t.link.start();
     await t.link.pair();
     await until(() => t.link.state().status === "disconnected", "disconnected");
-    expect(t.link.state().reason).toMatch(/torii serve/);
+    expect(t.link.state().reason).toBe(unreachableReason(t.link.state().daemonUrl));
+    expect(t.link.state().reason).toMatch(/torii serve.*Advanced → Daemon address/);
   });
 
   it("a restarted worker resumes from storage and IndexedDB", async () => {

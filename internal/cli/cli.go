@@ -66,6 +66,7 @@ func commands() []command {
 		{"pair", "approve or deny a browser's pairing request", runPair},
 		{"devices", "list or revoke paired browsers", runDevices},
 		{"token", "create, list or revoke bearer tokens for token clients", runToken},
+		{"servers", "list declared MCP servers, their tools as agents see them, and pins", runServers},
 		{"audit", "show or export the metadata-only record of tool calls", runAudit},
 		{"extension", "write out the built-in extension, or show its path or id", runExtension},
 		{"version", "print the version", runVersion},

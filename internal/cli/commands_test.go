@@ -37,6 +37,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"launch", "extra"},
 		{"serve", "--listen"},
 		{"help", "frob"},
+		{"servers", "extra"},
 	} {
 		r := e.run("", args...)
 		if r.code != 2 {

@@ -101,6 +101,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			MCPSessions: d.mcpSess.count()}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
+	case "gateway.servers":
+		return GatewayServersResult{Servers: d.gateway.Servers()}, nil
 	case "pair.pending":
 		return PairPendingResult{Requests: d.pairs.list()}, nil
 	case "pair.decide":

@@ -15,6 +15,11 @@ type GatewaySessionsResult struct {
 	Sessions []gateway.SessionInfo `json:"sessions"`
 }
 
+// GatewayServersResult is the control method `gateway.servers`.
+type GatewayServersResult struct {
+	Servers []gateway.ServerInfo `json:"servers"`
+}
+
 // linkHandler serves ACP on /acp: the gateway's chat sessions
 // (docs/gateway.md) first, then the link session of docs/protocol.md.
 type linkHandler struct {
@@ -43,6 +48,11 @@ func (d *daemon) newGateway() *gateway.Gateway {
 		MCPURL: d.mcpURL, Version: d.opts.Version, Logger: d.log, BridgeTimeout: d.opts.bridgeTimeout,
 	})
 	d.broker.OnToolsChanged(gw.BrowserToolsChanged)
+	// Pins that cannot apply are said at start; those that match none of a
+	// server's real tools once a client declares it (the gateway logs it).
+	for _, w := range cfg.MCPServers.Warnings() {
+		d.log.Warn("config: " + w)
+	}
 	return gw
 }
 

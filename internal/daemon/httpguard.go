@@ -5,10 +5,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/link"
 )
 
 // HTTP deadlines (SECURITY I-49). Every request's headers must arrive within
@@ -47,8 +49,9 @@ func (l httpLimits) withDefaults() httpLimits {
 }
 
 // guard wraps every endpoint: the one Host rule (SECURITY I-2), a deadline
-// on the request body, a deadline on each write, and refusals that close
-// the connection instead of waiting for a body the client never finishes.
+// on the request body, a deadline on each write, refusals that close the
+// connection instead of waiting for a body the client never finishes, and
+// the one challenge rule: every 401 says how to authenticate.
 func guard(loopback bool, lim httpLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer serving(r.Context())()
@@ -71,14 +74,31 @@ func guard(loopback bool, lim httpLimits, next http.Handler) http.Handler {
 		} else if isWebSocketUpgrade(r) {
 			// The link sets its own deadlines on the upgraded connection; a
 			// deadline left here would outlive the request on the hijacked conn.
-			next.ServeHTTP(&refusalCloser{ResponseWriter: w}, r)
+			next.ServeHTTP(&refusalCloser{ResponseWriter: w, req: r}, r)
 			return
 		}
-		dw := &deadlineWriter{refusalCloser: refusalCloser{ResponseWriter: w}, rc: rc, timeout: lim.write}
+		dw := &deadlineWriter{refusalCloser: refusalCloser{ResponseWriter: w, req: r}, rc: rc, timeout: lim.write}
 		// The server's final flush after the handler is bounded too.
 		defer func() { _ = rc.SetWriteDeadline(time.Now().Add(lim.write)) }()
 		next.ServeHTTP(dw, r)
 	})
+}
+
+// bearerChallenge is the WWW-Authenticate of a 401: error="invalid_token"
+// when a bearer token was shown (wrong, revoked), in the Authorization
+// header or as the /acp subprotocol; no error code when none was (RFC 6750
+// §3.1). The realm names where tokens come from.
+func bearerChallenge(r *http.Request) string {
+	const c = `Bearer realm="torii"`
+	if f := strings.Fields(r.Header.Get("Authorization")); len(f) >= 1 && strings.EqualFold(f[0], "bearer") {
+		return c + `, error="invalid_token"`
+	}
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		if strings.Contains(h, link.BearerSubprotocolPrefix) {
+			return c + `, error="invalid_token"`
+		}
+	}
+	return c
 }
 
 func isWebSocketUpgrade(r *http.Request) bool {
@@ -88,14 +108,21 @@ func isWebSocketUpgrade(r *http.Request) bool {
 // refusalCloser marks every error response "Connection: close": net/http
 // would otherwise read up to 256 KiB of an unread body before answering,
 // so a client that never finishes its body would never hear its 401.
+// Every 401, from any endpoint (/acp, /mcp), carries a Bearer challenge
+// (RFC 9110 §11.6.1), unless the handler set its own.
 type refusalCloser struct {
 	http.ResponseWriter
+	req   *http.Request
 	wrote bool
 }
 
 func (w *refusalCloser) WriteHeader(code int) {
 	if !w.wrote && code >= 400 {
 		w.Header().Set("Connection", "close")
+	}
+	// SECURITY I-8: one challenge rule for every endpoint.
+	if !w.wrote && code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", bearerChallenge(w.req))
 	}
 	w.wrote = true
 	w.ResponseWriter.WriteHeader(code)

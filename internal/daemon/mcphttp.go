@@ -16,7 +16,7 @@ import (
 // Checks, in order (as /acp): Host loopback (403, DNS rebinding, SECURITY
 // I-2, applied by guard to every endpoint); Origin absent or a configured
 // token origin (403); `Authorization: Bearer <token>` from the token store
-// (401 with a `WWW-Authenticate: Bearer` challenge, SECURITY I-8). An MCP
+// (401, with the `WWW-Authenticate: Bearer` challenge guard adds to every 401; SECURITY I-8). An MCP
 // session is bound to the token that opened it.
 func (d *daemon) newMCPHTTP(srv *mcp.Server) http.Handler {
 	// A spawned agent's per-session token gets its own chat session's
@@ -38,12 +38,8 @@ func (d *daemon) newMCPHTTP(srv *mcp.Server) http.Handler {
 		// SECURITY I-52: a session idle this long ends.
 		&mcp.StreamableHTTPOptions{Logger: d.log, DisableLocalhostProtection: true, SessionTimeout: d.mcpSess.lim.mcpIdle})
 	sessions := d.mcpSess.wrap(stream)
-	authed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The token passed: the challenge set for a refusal goes.
-		w.Header().Del("WWW-Authenticate")
-		sessions.ServeHTTP(w, r)
-	})
-	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(authed)
+	// Its 401 gets its WWW-Authenticate from guard, as every endpoint's.
+	protected := auth.RequireBearerToken(d.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sessions)
 	origins := map[string]bool{}
 	for _, o := range d.opts.Config.TokenOrigins {
 		origins[strings.TrimSuffix(o, "/")] = true
@@ -54,12 +50,6 @@ func (d *daemon) newMCPHTTP(srv *mcp.Server) http.Handler {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
 			return
 		}
-		// Every 401 says how to authenticate (RFC 9110 §11.6.1). The SDK writes
-		// the header only with resource metadata or scopes, and the daemon
-		// serves no OAuth metadata document and asks no scope, so the challenge
-		// is set here, before the token check (whose only refusal is then
-		// 401), and dropped once the token passed.
-		w.Header().Set("WWW-Authenticate", bearerChallenge(r))
 		// Long-lived streams end when the daemon shuts down.
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -68,17 +58,6 @@ func (d *daemon) newMCPHTTP(srv *mcp.Server) http.Handler {
 		protected.ServeHTTP(w, r.WithContext(ctx))
 	})
 	return h
-}
-
-// bearerChallenge is the WWW-Authenticate of a refused /mcp request:
-// error="invalid_token" when a bearer token was shown (wrong, revoked), no
-// error code when none was (RFC 6750 §3.1).
-func bearerChallenge(r *http.Request) string {
-	const c = `Bearer realm="torii"`
-	if f := strings.Fields(r.Header.Get("Authorization")); len(f) == 2 && strings.EqualFold(f[0], "bearer") {
-		return c + `, error="invalid_token"`
-	}
-	return c
 }
 
 // sessionUserPrefix marks a gateway session's token in TokenInfo.UserID.

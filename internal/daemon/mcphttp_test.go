@@ -90,3 +90,58 @@ func TestMCPUnauthorizedHasChallenge(t *testing.T) {
 		t.Errorf("good token: WWW-Authenticate %q, want none", got)
 	}
 }
+
+// /acp follows the same rule as /mcp: every 401 carries a Bearer challenge,
+// for a plain GET and for an upgrade, whichever way the token was shown.
+func TestACPUnauthorizedHasChallenge(t *testing.T) {
+	td := startDaemon(t, func(o *Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
+	ctx := tctx(t)
+	get := func(origin, authz, proto string, upgrade bool) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+td.addr+"/acp", nil)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		if proto != "" {
+			req.Header.Set("Sec-WebSocket-Protocol", proto)
+		}
+		if upgrade {
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+			req.Header.Set("Sec-WebSocket-Version", "13")
+			req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for name, tc := range map[string]struct {
+		origin, authz, proto string
+		upgrade              bool
+		want                 string
+	}{
+		"token origin, no token":          {"https://panel.example", "", "", true, `Bearer realm="torii"`},
+		"token origin, no token, no upgr": {"https://panel.example", "", "", false, `Bearer realm="torii"`},
+		"wrong bearer header":             {"", "Bearer torii_nope", "", true, `Bearer realm="torii", error="invalid_token"`},
+		"wrong bearer, plain GET":         {"", "Bearer torii_nope", "", false, `Bearer realm="torii", error="invalid_token"`},
+		"wrong subprotocol token":         {"https://panel.example", "", "openab.bearer.torii_nope, acp.v1", true, `Bearer realm="torii", error="invalid_token"`},
+	} {
+		resp := get(tc.origin, tc.authz, tc.proto, tc.upgrade)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", name, resp.StatusCode)
+		}
+		if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: WWW-Authenticate %q, want %q", name, got, tc.want)
+		}
+	}
+	// A refusal that is not about authentication carries none.
+	if resp := get("https://evil.example", "", "", true); resp.StatusCode != http.StatusForbidden || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Errorf("foreign origin: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}

@@ -103,6 +103,7 @@ var Checks = []Check{
 	checkTokensFile,
 	checkConfig,
 	checkDaemon,
+	checkPins,
 	checkHTTP,
 	checkBrowser,
 	checkExtensionBuilt,

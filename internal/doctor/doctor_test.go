@@ -103,3 +103,18 @@ func TestPrint(t *testing.T) {
 		t.Fatalf("got %q want %q", b.String(), want)
 	}
 }
+
+// Pins that can never apply are a warning with the fix, even with no
+// daemon running; none configured is fine.
+func TestPinsCheckFromConfig(t *testing.T) {
+	e := testEnv(t)
+	if r := checkPins(context.Background(), e); r.Status != OK {
+		t.Fatalf("no mcpServers: %+v", r)
+	}
+	e.Config.MCPServers = config.MCPServerPolicy{Allow: []string{"katashiro"}, Pins: map[string][]string{"ghost": {"x"}}}
+	r := checkPins(context.Background(), e)
+	if r.Status != Warn || !strings.Contains(r.Detail, `pins for "ghost"`) || !strings.Contains(r.Detail, `"katashiro" is allowed but has no pins`) ||
+		!strings.Contains(r.Fix, "torii servers") {
+		t.Fatalf("%+v", r)
+	}
+}

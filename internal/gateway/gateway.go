@@ -69,7 +69,8 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
-	tokens   map[[32]byte]*Session // sha256(token) -> session
+	tokens   map[[32]byte]*Session  // sha256(token) -> session
+	seen     map[string]*seenServer // declared MCP servers, by name (servers.go)
 	closed   bool
 }
 
@@ -87,7 +88,7 @@ func New(opts Options) *Gateway {
 	if opts.DefaultAgent == "" && len(opts.Agents) > 0 {
 		opts.DefaultAgent = opts.Agents[0].Name
 	}
-	return &Gateway{opts: opts, log: opts.Logger, sessions: map[string]*Session{}, tokens: map[[32]byte]*Session{}}
+	return &Gateway{opts: opts, log: opts.Logger, sessions: map[string]*Session{}, tokens: map[[32]byte]*Session{}, seen: map[string]*seenServer{}}
 }
 
 // AgentsResult is torii/agents.

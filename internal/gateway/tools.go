@@ -26,9 +26,10 @@ func (g *Gateway) allowed(server string) bool {
 	return slices.Contains(g.opts.Policy.Allow, server)
 }
 
-// pinned: deny-all unless the tool is listed for its server (SECURITY I-35).
+// pinned: deny-all unless a pin of its own server names the tool
+// (SECURITY I-35, I-65: config.PinMatches).
 func (g *Gateway) pinned(server, tool string) bool {
-	return slices.Contains(g.opts.Policy.Pins[server], tool)
+	return g.opts.Policy.PinFor(server, tool) != ""
 }
 
 // connectServer opens the MCP-over-ACP connection to one declared server
@@ -41,6 +42,7 @@ func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
 		return // the extension's own browser-tool server reaches agents through the broker
 	}
 	if !g.allowed(srv.Name) {
+		g.noteDeclared(srv.Name, false, nil)
 		g.log.Info("gateway: declared MCP server not in mcpServers.allow; not connected", "session", s.ID, "server", srv.Name)
 		return
 	}
@@ -73,11 +75,20 @@ func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
 			s.refreshTools()
 		}
 	})
+	g.noteDeclared(srv.Name, true, nonNil(br.Tools()))
 	s.refreshTools()
 }
 
+func nonNil(t []*mcp.Tool) []*mcp.Tool {
+	if t == nil {
+		return []*mcp.Tool{}
+	}
+	return t
+}
+
 // refreshTools sets the session's MCP tools: the browser tools, plus each
-// registered server's pinned tools as <server>.<tool>. The catalogue is
+// registered server's pinned tools under their exposed names
+// (config.ExposedName: <server>.<tool>, a prefix never doubled). The catalogue is
 // fetched ∩ pinned, so a client cannot widen it past policy (SECURITY I-35).
 func (s *Session) refreshTools() {
 	var tools []*mcp.Tool
@@ -91,12 +102,14 @@ func (s *Session) refreshTools() {
 	}
 	s.mu.Unlock()
 	for name, br := range bridges {
-		for _, t := range br.Tools() {
+		exposed, byName, _ := exposedTools(name, br.Tools())
+		for _, n := range exposed {
+			t := byName[n]
 			if !s.g.pinned(name, t.Name) {
 				continue
 			}
 			c := *t
-			c.Name = name + "." + t.Name
+			c.Name = n
 			tools = append(tools, &c)
 		}
 	}
@@ -131,10 +144,10 @@ func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return nil, errors.New("tools/call without params")
 	}
 	name := req.Params.Name
-	if server, tool, ok := strings.Cut(name, "."); ok && (s.g.allowed(server) || s.hasBridge(server)) {
+	if server, _, ok := strings.Cut(name, "."); ok && (s.g.allowed(server) || s.hasBridge(server)) {
 		// Not through the broker, so recorded here, through the same audit Observer.
 		start := time.Now()
-		res := s.callDeclared(ctx, server, tool, req.Params.Arguments)
+		res := s.callDeclared(ctx, server, name, req.Params.Arguments)
 		s.g.opts.Broker.ObserveExternal(s.label, name, start, res)
 		return res, nil
 	}
@@ -161,10 +174,11 @@ func brokerAccess(access string) broker.Access {
 	return broker.AccessNone // fail closed on anything else
 }
 
-// callDeclared calls tool on the client-declared server, within the pins.
-func (s *Session) callDeclared(ctx context.Context, server, tool string, args json.RawMessage) *mcp.CallToolResult {
-	if !s.g.pinned(server, tool) {
-		return pinRefusal(server, tool)
+// callDeclared calls the tool exposed as name on the client-declared
+// server, within the pins; the server gets the tool's own (fetched) name.
+func (s *Session) callDeclared(ctx context.Context, server, name string, args json.RawMessage) *mcp.CallToolResult {
+	if !s.g.pinned(server, name) {
+		return pinRefusal(server, name)
 	}
 	s.mu.Lock()
 	br := s.bridges[server]
@@ -172,14 +186,12 @@ func (s *Session) callDeclared(ctx context.Context, server, tool string, args js
 	if br == nil {
 		return toolerr.Result(toolerr.UnknownTool, "MCP server %s is not connected to this session", server)
 	}
-	known := false
-	for _, t := range br.Tools() {
-		known = known || t.Name == tool
+	_, byName, _ := exposedTools(server, br.Tools())
+	t := byName[name]
+	if t == nil {
+		return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, name)
 	}
-	if !known {
-		return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, tool)
-	}
-	return br.CallTool(ctx, tool, args, 0)
+	return br.CallTool(ctx, t.Name, args, 0)
 }
 
 func (s *Session) hasBridge(server string) bool {

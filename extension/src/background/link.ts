@@ -19,6 +19,11 @@ export const OTP_LIFETIME_MS = 60_000;
 export const REVOKED_REASON = "revoked — pair again";
 export const NOT_PAIRED_REASON = "not paired";
 
+/** Why a connection to the daemon never opened, with the two ways out: start it, or point the extension at it. */
+export function unreachableReason(daemonUrl: string): string {
+  return `cannot reach the daemon at ${daemonUrl} — is \`torii serve\` running? On another port (\`torii serve --listen 127.0.0.1:PORT\`), change the address in the popup under Advanced → Daemon address`;
+}
+
 // Link-level JSON-RPC error codes (docs/protocol.md).
 const PAIRING_DENIED = -32003;
 const PAIRING_TIMEOUT = -32004;
@@ -363,7 +368,7 @@ export class Link {
       if (typeof ev.data === "string") c.peer.receive(ev.data);
     };
     ws.onerror = () => {
-      c.lastError ||= `cannot reach the daemon at ${s.daemonUrl}`;
+      c.lastError ||= unreachableReason(s.daemonUrl);
     };
     ws.onclose = (ev) => this.onClose(c, ev.code, ev.reason);
     ws.onopen = () => {
@@ -606,7 +611,7 @@ export class Link {
       return;
     }
     const s = this.settings;
-    const why = c.lastError || (reason ? `closed: ${reason}` : `cannot reach the daemon at ${s?.daemonUrl ?? "?"}`);
+    const why = c.lastError || (reason ? `closed: ${reason}` : unreachableReason(s?.daemonUrl ?? "?"));
     this.failed(c.mode, why);
   }
 
@@ -618,7 +623,7 @@ export class Link {
         this.scheduleRetry("pair", why); // managed launch: the daemon may still be starting
         return;
       }
-      this.set("disconnected", `${why} — is \`torii serve\` running?`);
+      this.set("disconnected", why.includes("torii serve") ? why : `${why} — is \`torii serve\` running?`);
       return;
     }
     if (!this.paired(s)) {

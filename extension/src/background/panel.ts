@@ -144,7 +144,15 @@ registerHandler("session/update", (params) => {
 });
 
 registerHandler("torii/agent_status", (params) => {
-  void toSession(sessionOf(params), { t: "status", params });
+  const sessionId = sessionOf(params);
+  void toSession(sessionId, { t: "status", params }).then(() => {
+    // An agent that ended will never read an answer: its open requests are withdrawn, not left to decide.
+    const st = (params as { status?: unknown; agent?: unknown } | null)?.status;
+    if (st !== "crashed" && st !== "exited") return;
+    const agent = (params as { agent?: unknown }).agent;
+    const who = typeof agent === "string" && agent ? agent : "the agent";
+    for (const [id, p] of pending) if (p.sessionId === sessionId) settle(id, { outcome: "cancelled" }, `withdrawn: ${who} ${st}`);
+  });
 });
 
 registerHandler("session/request_permission", async (params) => {
@@ -161,13 +169,13 @@ registerHandler("session/request_permission", async (params) => {
   });
 });
 
-function settle(requestId: string, outcome: PermissionOutcome): void {
+function settle(requestId: string, outcome: PermissionOutcome, why?: string): void {
   const p = pending.get(requestId);
   if (!p) return;
   pending.delete(requestId);
   clearTimeout(p.timer);
   p.resolve({ outcome });
-  toWindow(p.windowId, { t: "permission_done", requestId });
+  toWindow(p.windowId, why ? { t: "permission_done", requestId, why } : { t: "permission_done", requestId });
 }
 
 function cancelSession(sessionId: string): void {

@@ -44,6 +44,7 @@ export type WorkerToPanel =
   | { t: "update"; params: unknown }
   | { t: "status"; params: unknown }
   | { t: "permission"; requestId: string; params: unknown }
-  | { t: "permission_done"; requestId: string }
+  /** The request was settled elsewhere; `why` says why when nobody decided it (the agent ended). */
+  | { t: "permission_done"; requestId: string; why?: string }
   /** A session/prompt ended (also delivered when the panel that sent it has gone). */
   | { t: "turn_end"; sessionId: string; stopReason: string; error?: RpcErrorShape };

@@ -353,6 +353,18 @@ export class Transcript {
     return undefined;
   }
 
+  /** Marks every undecided permission request of a session with why (its agent ended); returns the changed ids. */
+  withdrawPermissions(sessionId: string, why: string): string[] {
+    const changed: string[] = [];
+    for (const e of this.entries) {
+      if (e.kind === "permission" && e.sessionId === sessionId && !e.decided) {
+        e.decided = why;
+        changed.push(e.id);
+      }
+    }
+    return changed;
+  }
+
   /** Takes the ids removed since the last call. */
   drainRemoved(): string[] {
     const r = this.removed;

@@ -34,6 +34,8 @@ interface Agent {
   queue: string[];
   /** A session/prompt is in flight (whatever the agent's reported state). */
   inTurn: boolean;
+  /** Counts the daemon's torii/agent_status words, so an answer that raced one does not overwrite it. */
+  statusSeq: number;
 }
 
 interface Saved {
@@ -151,6 +153,7 @@ async function load(): Promise<void> {
       detail: "",
       queue: [],
       inTurn: false,
+      statusSeq: 0,
     });
   }
 }
@@ -229,7 +232,7 @@ function onWorker(m: WorkerToPanel): void {
     case "permission_done": {
       const e = transcript.findPermission(m.requestId);
       if (e && !e.decided) {
-        e.decided = "cancelled";
+        e.decided = m.why ?? "cancelled";
         view.touch([e.id]);
         save();
       }
@@ -294,6 +297,7 @@ async function doSync(): Promise<void> {
         detail: "",
         queue: [],
         inTurn: false,
+        statusSeq: 0,
       };
       a.available = o.available !== false;
       if (!a.available && !a.sessionId) a.state = "unavailable";
@@ -318,6 +322,8 @@ async function doSync(): Promise<void> {
   }
   await Promise.all(work);
   save();
+  // Every session re-attached: what the chips say now is the daemon's word (tests wait for this).
+  document.body.dataset.syncs = String(Number(document.body.dataset.syncs ?? "0") + 1);
 }
 
 async function resume(a: Agent): Promise<void> {
@@ -326,10 +332,15 @@ async function resume(a: Agent): Promise<void> {
   renderRoster();
   try {
     // The access travels so the worker re-records the person's window grant (SECURITY I-29).
+    const seen = a.statusSeq;
     await call("session/resume", { sessionId: sid, cwd: "/", mcpServers: [], _meta: { torii: { room: `window-${windowId}`, browserAccess: a.access } } });
     if (a.sessionId !== sid) return;
-    if (a.state === "connecting" || UNHEALTHY.includes(a.state)) a.state = a.inTurn ? "busy" : "ready";
-    a.detail = "";
+    // The daemon says the session's real status as it re-attaches (before this answer): a crashed agent
+    // stays crashed, and its chip keeps offering a restart. Only without that word is it assumed well.
+    if (a.statusSeq === seen && (a.state === "connecting" || UNHEALTHY.includes(a.state))) {
+      a.state = a.inTurn ? "busy" : "ready";
+      a.detail = "";
+    }
   } catch (e) {
     if (a.sessionId !== sid) return;
     if (e instanceof PanelCallError && e.code === SESSION_UNKNOWN) {
@@ -462,7 +473,8 @@ function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape)
   if (!a) return;
   a.inTurn = false;
   if (a.state === "busy" || a.state === "not_responding") a.state = "ready";
-  if (error) note(`${a.name}: the turn failed — ${error.message}`, "error");
+  // The daemon's message names its method for clients; the person's way to the same is the chip.
+  if (error) note(`${a.name}: the turn failed — ${error.message.replace(/call torii\/session\/restart/, "click its chip to restart it")}`, "error");
   else if (stopReason === "cancelled") note(`${a.name} stopped.`, "info");
   else if (stopReason !== "end_turn") note(`${a.name} stopped: ${stopReason}.`, "warn");
   if (!error && stopReason === "end_turn" && reply.trim()) relay(a, reply);
@@ -557,6 +569,7 @@ function onStatus(params: unknown): void {
   if (!a) return;
   const detail = typeof p?.detail === "string" ? p.detail : "";
   const before = a.state;
+  a.statusSeq++;
   switch (p?.status) {
     case "starting":
       a.state = "connecting";
@@ -576,6 +589,14 @@ function onStatus(params: unknown): void {
       return;
   }
   a.detail = detail;
+  if (a.state === "crashed" || a.state === "exited") {
+    // Nobody can answer for an agent that ended: its open prompts say so instead of offering buttons.
+    const changed = transcript.withdrawPermissions(a.sessionId, `withdrawn: ${a.name} ${a.state}`);
+    if (changed.length) {
+      view.touch(changed);
+      save();
+    }
+  }
   if (before !== a.state) {
     if (a.state === "crashed") note(`${a.name} crashed${detail ? `: ${detail}` : ""}. Click its chip to restart it.`, "error");
     if (a.state === "exited") note(`${a.name} exited${detail ? `: ${detail}` : ""}. Click its chip to restart it.`, "warn");
@@ -707,7 +728,7 @@ function renderRoster(): void {
     badge.textContent = STATE_LABEL[st];
     main.append(av, name, badge);
     main.title = unhealthy
-      ? `${a.name}: ${STATE_LABEL[st]}${a.detail ? ` (${a.detail})` : ""} — click to reconnect`
+      ? `${a.name}: ${STATE_LABEL[st]}${a.detail ? ` (${a.detail})` : ""} — click to restart`
       : a.sessionId
         ? `${a.name}: ${STATE_LABEL[st]} — click to mention`
         : `${a.name}: click to connect`;

@@ -8,6 +8,8 @@
 //	/flood N        sends N one-line chunks as fast as it can, then ends
 //	/crash          sends one chunk, then exits with status 3
 //	/permission     a tool_call, then session/request_permission; reports the outcome
+//	/permission-crash  a tool_call and session/request_permission, then exits with status 4
+//	                   a second later, the request still unanswered
 //	/tools          lists the tools of the HTTP MCP server it was given
 //	/tool NAME JSON calls a tool on that server: tool_call, tool_call_update, result text
 //	/echo-session   replies with the session id it was given
@@ -185,6 +187,12 @@ func field(text, key string) (string, bool) {
 
 func (a *Agent) turn(ctx context.Context, sid string, s *session, text string) error {
 	switch {
+	case strings.Contains(text, "/permission-crash"):
+		go func() { _ = a.permission(ctx, sid) }()
+		// Long enough for the request to reach the person; it is never answered.
+		time.Sleep(time.Second)
+		a.exit(4)
+		return nil
 	case strings.Contains(text, "/crash"):
 		_ = a.say(ctx, sid, "about to crash")
 		time.Sleep(50 * time.Millisecond)

@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/torii-browser/torii/internal/config"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Pins that can never match are said in the log as the daemon starts,
+// with the fix.
+func TestStartWarnsAboutPinsThatMatchNothing(t *testing.T) {
+	var buf lockedBuf
+	startDaemon(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+		o.Config.MCPServers = config.MCPServerPolicy{Allow: []string{"katashiro"}, Pins: map[string][]string{"ghost": {"snapshot"}}}
+	})
+	log := buf.String()
+	for _, want := range []string{`level=WARN`, `pins for \"ghost\"`, `add \"ghost\" to mcpServers.allow`, `\"katashiro\" is allowed but has no pins`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("start log lacks %s:\n%s", want, log)
+		}
+	}
+}
