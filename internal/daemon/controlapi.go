@@ -33,6 +33,9 @@ type (
 		Broker   broker.Stats         `json:"broker"`
 		// MCPSessions is the number of live /mcp sessions (bounded, SECURITY I-52).
 		MCPSessions int `json:"mcpSessions"`
+		// Browsers: every paired browser, connected now or not, and the
+		// sessions acting in each (browsers.go).
+		Browsers []BrowserStatus `json:"browsers"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -98,7 +101,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
-			MCPSessions: d.mcpSess.count()}, nil
+			MCPSessions: d.mcpSess.count(), Browsers: d.browsersStatus()}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "pair.pending":
@@ -138,8 +141,18 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		// SECURITY I-7: removed from the store first, then every live
 		// connection of the device is closed at once.
 		n := d.link.Hub().CloseDevice(p.DeviceID)
+		d.broker.RevokeBrowser(p.DeviceID)
 		d.log.Info("device revoked", "device", p.DeviceID, "closed", n)
 		return DevicesRevokeResult{Closed: n}, nil
+	case "devices.rename":
+		p, err := params[DevicesRenameParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.Device == "" || p.Name == "" {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: device and name are required")
+		}
+		return d.renameDevice(p)
 	case "tokens.create":
 		p, err := params[TokensCreateParams](raw, method)
 		if err != nil {

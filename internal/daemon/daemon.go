@@ -142,6 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.broker = broker.New(log)
 	d.broker.SetLimits(opts.Config.Broker)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
+	d.broker.SetResolver(d.resolveBrowser)
 	if err := d.seedCatalogue(); err != nil {
 		return err
 	}

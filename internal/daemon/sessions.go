@@ -63,6 +63,7 @@ type mcpSessions struct {
 
 type mcpSession struct {
 	principal string
+	browser   string // named at open (?browser= or Torii-Browser), SECURITY I-58
 	ss        *mcp.ServerSession
 	used      uint64 // m.seq at its last request
 }
@@ -129,7 +130,7 @@ func (m *mcpSessions) wrap(next http.Handler) http.Handler {
 		h := &serverHolder{}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverHolderKey{}, h)))
 		if id := w.Header().Get(sessionIDHeader); id != "" && h.srv != nil {
-			m.register(id, principal, h.srv)
+			m.register(id, principal, browserParam(r), h.srv)
 		}
 	})
 }
@@ -171,7 +172,28 @@ func (m *mcpSessions) makeRoom(principal string) (victim *mcp.ServerSession, ok 
 	return nil, len(m.byID) < m.lim.mcpTotal
 }
 
-func (m *mcpSessions) register(id, principal string, srv *mcp.Server) {
+// BrowserHeader and the `browser` query parameter of the request that
+// opens an /mcp session name the browser its calls go to.
+const BrowserHeader = "Torii-Browser"
+
+func browserParam(r *http.Request) string {
+	if b := r.URL.Query().Get("browser"); b != "" {
+		return b
+	}
+	return r.Header.Get(BrowserHeader)
+}
+
+// browserOf is the browser an /mcp session named when it opened ("" none).
+func (m *mcpSessions) browserOf(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.byID[id]; s != nil {
+		return s.browser
+	}
+	return ""
+}
+
+func (m *mcpSessions) register(id, principal, browser string, srv *mcp.Server) {
 	var ss *mcp.ServerSession
 	for s := range srv.Sessions() {
 		if s.ID() == id {
@@ -184,7 +206,7 @@ func (m *mcpSessions) register(id, principal string, srv *mcp.Server) {
 	}
 	m.mu.Lock()
 	m.seq++
-	m.byID[id] = &mcpSession{principal: principal, ss: ss, used: m.seq}
+	m.byID[id] = &mcpSession{principal: principal, browser: browser, ss: ss, used: m.seq}
 	m.mu.Unlock()
 	go func() {
 		_ = ss.Wait()
