@@ -52,8 +52,8 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 			call.Session = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
 		}
 		want := ""
-		if req.Session != nil {
-			want = d.mcpSess.browserOf(req.Session.ID())
+		if req.Extra != nil && req.Extra.Header != nil {
+			want = req.Extra.Header.Get(BrowserHeader)
 		}
 		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
 	}

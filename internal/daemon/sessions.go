@@ -63,7 +63,6 @@ type mcpSessions struct {
 
 type mcpSession struct {
 	principal string
-	browser   string // named at open (?browser= or Torii-Browser), SECURITY I-58
 	ss        *mcp.ServerSession
 	used      uint64 // m.seq at its last request
 }
@@ -104,6 +103,7 @@ func (m *mcpSessions) wrap(next http.Handler) http.Handler {
 		}
 		m.active[principal]++
 		m.mu.Unlock()
+		browserParam(r)
 		defer func() {
 			m.mu.Lock()
 			if m.active[principal]--; m.active[principal] <= 0 {
@@ -130,7 +130,7 @@ func (m *mcpSessions) wrap(next http.Handler) http.Handler {
 		h := &serverHolder{}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverHolderKey{}, h)))
 		if id := w.Header().Get(sessionIDHeader); id != "" && h.srv != nil {
-			m.register(id, principal, browserParam(r), h.srv)
+			m.register(id, principal, h.srv)
 		}
 	})
 }
@@ -172,28 +172,20 @@ func (m *mcpSessions) makeRoom(principal string) (victim *mcp.ServerSession, ok 
 	return nil, len(m.byID) < m.lim.mcpTotal
 }
 
-// BrowserHeader and the `browser` query parameter of the request that
-// opens an /mcp session name the browser its calls go to.
+// BrowserHeader, or the `browser` query parameter of the /mcp URL, names
+// the browser an /mcp session's calls go to (SECURITY I-58). The session is
+// bound at its first call; later requests cannot move it.
 const BrowserHeader = "Torii-Browser"
 
-func browserParam(r *http.Request) string {
-	if b := r.URL.Query().Get("browser"); b != "" {
-		return b
+// browserParam copies ?browser= into BrowserHeader, so the SDK hands it to
+// the call handler (RequestExtra.Header); a header already set wins.
+func browserParam(r *http.Request) {
+	if b := r.URL.Query().Get("browser"); b != "" && r.Header.Get(BrowserHeader) == "" {
+		r.Header.Set(BrowserHeader, b)
 	}
-	return r.Header.Get(BrowserHeader)
 }
 
-// browserOf is the browser an /mcp session named when it opened ("" none).
-func (m *mcpSessions) browserOf(id string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.byID[id]; s != nil {
-		return s.browser
-	}
-	return ""
-}
-
-func (m *mcpSessions) register(id, principal, browser string, srv *mcp.Server) {
+func (m *mcpSessions) register(id, principal string, srv *mcp.Server) {
 	var ss *mcp.ServerSession
 	for s := range srv.Sessions() {
 		if s.ID() == id {
@@ -206,7 +198,7 @@ func (m *mcpSessions) register(id, principal, browser string, srv *mcp.Server) {
 	}
 	m.mu.Lock()
 	m.seq++
-	m.byID[id] = &mcpSession{principal: principal, browser: browser, ss: ss, used: m.seq}
+	m.byID[id] = &mcpSession{principal: principal, ss: ss, used: m.seq}
 	m.mu.Unlock()
 	go func() {
 		_ = ss.Wait()
