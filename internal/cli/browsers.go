@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/pairing"
 )
 
 // browserStatus is one entry of the daemon's status `browsers`.
@@ -97,4 +100,31 @@ func checkBrowserName(ctx context.Context, c *control.Client, name string) error
 		return fmt.Errorf("torii mcp: --browser %q: no browser is paired yet; pair one with `torii launch` first", name)
 	}
 	return fmt.Errorf("torii mcp: --browser %q: no paired browser has that name or ID; paired: %s (see `torii status`, rename with `torii devices rename`)", name, strings.Join(known, ", "))
+}
+
+// managedDeviceName is the name `torii launch` pairs its browser under:
+// the browser, the profile directory and the host, e.g. "Chromium (profile
+// work) on laptop", so two managed profiles never read the same.
+func managedDeviceName(browserPath, profileDir string, torii bool) string {
+	b := strings.ToLower(filepath.Base(browserPath))
+	brand := "Chromium"
+	switch {
+	case strings.Contains(b, "chrome"):
+		brand = "Chrome"
+	case strings.Contains(b, "edge"):
+		brand = "Edge"
+	case strings.Contains(b, "brave"):
+		brand = "Brave"
+	}
+	name := brand + " (profile " + filepath.Base(profileDir) + ")"
+	if torii {
+		name = brand + " (Torii profile)" // the default <state dir>/profile
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		name += " on " + h
+	}
+	if r := []rune(name); len(r) > pairing.MaxDeviceName {
+		name = string(r[:pairing.MaxDeviceName])
+	}
+	return name
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,21 @@ func TestMCPBrowserFlagAndStatus(t *testing.T) {
 	r = e.run("", "status")
 	if !strings.Contains(r.stdout, `sessions: "pinned" (stdio, named)`) {
 		t.Fatalf("status must say which browser serves the session:\n%s", r.stdout)
+	}
+}
+
+func TestManagedDeviceName(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, c := range []struct {
+		browser, profile string
+		torii            bool
+		want             string
+	}{
+		{"/usr/bin/chromium", "/home/p/.local/state/torii/profile", true, "Chromium (Torii profile) on " + host},
+		{"/opt/google/chrome/google-chrome", "/home/p/work", false, "Chrome (profile work) on " + host},
+	} {
+		if got := managedDeviceName(c.browser, c.profile, c.torii); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.browser, c.profile, got, c.want)
+		}
 	}
 }

@@ -306,3 +306,31 @@ func TestDeviceRename(t *testing.T) {
 		t.Fatalf("--browser by the new name (any case): %q", txt)
 	}
 }
+
+// `torii launch` names the browser it starts: the device paired with that
+// one-time secret takes the name, made distinct like any other.
+func TestLaunchOTPNamesTheDevice(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	for range 2 {
+		var otp daemon.LaunchOTPResult
+		d.Call(t, "launch.otp", daemon.LaunchOTPParams{DeviceName: "Chromium (profile work) on host"}, &otp)
+		dev, err := linktest.NewDevice("Chrome on Linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := linktest.PairAndConnect(ctx, d.URL, dev, linktest.PairOptions{OTP: otp.OTP}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	var devs daemon.DevicesListResult
+	d.Call(t, "devices.list", nil, &devs)
+	if len(devs.Devices) != 2 || devs.Devices[0].Name != "Chromium (profile work) on host" || devs.Devices[1].Name != "Chromium (profile work) on host (2)" {
+		t.Fatalf("launch-named devices: %+v", devs.Devices)
+	}
+	if err := d.Control.Call(ctx, "launch.otp", daemon.LaunchOTPParams{DeviceName: "bad\x00name"}, nil); err == nil {
+		t.Fatal("a control character in deviceName must be refused")
+	}
+}

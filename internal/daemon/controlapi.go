@@ -77,6 +77,11 @@ type (
 	TokensRevokeParams struct {
 		ID string `json:"id"`
 	}
+	// LaunchOTPParams: deviceName, if set, is the name the browser paired
+	// with the secret gets (torii launch names its managed profile).
+	LaunchOTPParams struct {
+		DeviceName string `json:"deviceName,omitempty"`
+	}
 	LaunchOTPResult struct {
 		OTP       string    `json:"otp"`
 		ExpiresAt time.Time `json:"expiresAt"`
@@ -180,7 +185,14 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		d.log.Info("token revoked", "token", p.ID, "connections", n, "mcpSessions", m)
 		return struct{}{}, nil
 	case "launch.otp":
-		otp, exp := d.otps.Issue()
+		p, err := params[LaunchOTPParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.DeviceName != "" && !pairing.ValidName(p.DeviceName) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "launch.otp: deviceName must be 1-%d printable characters", pairing.MaxDeviceName)
+		}
+		otp, exp := d.otps.IssueNamed(p.DeviceName)
 		// SECURITY I-10: the secret is returned to the (same-user) caller
 		// only; it is never logged.
 		frag := url.Values{"daemon": {d.wsURL()}, "otp": {otp}}.Encode()

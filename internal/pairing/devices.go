@@ -83,6 +83,9 @@ func OpenDeviceStore(path string) (*DeviceStore, error) {
 	return s, nil
 }
 
+// ValidName reports whether n may name a device.
+func ValidName(n string) bool { return validName(n) }
+
 func validName(n string) bool {
 	if n == "" || !utf8.ValidString(n) || utf8.RuneCountInString(n) > MaxDeviceName {
 		return false
