@@ -170,7 +170,9 @@ func (b *Broker) OnToolsChanged(f func([]*mcp.Tool)) {
 
 // Attach makes br the tool server of the browser (paired device) it
 // serves; see AttachBrowser.
-func (b *Broker) Attach(deviceID, name string, br *mcpbridge.Bridge) { b.AttachBrowser(deviceID, name, br) }
+func (b *Broker) Attach(deviceID, name string, br *mcpbridge.Bridge) {
+	b.AttachBrowser(deviceID, name, br)
+}
 
 // AttachServer attaches a server under its link ID (tests attach fakes).
 func (b *Broker) AttachServer(br ToolServer) { b.AttachBrowser(br.LinkID(), br.LinkID(), br) }

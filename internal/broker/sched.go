@@ -28,7 +28,7 @@ type pending struct {
 	seq   uint64
 	sess  *Session
 	tool  string
-	tab   int // -1: names no tab
+	tab   int      // -1: names no tab
 	bw    *browser // the browser it was routed to
 	enq   time.Time
 	admit chan struct{} // closed when admitted or failed

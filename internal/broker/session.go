@@ -51,12 +51,12 @@ type Session struct {
 	browserName string
 	revoked     bool     // its browser was unpaired
 	seen        []string // browsers its calls reached, told when it ends
-	recent  []CallRecord
-	ended   time.Time
-	used    time.Time // last call queued or finished; cli sessions expire after labelIdle of it
-	calls   int
-	onClose []func()
-	once    sync.Once
+	recent      []CallRecord
+	ended       time.Time
+	used        time.Time // last call queued or finished; cli sessions expire after labelIdle of it
+	calls       int
+	onClose     []func()
+	once        sync.Once
 }
 
 // CallRecord is one finished call, for status: never arguments or results.

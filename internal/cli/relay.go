@@ -28,9 +28,9 @@ type relay struct {
 	label string
 	// browser, if set, names the browser this agent's calls go to (--browser).
 	browser string
-	dial  func(ctx context.Context) (net.Conn, error)
-	out   io.Writer // the agent's stdin
-	errw  io.Writer // the agent's log
+	dial    func(ctx context.Context) (net.Conn, error)
+	out     io.Writer // the agent's stdin
+	errw    io.Writer // the agent's log
 
 	wmu sync.Mutex // one whole message per write to out
 

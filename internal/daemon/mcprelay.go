@@ -128,7 +128,7 @@ type relayConn struct {
 
 	mu      sync.Mutex
 	name    string
-	browser string // the browser named with `torii mcp --browser`, if any
+	browser string              // the browser named with `torii mcp --browser`, if any
 	pending map[jsonrpc.ID]bool // requests read and not yet answered
 	once    sync.Once
 }
