@@ -287,7 +287,19 @@ func TestNamedBrowserErrorsAndRevokedFailover(t *testing.T) {
 func TestDeviceRename(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	_, _, nameA, nameB := twoBrowsers(t, ctx, d)
+	extA, _, nameA, nameB := twoBrowsers(t, ctx, d)
+	// The popup renames its own device over the link; a taken name is refused there too.
+	var self struct {
+		Name string `json:"name"`
+	}
+	if err := extA.Call(ctx, daemon.DeviceRename, map[string]string{"name": nameB}, &self); err == nil || !strings.Contains(err.Error(), "already named") {
+		t.Fatalf("self-rename to a taken name: %v", err)
+	}
+	if err := extA.Call(ctx, daemon.DeviceRename, map[string]string{"name": "Personal"}, &self); err != nil || self.Name != "Personal" {
+		t.Fatalf("self-rename: %v %+v", err, self)
+	}
+	waitBrowsers(t, d, nameB, "Personal")
+	nameA = "Personal"
 	err := d.Control.Call(ctx, "devices.rename", daemon.DevicesRenameParams{Device: nameB, Name: strings.ToUpper(nameA)}, nil)
 	if re, ok := err.(*jsonrpc.Error); !ok || re.Code != jsonrpc.CodeInvalidParams || !strings.Contains(re.Message, "already named") {
 		t.Fatalf("rename to a taken name: %v", err)
