@@ -40,8 +40,8 @@ type BrowserInfo struct {
 	Name     string    `json:"name"`
 	Since    time.Time `json:"since"`
 	LastUsed time.Time `json:"lastUsed"`
-	// Sessions are the live sessions bound to it.
-	Sessions []string `json:"sessions"`
+	// Sessions are the live sessions bound to it (not shown to agents).
+	Sessions []string `json:"sessions,omitempty"`
 }
 
 // Binding says how a session chose its browser.

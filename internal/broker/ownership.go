@@ -166,11 +166,15 @@ type StatusOf struct {
 	Session            SessionInfo   `json:"session"`
 	Broker             Stats         `json:"broker"`
 	ExtensionConnected bool          `json:"extensionConnected"`
-	Browsers           []BrowserInfo `json:"browsers"`
+	Browsers           []BrowserInfo `json:"browsers"` // without their sessions
 }
 
 func (b *Broker) statusResult(s *Session) *mcp.CallToolResult {
 	st := StatusOf{Session: s.Info(), Broker: b.Stats(), ExtensionConnected: b.Connected(), Browsers: b.Browsers()}
+	for i := range st.Browsers {
+		// An agent learns which browsers are connected, not who else acts in them.
+		st.Browsers[i].Sessions = nil
+	}
 	var w strings.Builder
 	fmt.Fprintf(&w, "session %q (%s, %s): browser %s\n", st.Session.Label, st.Session.Kind, st.Session.ID, map[bool]string{true: "connected", false: "not connected"}[st.ExtensionConnected])
 	if st.Session.Browser != "" {
