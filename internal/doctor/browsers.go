@@ -18,7 +18,14 @@ func checkBrowsers(_ context.Context, e *Env) Result {
 	for _, b := range e.Status.Browsers {
 		switch {
 		case b.Serving:
+			var labels []string
+			for _, x := range b.Sessions {
+				labels = append(labels, fmt.Sprintf("%q", x.Label))
+			}
 			d := fmt.Sprintf("%q (%d session(s)", b.Name, len(b.Sessions))
+			if len(labels) > 0 {
+				d += ": " + strings.Join(labels, ", ")
+			}
 			if b.Default {
 				d += ", default for new sessions"
 			}

@@ -13,8 +13,11 @@ func TestCheckBrowsers(t *testing.T) {
 		{Name: "Chromium (profile work) on host", Connected: true, Serving: true, Default: true},
 		{Name: "Chrome on Linux", Connected: false},
 	}}}
+	e.Status.Browsers[0].Sessions = append(e.Status.Browsers[0].Sessions, struct {
+		Label string `json:"label"`
+	}{Label: "proj"})
 	r := checkBrowsers(context.Background(), e)
-	if r.Status != OK || !strings.Contains(r.Detail, `"Chromium (profile work) on host" (0 session(s), default for new sessions)`) || strings.Contains(r.Detail, "Chrome on Linux") {
+	if r.Status != OK || !strings.Contains(r.Detail, `"Chromium (profile work) on host" (1 session(s): "proj", default for new sessions)`) || strings.Contains(r.Detail, "Chrome on Linux") {
 		t.Fatalf("one serving: %+v", r)
 	}
 	e.Status.Browsers = []BrowserStatus{{Name: "A", Connected: true}}

@@ -80,6 +80,19 @@ func OpenDeviceStore(path string) (*DeviceStore, error) {
 		s.persisted[d.ID] = d.LastSeen
 	}
 	s.devices = f.Devices
+	// Stores from before names were made distinct may hold two devices of
+	// one name; the later ones get a suffix, so a name picks one browser.
+	changed := false
+	for i := range s.devices {
+		if n := s.uniqueNameLocked(s.devices[i].Name, s.devices[i].ID, i); n != s.devices[i].Name {
+			s.devices[i].Name, changed = n, true
+		}
+	}
+	if changed {
+		if err := s.save(s.devices); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -160,9 +173,14 @@ var ErrNameTaken = errors.New("pairing: another device already has that name")
 // uniqueNameLocked is name, or name with the first free " (N)" suffix when
 // another device (not except) has it: people and `--browser` tell browsers
 // apart by name. Names compare case-insensitively. Under s.mu.
-func (s *DeviceStore) uniqueNameLocked(name, except string) string {
+// With before >= 0 only the devices before that index count (loading).
+func (s *DeviceStore) uniqueNameLocked(name, except string, before ...int) string {
+	devs := s.devices
+	if len(before) > 0 {
+		devs = devs[:before[0]]
+	}
 	taken := func(n string) bool {
-		for _, d := range s.devices {
+		for _, d := range devs {
 			if d.ID != except && strings.EqualFold(d.Name, n) {
 				return true
 			}

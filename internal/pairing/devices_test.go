@@ -276,3 +276,33 @@ func TestDeviceNamesDistinct(t *testing.T) {
 		t.Fatalf("rename unknown: %v", err)
 	}
 }
+
+// A store written before names were distinct is made so when opened: the
+// later device of a shared name gets the suffix, on disk too.
+func TestDeviceStoreOpensWithDistinctNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "devices.json")
+	s, err := OpenDeviceStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Add("Chrome on Linux", "o", devKey(t, "a"))
+	b, _ := s.Add("Other", "o", devKey(t, "b"))
+	// As an older daemon could have written it.
+	s.mu.Lock()
+	s.devices[1].Name = "Chrome on Linux"
+	if err := s.save(s.devices); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Unlock()
+	for range 2 {
+		s2, err := OpenDeviceStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ga, _ := s2.Get(a.ID)
+		gb, _ := s2.Get(b.ID)
+		if ga.Name != "Chrome on Linux" || gb.Name != "Chrome on Linux (2)" {
+			t.Fatalf("opened: %q %q", ga.Name, gb.Name)
+		}
+	}
+}
