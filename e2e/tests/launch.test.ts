@@ -1,6 +1,7 @@
 // `torii launch` starts a managed browser that pairs itself via a
 // one-time secret, with no clicks, and returns once the link is up.
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { EXTENSION_ORIGIN, browserPath } from "../src/env.ts";
@@ -46,6 +47,7 @@ describeBrowser("managed launch", () => {
     const devices = await torii.devices();
     expect(devices).toHaveLength(1);
     expect(devices[0]?.origin).toBe(EXTENSION_ORIGIN);
+    expect(devices[0]?.name, "named after the browser, profile directory and host").toBe(`Chromium (profile profile) on ${hostname()}`);
     expect(await torii.pendingPairs(), "paired with no person approving").toEqual([]);
 
     // Closing the managed browser takes the link down.

@@ -92,6 +92,10 @@ export class FakeDaemon {
   helloKey: DaemonKey | null = null;
   otp = "";
   rejectAuth = false;
+  /** The name torii/auth reports for the device, as the daemon's store holds it. */
+  daemonName = "Chrome on Linux";
+  /** Names torii/device/rename refuses as another device's. */
+  takenNames: string[] = [];
   private readonly conns = new WeakMap<FakeSocket, ConnState>();
   private n = 0;
 
@@ -190,7 +194,7 @@ export class FakeDaemon {
           s.serverClose(1008, "authentication failed");
           return;
         }
-        reply({ deviceId: p.deviceId, deviceName: "Chrome on Linux", ticket: `tk${this.sockets.indexOf(s)}` });
+        reply({ deviceId: p.deviceId, deviceName: this.daemonName, ticket: `tk${this.sockets.indexOf(s)}` });
         return;
       }
       case "initialize":
@@ -202,6 +206,16 @@ export class FakeDaemon {
       case "torii/ping":
         reply({ t: Date.now() });
         return;
+      case "torii/device/rename": {
+        const name = p.name ?? "";
+        if (this.takenNames.includes(name)) {
+          fail(-32602, `devices.rename: another device is already named "${name}"; pick another name`);
+          return;
+        }
+        this.daemonName = name;
+        reply({ name });
+        return;
+      }
       default:
         fail(-32601, "method not found");
     }

@@ -281,6 +281,23 @@ describe("Link", () => {
     expect(t.session.data.has("linkTicket"), "the ticket goes with the pairing").toBe(false);
   });
 
+  it("shows the daemon's name for this browser, and renames it there while connected", async () => {
+    const t = await setup();
+    t.daemon.daemonName = "Chrome on Linux (2)"; // another browser had the name first
+    await t.link.start();
+    await t.link.pair();
+    await until(() => t.link.state().status === "connected", "connected");
+    expect(t.link.state().deviceName, "the daemon's distinct name wins").toBe("Chrome on Linux (2)");
+    expect(t.kv.data.get("deviceName")).toBe("Chrome on Linux (2)");
+
+    t.daemon.takenNames = ["Work"];
+    await expect(t.link.setDeviceName("Work")).rejects.toThrow(/already named "Work"/);
+    expect(t.link.state().deviceName, "a refused rename changes nothing").toBe("Chrome on Linux (2)");
+    expect((await t.link.setDeviceName("  Home   laptop ")).deviceName).toBe("Home laptop");
+    expect(t.daemon.daemonName, "the daemon's store has the new name").toBe("Home laptop");
+    expect(t.daemon.last.methods()).toContain("torii/device/rename");
+  });
+
   it("validates settings", async () => {
     const t = await setup();
     await t.link.start();

@@ -92,11 +92,11 @@ type Broker struct {
 	ctx    context.Context // ends with Close (daemon shutdown)
 	cancel context.CancelFunc
 
-	mu     sync.Mutex
-	cur    ToolServer
-	gen    uint64      // bumped on every attach and detach: a call queued under one link never runs on the next
-	tools  []*mcp.Tool // last known catalogue; kept after a disconnect
-	byName map[string]*mcp.Tool
+	mu       sync.Mutex          // after smu when both are held
+	browsers map[string]*browser // connected browsers by device ID (browsers.go)
+	resolve  Resolver
+	tools    []*mcp.Tool // last known catalogue; kept after a disconnect
+	byName   map[string]*mcp.Tool
 
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)
@@ -111,7 +111,7 @@ type Broker struct {
 	waiting   []*pending
 	seq       uint64
 	inflight  int
-	tabBusy   map[int]bool
+	tabBusy   map[tabKey]bool
 	closed    bool
 
 	observer atomic.Pointer[Observer] // the audit hook (audit.go)
@@ -123,7 +123,7 @@ func New(log *slog.Logger) *Broker {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{log: log, byName: map[string]*mcp.Tool{}, limits: config.BrokerDefaults,
-		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[int]bool{},
+		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[tabKey]bool{}, browsers: map[string]*browser{},
 		labelIdle: LabelIdle, maxLabels: MaxLabelSessions}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
@@ -168,74 +168,20 @@ func (b *Broker) OnToolsChanged(f func([]*mcp.Tool)) {
 	b.lmu.Unlock()
 }
 
-// Attach makes br the extension's tool server. The last attach wins (as
-// OpenAB's registry): a replaced bridge gets mcp/disconnect in the
-// background. br detaches itself when its link ends.
-func (b *Broker) Attach(br *mcpbridge.Bridge) { b.AttachServer(br) }
-
-// AttachServer is Attach for any ToolServer (tests attach fakes).
-func (b *Broker) AttachServer(br ToolServer) {
-	b.lmu.Lock()
-	defer b.lmu.Unlock()
-	tools := br.Tools()
-	b.mu.Lock()
-	old := b.cur
-	b.cur = br
-	b.gen++
-	changed := !sameTools(b.tools, tools)
-	if changed {
-		b.tools = tools
-		b.byName = make(map[string]*mcp.Tool, len(tools))
-		for _, t := range tools {
-			b.byName[t.Name] = t
-		}
-	}
-	b.mu.Unlock()
-	if old != nil && old != br {
-		go old.Close()
-	}
-	context.AfterFunc(br.Context(), func() { b.detach(br) })
-	b.log.Info("broker: extension tool server attached", "link", br.LinkID(), "tools", len(tools), "catalogueChanged", changed)
-	if changed {
-		for _, f := range b.listeners {
-			f(withDaemonTools(tools))
-		}
-	}
+// Attach makes br the tool server of the browser (paired device) it
+// serves; see AttachBrowser.
+func (b *Broker) Attach(deviceID, name string, br *mcpbridge.Bridge) {
+	b.AttachBrowser(deviceID, name, br)
 }
 
-func (b *Broker) detach(br ToolServer) {
-	b.mu.Lock()
-	gone := b.cur == br
-	if gone {
-		b.cur = nil
-		b.gen++
-	}
-	b.mu.Unlock()
-	if gone {
-		// In-flight calls fail in the bridge; queued ones fail here, at
-		// once: nothing was sent and nobody waits out a budget.
-		n := b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension disconnected; nothing was sent"))
-		b.log.Info("broker: extension tool server detached", "link", br.LinkID(), "queuedFailed", n)
-	}
-}
+// AttachServer attaches a server under its link ID (tests attach fakes).
+func (b *Broker) AttachServer(br ToolServer) { b.AttachBrowser(br.LinkID(), br.LinkID(), br) }
 
-func (b *Broker) generation() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.gen
-}
-
-func (b *Broker) current() ToolServer {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.cur
-}
-
-// Connected reports whether an extension tool server is attached.
+// Connected reports whether any browser's tool server is attached.
 func (b *Broker) Connected() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.cur != nil
+	return len(b.liveLocked()) > 0
 }
 
 // Tools is the catalogue: the attached server's, or the last one seen
@@ -250,40 +196,60 @@ func (b *Broker) Tools() []*mcp.Tool {
 // the extension. It returns the bridge to use, or the typed refusal.
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
+	bw, _, e := b.gate(call)
+	if e != nil {
+		return nil, e
+	}
+	return bw.srv, nil
+}
+
+// gate is Gate with the browser the call is routed to (browsers.go) and
+// the failover notice, if routing moved the session.
+func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	b.mu.Lock()
-	cur, tool, anyTools := b.cur, b.byName[call.Name], len(b.tools) > 0
+	tool, anyTools := b.byName[call.Name], len(b.tools) > 0
+	cur := len(b.liveLocked()) > 0
 	b.mu.Unlock()
 	switch {
 	case call.Name == "":
-		return nil, toolerr.New(toolerr.InvalidArgument, "a tool name is required")
+		return nil, nil, toolerr.New(toolerr.InvalidArgument, "a tool name is required")
 	case call.Access == AccessNone:
-		return nil, accessRefusal("this agent has no browser access (the person set it to none); nothing was sent")
-	case cur == nil && !anyTools:
-		return nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
+		return nil, nil, accessRefusal("this agent has no browser access (the person set it to none); nothing was sent")
+	case !cur && !anyTools:
+		return nil, nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
 	case tool == nil:
-		return nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
+		return nil, nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
 	}
 	if call.Access == AccessRead && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
-		return nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)
-	}
-	if cur == nil {
-		return nil, toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension is not connected; nothing was sent")
+		return nil, nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)
 	}
 	if len(call.Arguments) > 0 && !json.Valid(call.Arguments) {
-		return nil, toolerr.New(toolerr.InvalidArgument, "arguments are not valid JSON")
+		return nil, nil, toolerr.New(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
-	if call.Owner != nil {
-		if tab := tabOf(call.Arguments); tab >= 0 && b.ownedByOther(call.Owner, tab) {
-			return nil, notOwned(tab)
-		}
+	s := call.Owner
+	if s == nil {
+		s = b.labelSession(call.Session)
 	}
-	return cur, nil
+	bw, n, e := b.route(s)
+	if e != nil {
+		return nil, nil, e
+	}
+	if tab := tabOf(call.Arguments); tab >= 0 && b.ownedByOther(s, bw.id, tab) {
+		return nil, n, notOwned(tab)
+	}
+	return bw, n, nil
 }
 
 // CallTool gates the call, queues it (sched.go) and runs it on the
 // extension. It always returns an MCP result; failures are isError results
 // with a code (toolerr).
 func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
+	res, n := b.callTool(ctx, call)
+	withNotice(res, n)
+	return res
+}
+
+func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, *Notice) {
 	start := time.Now()
 	if call.Owner == nil {
 		call.Owner = b.labelSession(call.Session)
@@ -293,19 +259,19 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 		defer call.Queued() // the early refusals below; must be idempotent
 	}
 	if call.Name == StatusTool && call.Access != AccessNone {
-		return b.statusResult(s)
+		return b.statusResult(s), nil
 	}
 	tab := tabOf(call.Arguments)
-	if _, refused := b.Gate(&call); refused != nil {
+	bw, notice, refused := b.gate(&call)
+	if refused != nil {
 		b.record(s, call.Name, tab, start, 0, refused.Code, nil)
-		return refused.Result()
+		return refused.Result(), notice
 	}
 	// The call ends with its caller, its session or the daemon.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	gen := b.generation()
-	p, refused := b.enqueue(s, call.Name, tab)
+	p, refused := b.enqueue(s, call.Name, tab, bw)
 	if call.Queued != nil {
 		call.Queued()
 	}
@@ -314,23 +280,31 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 	}
 	if refused != nil {
 		b.record(s, call.Name, tab, start, time.Since(start), refused.Code, nil)
-		return refused.Result()
+		return refused.Result(), notice
 	}
 	waited := time.Since(start)
 	defer b.release(p)
-	srv := b.current()
-	if srv == nil || b.generation() != gen || srv.Context().Err() != nil {
-		// The link it was queued for went away meanwhile (even if another came back): its
+	srv := bw.srv
+	if b.browserOf(bw.id) != bw || srv.Context().Err() != nil {
+		// The link it was queued for went away meanwhile (even if it came back): its
 		// caller hears so at once rather than having it run on a browser state it did not see.
-		e := toolerr.New(toolerr.ExtensionNotConnected, "the Torii extension disconnected while %s was queued; nothing was sent", call.Name)
+		e := toolerr.New(toolerr.ExtensionNotConnected, "browser %q disconnected while %s was queued; nothing was sent", bw.name, call.Name)
 		b.record(s, call.Name, tab, start, waited, e.Code, nil)
-		return e.Result()
+		return e.Result(), notice
 	}
+	b.sawBrowser(s, bw.id)
 	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, b.meta(s), call.Timeout)
-	if b.isClosed() {
+	switch {
+	case b.isClosed():
 		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
+	case srv.Context().Err() != nil:
+		if e := toolerr.FromResult(res); e != nil && e.Code == toolerr.ExtensionNotConnected {
+			// SECURITY I-58: named, so the agent knows which browser went;
+			// its next call moves on only as route allows.
+			res = toolerr.Result(toolerr.ExtensionNotConnected, "browser %q disconnected during %s; it may have run", bw.name, call.Name)
+		}
 	}
-	b.takeTabs(s, res)
+	b.takeTabs(s, bw.id, res)
 	addText(res)
 	// The agent may see how long its call queued (and the load bench measures it).
 	if res.Meta == nil {
@@ -344,7 +318,7 @@ func (b *Broker) CallTool(ctx context.Context, call Call) *mcp.CallToolResult {
 		code = toolerr.Internal
 	}
 	b.record(s, call.Name, tab, start, waited, code, res)
-	return res
+	return res, notice
 }
 
 // record keeps a finished call in its session's recent list (metadata

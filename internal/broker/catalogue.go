@@ -12,7 +12,7 @@ func (b *Broker) SeedCatalogue(tools []*mcp.Tool) {
 	b.lmu.Lock()
 	defer b.lmu.Unlock()
 	b.mu.Lock()
-	if b.cur != nil || len(b.tools) > 0 || len(tools) == 0 {
+	if len(b.browsers) > 0 || len(b.tools) > 0 || len(tools) == 0 {
 		b.mu.Unlock()
 		return
 	}

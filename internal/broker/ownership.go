@@ -44,7 +44,7 @@ func (b *Broker) meta(s *Session) map[string]any {
 
 // takeTabs reads the session's tabs from a result's _meta and strips them:
 // the agent gets the result as the extension made it, minus bookkeeping.
-func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
+func (b *Broker) takeTabs(s *Session, browserID string, res *mcp.CallToolResult) {
 	raw, ok := takeMeta(res, MetaKey)
 	if !ok {
 		return
@@ -58,7 +58,9 @@ func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
 	tabs := *m.Tabs
 	slices.Sort(tabs)
 	b.smu.Lock()
-	s.tabs = tabs
+	if s.browser == browserID {
+		s.tabs, s.tabsIn = tabs, browserID
+	}
 	b.smu.Unlock()
 }
 
@@ -66,14 +68,15 @@ func (b *Broker) takeTabs(s *Session, res *mcp.CallToolResult) {
 // as the extension last reported: SECURITY I-24, checked in the daemon
 // before anything is sent. The extension checks again, and alone decides
 // for tabs the daemon has not heard of (the person's, grants).
-func (b *Broker) ownedByOther(s *Session, tab int) bool {
+// Tab IDs are each browser's own: only sessions' tabs in the same browser count.
+func (b *Broker) ownedByOther(s *Session, browserID string, tab int) bool {
 	b.smu.Lock()
 	defer b.smu.Unlock()
-	if slices.Contains(s.tabs, tab) {
+	if s.tabsIn == browserID && slices.Contains(s.tabs, tab) {
 		return false
 	}
 	for _, o := range b.order {
-		if o != s && slices.Contains(o.tabs, tab) {
+		if o != s && o.tabsIn == browserID && slices.Contains(o.tabs, tab) {
 			return true
 		}
 	}
@@ -87,14 +90,31 @@ func notOwned(tab int) *toolerr.Error {
 	return toolerr.New(toolerr.TabNotOwned, "tab %d is not one of this session's tabs", tab)
 }
 
-// notifyEnded tells the extension a session ended (best effort: the
-// extension also ends every session it knows when the daemon reconnects).
+// notifyEnded tells every browser the session's calls reached that it
+// ended (best effort: the extension also ends every session it knows when
+// the daemon reconnects).
 func (b *Broker) notifyEnded(s *Session) {
-	srv := b.current()
-	if srv == nil {
-		return
-	}
+	b.smu.Lock()
+	seen := slices.Clone(s.seen)
+	b.smu.Unlock()
 	closeTabs := b.Limits().CloseTabsOnEnd
+	for _, id := range seen {
+		if bw := b.browserOf(id); bw != nil {
+			b.notifyEndedIn(bw.srv, s, closeTabs)
+		}
+	}
+}
+
+// sawBrowser records that s's calls reached browser id.
+func (b *Broker) sawBrowser(s *Session, id string) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if !slices.Contains(s.seen, id) {
+		s.seen = append(s.seen, id)
+	}
+}
+
+func (b *Broker) notifyEndedIn(srv ToolServer, s *Session, closeTabs bool) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -143,15 +163,26 @@ func withDaemonTools(tools []*mcp.Tool) []*mcp.Tool {
 
 // StatusOf is what the status tool returns: the session and the broker.
 type StatusOf struct {
-	Session            SessionInfo `json:"session"`
-	Broker             Stats       `json:"broker"`
-	ExtensionConnected bool        `json:"extensionConnected"`
+	Session            SessionInfo   `json:"session"`
+	Broker             Stats         `json:"broker"`
+	ExtensionConnected bool          `json:"extensionConnected"`
+	Browsers           []BrowserInfo `json:"browsers"` // without their sessions
 }
 
 func (b *Broker) statusResult(s *Session) *mcp.CallToolResult {
-	st := StatusOf{Session: s.Info(), Broker: b.Stats(), ExtensionConnected: b.Connected()}
+	st := StatusOf{Session: s.Info(), Broker: b.Stats(), ExtensionConnected: b.Connected(), Browsers: b.Browsers()}
+	for i := range st.Browsers {
+		// An agent learns which browsers are connected, not who else acts in them.
+		st.Browsers[i].Sessions = nil
+	}
 	var w strings.Builder
 	fmt.Fprintf(&w, "session %q (%s, %s): browser %s\n", st.Session.Label, st.Session.Kind, st.Session.ID, map[bool]string{true: "connected", false: "not connected"}[st.ExtensionConnected])
+	if st.Session.Browser != "" {
+		fmt.Fprintf(&w, "acting in browser %q (%s)\n", st.Session.Browser, st.Session.Binding)
+	}
+	for _, bw := range st.Browsers {
+		fmt.Fprintf(&w, "connected browser %q\n", bw.Name)
+	}
 	fmt.Fprintf(&w, "tabs: %v\nqueued: %d, in flight: %d (all sessions: %d/%d in flight, %d queued)\n",
 		st.Session.Tabs, st.Session.Queued, st.Session.InFlight, st.Broker.InFlight, st.Broker.MaxInFlight, st.Broker.Queued)
 	for _, r := range st.Session.Recent {

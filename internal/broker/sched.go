@@ -28,7 +28,8 @@ type pending struct {
 	seq   uint64
 	sess  *Session
 	tool  string
-	tab   int // -1: names no tab
+	tab   int      // -1: names no tab
+	bw    *browser // the browser it was routed to
 	enq   time.Time
 	admit chan struct{} // closed when admitted or failed
 	fail  *toolerr.Error
@@ -40,6 +41,21 @@ const (
 	stRunning
 	stDone
 )
+
+// tabKey names a tab: tab IDs are each browser's own, so two browsers'
+// tab 7 are two tabs.
+type tabKey struct {
+	browser string
+	tab     int
+}
+
+func (p *pending) tabKey() tabKey {
+	k := tabKey{tab: p.tab}
+	if p.bw != nil {
+		k.browser = p.bw.id
+	}
+	return k
+}
 
 // tabOf reads a call's tabId argument (-1 when absent or not a number).
 func tabOf(args json.RawMessage) int {
@@ -57,7 +73,7 @@ func tabOf(args json.RawMessage) int {
 
 // enqueue adds a call, or refuses it at once with busy (session queue full)
 // or extension_not_connected (the broker is closed).
-func (b *Broker) enqueue(s *Session, tool string, tab int) (*pending, *toolerr.Error) {
+func (b *Broker) enqueue(s *Session, tool string, tab int, bw *browser) (*pending, *toolerr.Error) {
 	b.smu.Lock()
 	defer b.smu.Unlock()
 	if b.closed {
@@ -67,7 +83,7 @@ func (b *Broker) enqueue(s *Session, tool string, tab int) (*pending, *toolerr.E
 		return nil, toolerr.New(toolerr.Busy, "this session already has %d calls waiting; nothing was sent", len(s.queue))
 	}
 	b.seq++
-	p := &pending{seq: b.seq, sess: s, tool: tool, tab: tab, enq: time.Now(), admit: make(chan struct{})}
+	p := &pending{seq: b.seq, sess: s, tool: tool, tab: tab, bw: bw, enq: time.Now(), admit: make(chan struct{})}
 	s.queue = append(s.queue, p)
 	s.used = p.enq
 	b.waiting = append(b.waiting, p)
@@ -80,7 +96,7 @@ func (b *Broker) pumpLocked() {
 	for i := 0; i < len(b.waiting) && b.inflight < b.limits.MaxInFlight; {
 		p := b.waiting[i]
 		s := p.sess
-		if s.running != nil || len(s.queue) == 0 || s.queue[0] != p || (p.tab >= 0 && b.tabBusy[p.tab]) {
+		if s.running != nil || len(s.queue) == 0 || s.queue[0] != p || (p.tab >= 0 && b.tabBusy[p.tabKey()]) {
 			i++
 			continue
 		}
@@ -89,7 +105,7 @@ func (b *Broker) pumpLocked() {
 		s.running = p
 		b.inflight++
 		if p.tab >= 0 {
-			b.tabBusy[p.tab] = true
+			b.tabBusy[p.tabKey()] = true
 		}
 		p.state = stRunning
 		close(p.admit)
@@ -148,7 +164,7 @@ func (b *Broker) release(p *pending) {
 	p.state = stDone
 	b.inflight--
 	if p.tab >= 0 {
-		delete(b.tabBusy, p.tab)
+		delete(b.tabBusy, p.tabKey())
 	}
 	if p.sess.running == p {
 		p.sess.running = nil

@@ -41,13 +41,22 @@ type Session struct {
 	// guarded by b.smu
 	queue   []*pending // waiting, in arrival order
 	running *pending
-	tabs    []int // the session's tabs as the extension last reported them
-	recent  []CallRecord
-	ended   time.Time
-	used    time.Time // last call queued or finished; cli sessions expire after labelIdle of it
-	calls   int
-	onClose []func()
-	once    sync.Once
+	tabs    []int  // the session's tabs as the extension last reported them
+	tabsIn  string // the browser (device ID) those tabs are in
+
+	// The browser the session is bound to (browsers.go), guarded by b.smu.
+	binding     Binding
+	want        string // the name or ID a named session asked for
+	browser     string // device ID; "" until the first call (default, named)
+	browserName string
+	revoked     bool     // its browser was unpaired
+	seen        []string // browsers its calls reached, told when it ends
+	recent      []CallRecord
+	ended       time.Time
+	used        time.Time // last call queued or finished; cli sessions expire after labelIdle of it
+	calls       int
+	onClose     []func()
+	once        sync.Once
 }
 
 // CallRecord is one finished call, for status: never arguments or results.
@@ -72,6 +81,13 @@ type SessionInfo struct {
 	InFlight int          `json:"inFlight"`
 	Calls    int          `json:"calls"`
 	Recent   []CallRecord `json:"recent"`
+	// Browser is the name of the browser the session acts in (BrowserID its
+	// device), empty before its first call; Binding how it was chosen.
+	Browser   string  `json:"browser,omitempty"`
+	BrowserID string  `json:"browserId,omitempty"`
+	Binding   Binding `json:"binding"`
+	// WantBrowser is the browser a named session asked for.
+	WantBrowser string `json:"wantBrowser,omitempty"`
 }
 
 // NewSession mints a session. Close it when its client goes: its queued
@@ -155,7 +171,11 @@ func (s *Session) Close() {
 
 func (s *Session) info() SessionInfo {
 	in := SessionInfo{ID: s.id, Label: s.label, Kind: s.kind, Started: s.started, Tabs: orEmptyInts(slices.Clone(s.tabs)),
-		Queued: len(s.queue), Calls: s.calls, Recent: slices.Clone(s.recent)}
+		Queued: len(s.queue), Calls: s.calls, Recent: slices.Clone(s.recent),
+		Browser: s.browserName, BrowserID: s.browser, Binding: s.binding, WantBrowser: s.want}
+	if in.Binding == "" {
+		in.Binding = BindDefault
+	}
 	if s.recent == nil {
 		in.Recent = []CallRecord{}
 	}

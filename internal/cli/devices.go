@@ -7,7 +7,10 @@ import (
 )
 
 func runDevices(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "devices", "devices [list] [--json] | devices revoke DEVICE_ID\n\nRevoking closes the device's live connection at once; it must pair again.")
+	fs := newFlags(s, "devices", "devices [list] [--json] | devices revoke DEVICE_ID | devices rename DEVICE NEW_NAME\n\n"+
+		"Revoking closes the device's live connection at once; it must pair again. Renaming (DEVICE is its ID\n"+
+		"or current name) changes the name shown here, in `torii status` and in failover notices, and the\n"+
+		"name `torii mcp --browser` takes; no two devices share a name.")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
@@ -28,8 +31,13 @@ func runDevices(ctx context.Context, s Stdio, args []string) error {
 			return &UsageError{Msg: "usage: torii devices revoke DEVICE_ID"}
 		}
 		return devicesRevoke(ctx, s, pos[0])
+	case "rename":
+		if len(pos) != 2 || pos[0] == "" || pos[1] == "" {
+			return &UsageError{Msg: "usage: torii devices rename DEVICE NEW_NAME   (DEVICE: its ID or current name; quote names with spaces)"}
+		}
+		return devicesRename(ctx, s, pos[0], pos[1])
 	}
-	return &UsageError{Msg: fmt.Sprintf("unknown subcommand %q (want list or revoke)", sub)}
+	return &UsageError{Msg: fmt.Sprintf("unknown subcommand %q (want list, revoke or rename)", sub)}
 }
 
 func devicesList(ctx context.Context, s Stdio, asJSON bool) error {
@@ -73,5 +81,19 @@ func devicesRevoke(ctx context.Context, s Stdio, id string) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "Revoked %s (%d live connection(s) closed).\n", id, r.Closed)
+	return nil
+}
+
+func devicesRename(ctx context.Context, s Stdio, dev, name string) error {
+	c, _, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var r device
+	if err := c.Call(ctx, "devices.rename", map[string]string{"device": dev, "name": name}, &r); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "Renamed %s to %q.\n", r.DeviceID, r.Name)
 	return nil
 }

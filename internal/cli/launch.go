@@ -110,7 +110,7 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		return err
 	}
 	var otp otpResult
-	if err := client.Call(ctx, "launch.otp", nil, &otp); err != nil {
+	if err := client.Call(ctx, "launch.otp", map[string]string{"deviceName": managedDeviceName(browser, prof, *profile == "")}, &otp); err != nil {
 		return err
 	}
 	startURL, err := connectURL(otp, before.Listen, cfg.TLSCert != "", launch)

@@ -11,11 +11,14 @@ import (
 )
 
 func runMCP(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "mcp", "mcp [--session-label L]\n\nStdio MCP server for an agent, e.g. `claude mcp add torii -- torii mcp`.\n"+
+	fs := newFlags(s, "mcp", "mcp [--session-label L] [--browser NAME]\n\nStdio MCP server for an agent, e.g. `claude mcp add torii -- torii mcp`.\n"+
 		"Relays the agent's MCP to the Torii daemon, which serves the browser tools (listed at once; a call\n"+
 		"before the browser connects says so). Starts the daemon in the background if none is running,\n"+
-		"and reconnects by itself when the daemon restarts.")
+		"and reconnects by itself when the daemon restarts. With several browsers connected, calls go to the one\n"+
+		"used most recently (and move to another, with a notice, if it disconnects); --browser names one\n"+
+		"(see `torii status`) and calls never go elsewhere.")
 	label := fs.String("session-label", "", "name for this agent session, shown to the person (default: the working directory's name)")
+	browser := fs.String("browser", "", "the paired browser (name or device ID, see `torii status`) this agent acts in")
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
@@ -37,6 +40,12 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 		// stderr is the MCP client's log, not the protocol stream.
 		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
 	}
+	if *browser != "" {
+		if err := checkBrowserName(ctx, client, *browser); err != nil {
+			client.Close()
+			return err
+		}
+	}
 	client.Close() // the relay speaks MCP on the MCP socket, not the control protocol
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -49,7 +58,9 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", p.MCPSocket())
 	}
-	return newRelay(*label, dial, s.Out, s.Err).run(ctx, s.In)
+	r := newRelay(*label, dial, s.Out, s.Err)
+	r.browser = *browser
+	return r.run(ctx, s.In)
 }
 
 // defaultSessionLabel is the working directory's base name (the project an

@@ -26,9 +26,11 @@ import (
 // tool list may have changed.
 type relay struct {
 	label string
-	dial  func(ctx context.Context) (net.Conn, error)
-	out   io.Writer // the agent's stdin
-	errw  io.Writer // the agent's log
+	// browser, if set, names the browser this agent's calls go to (--browser).
+	browser string
+	dial    func(ctx context.Context) (net.Conn, error)
+	out     io.Writer // the agent's stdin
+	errw    io.Writer // the agent's log
 
 	wmu sync.Mutex // one whole message per write to out
 
@@ -210,7 +212,11 @@ func (r *relay) await(ctx context.Context) net.Conn {
 // daemon answers a ping sent after the replay, so a socket of a daemon
 // still going away never takes the client's requests.
 func (r *relay) attach(ctx context.Context, c net.Conn) error {
-	hello, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": daemon.RelayHello, "params": map[string]string{"sessionLabel": r.label}})
+	hp := map[string]string{"sessionLabel": r.label}
+	if r.browser != "" {
+		hp["browser"] = r.browser
+	}
+	hello, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": daemon.RelayHello, "params": hp})
 	msgs := [][]byte{append(hello, '\n')}
 	r.mu.Lock()
 	first := !r.attached

@@ -37,6 +37,7 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 	var sess struct {
 		Sessions []broker.SessionInfo `json:"sessions"`
 		Broker   broker.Stats         `json:"broker"`
+		Browsers []browserStatus      `json:"browsers"`
 	}
 	_ = json.Unmarshal(raw, &sess)
 	var devs devicesResult
@@ -66,14 +67,7 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 		link = "up"
 	}
 	fmt.Fprintf(w, "extension:   %s\n", link)
-	fmt.Fprintf(w, "devices:     %d paired\n", len(devs.Devices))
-	for _, d := range devs.Devices {
-		state := "offline"
-		if d.Connected {
-			state = "online"
-		}
-		fmt.Fprintf(w, "  %s  %q  %s  %s\n", d.DeviceID, d.Name, d.Origin, state)
-	}
+	printBrowsers(w, sess.Browsers)
 	fmt.Fprintf(w, "connections: %d\n", len(st.Connections))
 	for _, cn := range st.Connections {
 		who := cn.DeviceName

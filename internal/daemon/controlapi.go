@@ -33,6 +33,9 @@ type (
 		Broker   broker.Stats         `json:"broker"`
 		// MCPSessions is the number of live /mcp sessions (bounded, SECURITY I-52).
 		MCPSessions int `json:"mcpSessions"`
+		// Browsers: every paired browser, connected now or not, and the
+		// sessions acting in each (browsers.go).
+		Browsers []BrowserStatus `json:"browsers"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -74,6 +77,11 @@ type (
 	TokensRevokeParams struct {
 		ID string `json:"id"`
 	}
+	// LaunchOTPParams: deviceName, if set, is the name the browser paired
+	// with the secret gets (torii launch names its managed profile).
+	LaunchOTPParams struct {
+		DeviceName string `json:"deviceName,omitempty"`
+	}
 	LaunchOTPResult struct {
 		OTP       string    `json:"otp"`
 		ExpiresAt time.Time `json:"expiresAt"`
@@ -98,7 +106,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
-			MCPSessions: d.mcpSess.count()}, nil
+			MCPSessions: d.mcpSess.count(), Browsers: d.browsersStatus()}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "gateway.servers":
@@ -140,8 +148,18 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		// SECURITY I-7: removed from the store first, then every live
 		// connection of the device is closed at once.
 		n := d.link.Hub().CloseDevice(p.DeviceID)
+		d.broker.RevokeBrowser(p.DeviceID)
 		d.log.Info("device revoked", "device", p.DeviceID, "closed", n)
 		return DevicesRevokeResult{Closed: n}, nil
+	case "devices.rename":
+		p, err := params[DevicesRenameParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.Device == "" || p.Name == "" {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: device and name are required")
+		}
+		return d.renameDevice(p)
 	case "tokens.create":
 		p, err := params[TokensCreateParams](raw, method)
 		if err != nil {
@@ -169,7 +187,14 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		d.log.Info("token revoked", "token", p.ID, "connections", n, "mcpSessions", m)
 		return struct{}{}, nil
 	case "launch.otp":
-		otp, exp := d.otps.Issue()
+		p, err := params[LaunchOTPParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.DeviceName != "" && !pairing.ValidName(p.DeviceName) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "launch.otp: deviceName must be 1-%d printable characters", pairing.MaxDeviceName)
+		}
+		otp, exp := d.otps.IssueNamed(p.DeviceName)
 		// SECURITY I-10: the secret is returned to the (same-user) caller
 		// only; it is never logged.
 		frag := url.Values{"daemon": {d.wsURL()}, "otp": {otp}}.Encode()

@@ -142,6 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.broker = broker.New(log)
 	d.broker.SetLimits(opts.Config.Broker)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
+	d.broker.SetResolver(d.resolveBrowser)
 	if err := d.seedCatalogue(); err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer mcpStop()
 	d.mcpCtx = mcpCtx
 	d.link = link.NewServer(link.Options{
-		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: linkHandler{d.agent, d.gateway},
+		Identity: d.identity, Devices: d.devices, Tokens: d.tokens, Pairer: d.pairs, Handler: linkHandler{d.agent, d.gateway, d},
 		LoopbackBind: loopback, ExtensionIDs: opts.Config.ExtensionIDs, TokenOrigins: opts.Config.TokenOrigins,
 		Logger: log, Verbose: log.Enabled(ctx, slog.LevelDebug),
 		TicketFile: opts.Paths.Tickets(), // SECURITY I-57: the extension's reserved way in survives a restart

@@ -7,6 +7,7 @@ import (
 
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/gateway"
+	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 )
 
@@ -25,9 +26,17 @@ type GatewayServersResult struct {
 type linkHandler struct {
 	agent *acp.Agent
 	gw    *gateway.Gateway
+	d     *daemon
 }
 
+// DeviceRename is the link method by which a paired extension renames its
+// own device (the popup's name field); the result is {name}.
+const DeviceRename = "torii/device/rename"
+
 func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, params json.RawMessage) (any, error) {
+	if method == DeviceRename {
+		return h.d.renameSelf(c, params)
+	}
 	if res, err, ok := h.gw.Handle(ctx, c, method, params); ok {
 		return res, err
 	}
@@ -37,6 +46,26 @@ func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, pa
 func (h linkHandler) Closed(c *link.Conn) {
 	h.gw.Closed(c)
 	h.agent.Closed(c)
+}
+
+// renameSelf renames the device behind c; only a paired device renames
+// itself, and only itself (a token client has no device).
+func (d *daemon) renameSelf(c *link.Conn, params json.RawMessage) (any, error) {
+	i := c.Info()
+	if i.Kind != link.KindDevice {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: only a paired browser renames itself", DeviceRename)
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Name == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: name is required", DeviceRename)
+	}
+	dev, err := d.renameDevice(DevicesRenameParams{Device: i.DeviceID, Name: p.Name})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"name": dev.Name}, nil
 }
 
 func (d *daemon) newGateway() *gateway.Gateway {

@@ -128,6 +128,7 @@ type relayConn struct {
 
 	mu      sync.Mutex
 	name    string
+	browser string              // the browser named with `torii mcp --browser`, if any
 	pending map[jsonrpc.ID]bool // requests read and not yet answered
 	once    sync.Once
 }
@@ -146,6 +147,12 @@ func (r *relayConn) label() string {
 		return "mcp"
 	}
 	return r.name
+}
+
+func (r *relayConn) wantBrowser() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.browser
 }
 
 func (r *relayConn) Close() error {
@@ -177,10 +184,12 @@ func (r *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case req.Method == RelayHello && !req.IsCall():
 			var p struct {
 				SessionLabel string `json:"sessionLabel"`
+				Browser      string `json:"browser"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
 				r.mu.Lock()
 				r.name = p.SessionLabel
+				r.browser = p.Browser
 				r.mu.Unlock()
 			}
 			continue

@@ -43,7 +43,7 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	call := broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
 	if rc := relayOf(ctx); rc != nil {
 		call.Session = rc.label()
-		call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio)
+		call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio, rc.wantBrowser())
 		// The relay reads its next message once this call holds its place.
 		call.Queued = rc.turn.releaser()
 	} else {
@@ -51,7 +51,11 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			call.Session = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
 		}
-		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP)
+		want := ""
+		if req.Extra != nil && req.Extra.Header != nil {
+			want = req.Extra.Header.Get(BrowserHeader)
+		}
+		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
 	}
 	return d.broker.CallTool(ctx, call), nil
 }
@@ -60,7 +64,8 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // connection, or an /mcp session bound to the token that opened it),
 // minted on its first call and ended when the MCP session closes
 // (SECURITY I-23): the connection is the identity, the label only a name.
-func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.Kind) *broker.Session {
+// browser, if set, is the browser the client named (SECURITY I-58).
+func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.Kind, browser string) *broker.Session {
 	if ss == nil {
 		return nil
 	}
@@ -73,6 +78,9 @@ func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.K
 		return s
 	}
 	s := d.broker.NewSession(label, kind)
+	if browser != "" {
+		s.BindBrowser(broker.BindNamed, browser)
+	}
 	d.agentSessions[ss] = s
 	go func() {
 		_ = ss.Wait()

@@ -84,9 +84,14 @@ func (p *pairings) Pair(ctx context.Context, req link.PairRequest) (string, erro
 	// SECURITY I-5: a one-time secret is single use and expires in 60 s.
 	// A proof matching no live secret consumes nothing and falls back to
 	// approval by code, so a stray request cannot cancel a launch.
-	if req.OTPProof != nil && p.otps.Consume(req.Transcript, req.OTPProof) {
-		p.mu.Unlock()
-		return p.add(req)
+	if req.OTPProof != nil {
+		if name, ok := p.otps.ConsumeNamed(req.Transcript, req.OTPProof); ok {
+			p.mu.Unlock()
+			if name != "" {
+				req.DeviceName = name
+			}
+			return p.add(req)
+		}
 	}
 	pr := &pendingReq{req: req, created: now, done: make(chan decision, 1)}
 	p.pending[req.RequestID] = pr

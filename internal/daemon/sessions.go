@@ -103,6 +103,7 @@ func (m *mcpSessions) wrap(next http.Handler) http.Handler {
 		}
 		m.active[principal]++
 		m.mu.Unlock()
+		browserParam(r)
 		defer func() {
 			m.mu.Lock()
 			if m.active[principal]--; m.active[principal] <= 0 {
@@ -169,6 +170,19 @@ func (m *mcpSessions) makeRoom(principal string) (victim *mcp.ServerSession, ok 
 		return lru.ss, true
 	}
 	return nil, len(m.byID) < m.lim.mcpTotal
+}
+
+// BrowserHeader, or the `browser` query parameter of the /mcp URL, names
+// the browser an /mcp session's calls go to (SECURITY I-58). The session is
+// bound at its first call; later requests cannot move it.
+const BrowserHeader = "Torii-Browser"
+
+// browserParam copies ?browser= into BrowserHeader, so the SDK hands it to
+// the call handler (RequestExtra.Header); a header already set wins.
+func browserParam(r *http.Request) {
+	if b := r.URL.Query().Get("browser"); b != "" && r.Header.Get(BrowserHeader) == "" {
+		r.Header.Set(BrowserHeader, b)
+	}
 }
 
 func (m *mcpSessions) register(id, principal string, srv *mcp.Server) {

@@ -76,7 +76,16 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 		d.log.Warn("browser tool server not connected", "conn", conn.ID(), "err", err)
 		return
 	}
-	d.broker.Attach(br)
+	info := conn.Info()
+	name := info.DeviceName
+	if dev, ok := d.devices.Get(info.DeviceID); ok {
+		name = dev.Name
+	} else {
+		// Revoked while the bridge connected: SECURITY I-7, it never serves.
+		br.Close()
+		return
+	}
+	d.broker.Attach(info.DeviceID, name, br)
 }
 
 // calls tracks tools.call by callId for tools.cancel.

@@ -82,6 +82,19 @@ type DaemonStatus struct {
 		ID       string `json:"id"`
 		DeviceID string `json:"deviceId"`
 	} `json:"connections"`
+	Browsers []BrowserStatus `json:"browsers"`
+}
+
+// BrowserStatus is the part of a `status` browsers entry doctor reads.
+type BrowserStatus struct {
+	DeviceID  string `json:"deviceId"`
+	Name      string `json:"name"`
+	Connected bool   `json:"connected"`
+	Serving   bool   `json:"serving"`
+	Default   bool   `json:"default"`
+	Sessions  []struct {
+		Label string `json:"label"`
+	} `json:"sessions"`
 }
 
 // Device is the part of a `devices.list` entry doctor reads.
@@ -108,6 +121,7 @@ var Checks = []Check{
 	checkBrowser,
 	checkExtensionBuilt,
 	checkLink,
+	checkBrowsers,
 	checkPaired,
 	checkClock,
 }

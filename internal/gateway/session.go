@@ -165,6 +165,10 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		s.bs = g.opts.Broker.NewSession(s.label, broker.KindAgent)
 		// The extension keys the person's window grant on the gateway session id (SECURITY I-29).
 		s.bs.SetGatewaySession(s.ID)
+		if i := c.Info(); i.Kind == link.KindDevice {
+			// SECURITY I-59: a panel's agent acts in that panel's browser only.
+			s.bs.BindBrowser(broker.BindOwn, i.DeviceID)
+		}
 	}
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)

@@ -189,24 +189,21 @@ func (h *Hub) Unauthenticated() int {
 }
 
 // ExtensionConnected reports whether a paired device is authenticated now.
-func (h *Hub) ExtensionConnected() bool {
+func (h *Hub) ExtensionConnected() bool { return len(h.ConnectedDevices()) > 0 }
+
+// ConnectedDevices is the set of device IDs with a live authenticated
+// connection. One being closed (revoked, replaced, shutting down) no longer
+// counts, though its close handshake may still run.
+func (h *Hub) ConnectedDevices() map[string]bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, c := range h.conns {
-		if c.Info().Kind == KindDevice {
-			return true
-		}
-	}
-	return false
-}
-
-// ConnectedDevices is the set of device IDs with a live authenticated connection.
-func (h *Hub) ConnectedDevices() map[string]bool {
 	out := map[string]bool{}
-	for _, ci := range h.Connections() {
-		if ci.Kind == KindDevice {
-			out[ci.DeviceID] = true
+	for _, c := range h.conns {
+		c.mu.Lock()
+		if c.kind == KindDevice && !c.closing {
+			out[c.deviceID] = true
 		}
+		c.mu.Unlock()
 	}
 	return out
 }

@@ -80,8 +80,24 @@ func OpenDeviceStore(path string) (*DeviceStore, error) {
 		s.persisted[d.ID] = d.LastSeen
 	}
 	s.devices = f.Devices
+	// Stores from before names were made distinct may hold two devices of
+	// one name; the later ones get a suffix, so a name picks one browser.
+	changed := false
+	for i := range s.devices {
+		if n := s.uniqueNameLocked(s.devices[i].Name, s.devices[i].ID, i); n != s.devices[i].Name {
+			s.devices[i].Name, changed = n, true
+		}
+	}
+	if changed {
+		if err := s.save(s.devices); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
+
+// ValidName reports whether n may name a device.
+func ValidName(n string) bool { return validName(n) }
 
 func validName(n string) bool {
 	if n == "" || !utf8.ValidString(n) || utf8.RuneCountInString(n) > MaxDeviceName {
@@ -136,7 +152,7 @@ func (s *DeviceStore) Add(name, origin string, publicKey []byte) (Device, error)
 	now := time.Now().UTC().Truncate(time.Second)
 	d := Device{
 		ID:        "dev_" + randomHex(12),
-		Name:      name,
+		Name:      s.uniqueNameLocked(name, ""),
 		Origin:    origin,
 		PublicKey: slices.Clone(publicKey),
 		CreatedAt: now,
@@ -149,6 +165,82 @@ func (s *DeviceStore) Add(name, origin string, publicKey []byte) (Device, error)
 	s.devices = next
 	s.persisted[d.ID] = d.LastSeen
 	return clone(d), nil
+}
+
+// ErrNameTaken: another device already has the name asked for.
+var ErrNameTaken = errors.New("pairing: another device already has that name")
+
+// uniqueNameLocked is name, or name with the first free " (N)" suffix when
+// another device (not except) has it: people and `--browser` tell browsers
+// apart by name. Names compare case-insensitively. Under s.mu.
+// With before >= 0 only the devices before that index count (loading).
+func (s *DeviceStore) uniqueNameLocked(name, except string, before ...int) string {
+	devs := s.devices
+	if len(before) > 0 {
+		devs = devs[:before[0]]
+	}
+	taken := func(n string) bool {
+		for _, d := range devs {
+			if d.ID != except && strings.EqualFold(d.Name, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(name) {
+		return name
+	}
+	for i := 2; ; i++ {
+		suffix := fmt.Sprintf(" (%d)", i)
+		base := []rune(name)
+		if len(base)+len(suffix) > MaxDeviceName {
+			base = base[:MaxDeviceName-len(suffix)]
+		}
+		if n := string(base) + suffix; !taken(n) {
+			return n
+		}
+	}
+}
+
+// Rename gives device id a new name, which no other device may have.
+func (s *DeviceStore) Rename(id, name string) (Device, error) {
+	if !validName(name) {
+		return Device{}, fmt.Errorf("%w: %q", ErrBadDeviceName, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.index(id)
+	if i < 0 {
+		return Device{}, fmt.Errorf("%w: %q", ErrUnknownDevice, id)
+	}
+	if s.uniqueNameLocked(name, id) != name {
+		return Device{}, fmt.Errorf("%w: %q", ErrNameTaken, name)
+	}
+	next := slices.Clone(s.devices)
+	next[i].Name = name
+	if err := s.save(next); err != nil {
+		return Device{}, err
+	}
+	s.devices = next
+	return clone(next[i]), nil
+}
+
+// Find is the device with ID or name nameOrID (names case-insensitively,
+// an exact match first).
+func (s *DeviceStore) Find(nameOrID string) (Device, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.devices {
+		if d.ID == nameOrID || d.Name == nameOrID {
+			return clone(d), true
+		}
+	}
+	for _, d := range s.devices {
+		if strings.EqualFold(d.Name, nameOrID) {
+			return clone(d), true
+		}
+	}
+	return Device{}, false
 }
 
 // Get returns a copy of the device with id.

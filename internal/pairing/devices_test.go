@@ -239,3 +239,70 @@ func TestDeviceStoreConcurrent(t *testing.T) {
 		t.Fatalf("after concurrent adds: %v, %d devices", err, len(r.List()))
 	}
 }
+
+// Two devices never share a name: a second one asking for a taken name
+// (any case) gets the first free suffix, still within MaxDeviceName; a
+// rename to a taken name is refused and leaves the name as it was.
+func TestDeviceNamesDistinct(t *testing.T) {
+	s, err := OpenDeviceStore(filepath.Join(t.TempDir(), "devices.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Add("Chrome on Linux", "o", devKey(t, "a"))
+	b, _ := s.Add("chrome on linux", "o", devKey(t, "b"))
+	c, _ := s.Add("Chrome on Linux", "o", devKey(t, "c"))
+	if a.Name != "Chrome on Linux" || b.Name != "chrome on linux (2)" || c.Name != "Chrome on Linux (3)" {
+		t.Fatalf("names: %q %q %q", a.Name, b.Name, c.Name)
+	}
+	long := strings.Repeat("x", MaxDeviceName)
+	l1, _ := s.Add(long, "o", devKey(t, "l1"))
+	l2, _ := s.Add(long, "o", devKey(t, "l2"))
+	if l1.Name != long || len([]rune(l2.Name)) != MaxDeviceName || !strings.HasSuffix(l2.Name, " (2)") {
+		t.Fatalf("long names: %q %q", l1.Name, l2.Name)
+	}
+	if _, err := s.Rename(b.ID, "CHROME ON LINUX"); !errors.Is(err, ErrNameTaken) {
+		t.Fatalf("rename to a taken name: %v", err)
+	}
+	if got, _ := s.Get(b.ID); got.Name != "chrome on linux (2)" {
+		t.Fatalf("refused rename changed the name: %q", got.Name)
+	}
+	if _, err := s.Rename(b.ID, "Work"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.Find("work"); !ok || got.ID != b.ID {
+		t.Fatalf("find by name, any case: %+v %v", got, ok)
+	}
+	if _, err := s.Rename("dev_nope", "x"); !errors.Is(err, ErrUnknownDevice) {
+		t.Fatalf("rename unknown: %v", err)
+	}
+}
+
+// A store written before names were distinct is made so when opened: the
+// later device of a shared name gets the suffix, on disk too.
+func TestDeviceStoreOpensWithDistinctNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "devices.json")
+	s, err := OpenDeviceStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Add("Chrome on Linux", "o", devKey(t, "a"))
+	b, _ := s.Add("Other", "o", devKey(t, "b"))
+	// As an older daemon could have written it.
+	s.mu.Lock()
+	s.devices[1].Name = "Chrome on Linux"
+	if err := s.save(s.devices); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Unlock()
+	for range 2 {
+		s2, err := OpenDeviceStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ga, _ := s2.Get(a.ID)
+		gb, _ := s2.Get(b.ID)
+		if ga.Name != "Chrome on Linux" || gb.Name != "Chrome on Linux (2)" {
+			t.Fatalf("opened: %q %q", ga.Name, gb.Name)
+		}
+	}
+}

@@ -14,6 +14,7 @@ type OTPs struct {
 	ttl  time.Duration
 	now  func() time.Time
 	live map[string]time.Time // secret -> expiry
+	name map[string]string    // secret -> the device name it pairs under, if given
 }
 
 // DefaultOTPTTL is the lifetime the protocol fixes for a one-time secret.
@@ -31,11 +32,16 @@ func NewOTPs(ttl time.Duration, now func() time.Time) *OTPs {
 	if now == nil {
 		now = time.Now
 	}
-	return &OTPs{ttl: ttl, now: now, live: map[string]time.Time{}}
+	return &OTPs{ttl: ttl, now: now, live: map[string]time.Time{}, name: map[string]string{}}
 }
 
 // Issue returns a fresh secret (32 random bytes, base64url) and its expiry.
-func (o *OTPs) Issue() (otp string, expires time.Time) {
+func (o *OTPs) Issue() (otp string, expires time.Time) { return o.IssueNamed("") }
+
+// IssueNamed is Issue for a launch that names the browser it starts: the
+// device paired with the secret takes name rather than the one it proposes
+// (the launcher knows the profile and host; the extension does not).
+func (o *OTPs) IssueNamed(name string) (otp string, expires time.Time) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	otp = EncodeB64(b)
@@ -48,6 +54,9 @@ func (o *OTPs) Issue() (otp string, expires time.Time) {
 	}
 	expires = now.Add(o.ttl)
 	o.live[otp] = expires
+	if name != "" {
+		o.name[otp] = name
+	}
 	return otp, expires
 }
 
@@ -55,8 +64,15 @@ func (o *OTPs) Issue() (otp string, expires time.Time) {
 // consumed; an attempt that matches none consumes nothing and returns false.
 // Expired secrets never match.
 func (o *OTPs) Consume(pairTranscript, proof []byte) bool {
+	_, ok := o.ConsumeNamed(pairTranscript, proof)
+	return ok
+}
+
+// ConsumeNamed is Consume that also returns the name the secret was issued
+// with ("" none).
+func (o *OTPs) ConsumeNamed(pairTranscript, proof []byte) (string, bool) {
 	if len(proof) == 0 {
-		return false
+		return "", false
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -70,10 +86,12 @@ func (o *OTPs) Consume(pairTranscript, proof []byte) bool {
 		}
 	}
 	if matched == "" {
-		return false
+		return "", false
 	}
+	name := o.name[matched]
 	delete(o.live, matched)
-	return true
+	delete(o.name, matched)
+	return name, true
 }
 
 // Live reports how many unexpired secrets are held (for status and tests).
@@ -88,6 +106,7 @@ func (o *OTPs) purge(now time.Time) {
 	for s, exp := range o.live {
 		if !now.Before(exp) {
 			delete(o.live, s)
+			delete(o.name, s)
 		}
 	}
 }
@@ -101,4 +120,5 @@ func (o *OTPs) dropOldest() {
 		}
 	}
 	delete(o.live, oldest)
+	delete(o.name, oldest)
 }

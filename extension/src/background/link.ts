@@ -268,7 +268,21 @@ export class Link {
     await this.load();
     const clean = name.replace(/\s+/g, " ").trim().slice(0, 64);
     if (clean === "") throw new ProtocolError("the device name must not be empty");
-    await this.deps.settings.update({ deviceName: clean });
+    let stored = clean;
+    const c = this.conn;
+    if (c && this.status === "connected") {
+      // Paired and connected: the daemon's device store holds the name `torii status`, `--browser`
+      // and agents' notices use, distinct per browser; it may refuse one another device has.
+      try {
+        const r = await c.peer.request("torii/device/rename", { name: clean });
+        const n = (r as { name?: unknown } | null)?.name;
+        if (typeof n === "string" && n !== "") stored = n;
+      } catch (e) {
+        if (e instanceof RpcError) throw new ProtocolError(e.message);
+        throw e;
+      }
+    }
+    await this.deps.settings.update({ deviceName: stored });
     await this.reload();
     this.deps.onState?.(this.state());
     return this.state();
@@ -497,8 +511,14 @@ export class Link {
     try {
       const auth = await c.peer.request("torii/auth", { deviceId: f.deviceId, sig: toB64url(sig) });
       const ticket = (auth as { ticket?: unknown } | null)?.ticket;
+      const daemonName = (auth as { deviceName?: unknown } | null)?.deviceName;
       // Kept only while this device is still ours: an unpair during the request has cleared it.
       if (this.settings?.deviceId === f.deviceId) {
+        // The daemon's name for this browser (made distinct, or given by `torii launch`) is the one the popup shows.
+        if (typeof daemonName === "string" && daemonName !== "" && daemonName.length <= 64 && daemonName !== this.settings.deviceName) {
+          this.settings.deviceName = daemonName;
+          await this.deps.settings.update({ deviceName: daemonName }).catch(() => undefined);
+        }
         if (typeof ticket === "string" && /^[A-Za-z0-9_-]{1,128}$/.test(ticket)) {
           this.ticket = { deviceId: f.deviceId, ticket };
           await this.deps.tickets.save(f.deviceId, ticket).catch(() => undefined);

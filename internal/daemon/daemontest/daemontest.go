@@ -105,9 +105,15 @@ func (d *Daemon) Token(tb testing.TB, label string) string {
 // mcpServers entry, e.g. {"type":"acp","name":"torii","id":p.ServerID}.
 func (d *Daemon) Extension(tb testing.TB, ctx context.Context, p *mcpbridgetest.Provider, decl map[string]any) *linktest.Client {
 	tb.Helper()
+	return d.ExtensionNamed(tb, ctx, "bench browser", p, decl)
+}
+
+// ExtensionNamed is Extension for a device that asks to be paired as name.
+func (d *Daemon) ExtensionNamed(tb testing.TB, ctx context.Context, name string, p *mcpbridgetest.Provider, decl map[string]any) *linktest.Client {
+	tb.Helper()
 	var otp daemon.LaunchOTPResult
 	d.Call(tb, "launch.otp", nil, &otp)
-	dev, err := linktest.NewDevice("bench browser")
+	dev, err := linktest.NewDevice(name)
 	if err != nil {
 		tb.Fatal(err)
 	}
