@@ -171,18 +171,7 @@ func TestStaleOrRevokedTicketReservesNothing(t *testing.T) {
 		tks = append(tks, authTicket(t, c, cl, dev))
 		cl.Close()
 	}
-	unauth := func(opts *linktest.Options) int {
-		cl, err := linktest.Dial(c, url, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := srv.Hub().Unauthenticated()
-		cl.Close()
-		if _, err := cl.WaitClosed(c); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	unauth := func(opts *linktest.Options) int { return probeUnauth(t, srv, url, opts) }
 	base := srv.Hub().Unauthenticated()
 	if n := unauth(withTicket(tks[0])); n != base+1 {
 		t.Fatalf("the oldest of three tickets reserved a slot (count %d)", n)

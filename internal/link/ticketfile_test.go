@@ -75,26 +75,34 @@ func ticketOf(t *testing.T, r *runAt, d *linktest.Device) string {
 // (the unauthenticated count does not move) on r.
 func reserves(t *testing.T, r *runAt, tk string) bool {
 	t.Helper()
-	c := ctx(t)
 	base := r.srv.Hub().Unauthenticated()
-	cl, err := linktest.Dial(c, r.url, withTicket(tk))
+	return probeUnauth(t, r.srv, r.url, withTicket(tk)) == base
+}
+
+// probeUnauth dials url with opts and returns the server's count of
+// unauthenticated connections while it is open. It returns once the server
+// has forgotten the closed connection too (a moment after the client sees
+// it closed), so the next probe's baseline does not include it.
+func probeUnauth(t *testing.T, srv *link.Server, url string, opts *linktest.Options) int {
+	t.Helper()
+	c := ctx(t)
+	before := srv.Hub().Unauthenticated()
+	cl, err := linktest.Dial(c, url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.srv.Hub().Unauthenticated()
+	n := srv.Hub().Unauthenticated()
 	cl.Close()
 	if _, err := cl.WaitClosed(c); err != nil {
 		t.Fatal(err)
 	}
-	// The server forgets the connection a moment after the client sees it closed; the next
-	// probe's baseline must not include it.
-	for r.srv.Hub().Unauthenticated() > base {
+	for srv.Hub().Unauthenticated() > before {
 		if c.Err() != nil {
 			t.Fatal("the server never forgot a closed connection")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return n == base
+	return n
 }
 
 // SECURITY I-57: a ticket issued before a restart still takes the
