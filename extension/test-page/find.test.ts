@@ -135,6 +135,14 @@ describe("reveal in a 10,000-row virtual list with recycled nodes", () => {
     // A number outside the list: the jumps find nothing there, the scan covers the rest.
     const far = await ok(small, "reveal", { text: "Row 7777" });
     expect(far).toMatchObject({ found: false, stop: "end" });
+    // An endless feed never has an end to reach: the time bound stops the search, and says so.
+    const feed = await open(env, "lists.html?n=200&grow=1");
+    const t1 = Date.now();
+    const endless = await ok(feed, "reveal", { text: "Nowhere row", budgetMs: 1500 });
+    expect(Date.now() - t1).toBeLessThan(6_000);
+    expect(endless).toMatchObject({ found: false, stop: "time", capped: true });
+    expect(endless.scrollHeight).toBeGreaterThan(200 * 30);
+    await feed.close();
     const bad = await call(page, "reveal", { selector: "[data-row=", container: "#rows" });
     expect(bad.ok ? "" : `${bad.error.code}: ${bad.error.message}`).toMatch(/^invalid_argument: selector/);
     const both = await call(page, "reveal", { selector: ".row", text: "Row 1" });

@@ -154,6 +154,7 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResul
     scrolls++;
     await nextFrames();
   };
+  // SECURITY I-62: the page's list may never end; steps and time both bound the search.
   const overTime = () => performance.now() - t0 > budget;
   const atEnd = () => c.scrollTop + c.clientHeight >= c.scrollHeight - 2;
   const result = (stop: RevealStop): Omit<RevealResult, "matches" | "total" | "docId"> => ({

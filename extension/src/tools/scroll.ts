@@ -78,7 +78,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
     return act(tabId, a, ctx, async () => {
       const args: Record<string, unknown> = {};
       for (const k of ["role", "name", "text", "selector", "container", "maxScrolls"] as const) if (a[k] !== undefined) args[k] = a[k];
-      // The page stops searching in time for its answer to arrive before the call's deadline.
+      // SECURITY I-62: the page stops searching in time for its answer to arrive before the call's deadline.
       const budget = Math.min(REVEAL_BUDGET_MS, ctx.deadline - Date.now() - REVEAL_MARGIN_MS);
       if (budget < 500) throw toolError("timeout", "reveal: no time left to search before the call's deadline");
       args.budgetMs = budget;
