@@ -109,8 +109,13 @@ describeBrowser("browser tools: lists (find, reveal)", () => {
     expect(whole.error?.code).toBe("not_found");
     expect(whole.error?.message).toMatch(/^no match: searched y=0–6000 of 6,000 px \(100%\) of the scroller e\d+ in \d+ scrolls, [\d.]+ s: the whole list/);
 
-    const bad = await mcp.call("reveal", { tabId, selector: ".row", text: "Row 1" });
-    expect(bad.error?.code).toBe("invalid_argument");
+    // Bad targets: typed, naming what to do instead.
+    const both = await mcp.call("reveal", { tabId, selector: ".row", text: "Row 1" });
+    expect([both.error?.code, both.error?.hint]).toEqual(["invalid_argument", expect.stringMatching(/selector alone, or role\/name\/text/)]);
+    const neither = await mcp.call("reveal", { tabId, container: "#rows" });
+    expect([neither.error?.code, neither.error?.hint]).toEqual(["invalid_argument", expect.stringMatching(/^Say what to reveal/)]);
+    const broken = await mcp.call("reveal", { tabId, selector: "[data-row=" });
+    expect([broken.error?.code, broken.error?.message]).toEqual(["invalid_argument", expect.stringMatching(/^selector: invalid CSS selector/)]);
   });
 
   test("the catalogue as agents get it: every enum has a type, every object properties; code and other destructive writes say so", async () => {

@@ -61,7 +61,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       text: { type: "string", minLength: 1 },
       selector: { type: "string", minLength: 1, doc: "CSS selector of the target" },
       container: { type: "string", doc: "Scroller: ref or CSS selector" },
-      maxScrolls: { type: "integer", minimum: 1, maximum: 2000 },
+      maxScrolls: { type: "integer", minimum: 1, maximum: 2000, doc: "Scroll steps, default 1000; the search also stops in time for the call's deadline" },
       ...ACTION_PROPS,
     },
   },
@@ -69,10 +69,10 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
   timeoutMs: 60_000,
   async handler(a, ctx) {
     if (a.selector !== undefined && (a.role !== undefined || a.name !== undefined || a.text !== undefined)) {
-      throw toolError("invalid_argument", "give role/name/text or selector, not both", undefined, { field: "selector" });
+      throw toolError("invalid_argument", "give role/name/text or selector, not both", "Name the target one way: a CSS selector alone, or role/name/text.", { field: "selector" });
     }
     if (a.role === undefined && a.name === undefined && a.text === undefined && a.selector === undefined) {
-      throw toolError("invalid_argument", "give role, name, text or selector");
+      throw toolError("invalid_argument", "give role, name, text or selector", "Say what to reveal, e.g. text: \"Row 7777\" or selector: \"[data-id='42']\".");
     }
     const tabId = (await resolveTab(a.tabId)).id as number;
     return act(tabId, a, ctx, async () => {
@@ -80,7 +80,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       for (const k of ["role", "name", "text", "selector", "container", "maxScrolls"] as const) if (a[k] !== undefined) args[k] = a[k];
       // SECURITY I-62: the page stops searching in time for its answer to arrive before the call's deadline.
       const budget = Math.min(REVEAL_BUDGET_MS, ctx.deadline - Date.now() - REVEAL_MARGIN_MS);
-      if (budget < 500) throw toolError("timeout", "reveal: no time left to search before the call's deadline");
+      if (budget < 500) throw toolError("timeout", "reveal: no time left to search before the call's deadline", "Call reveal again.");
       args.budgetMs = budget;
       let frameId = 0;
       let docId: string | undefined;
