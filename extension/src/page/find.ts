@@ -57,6 +57,13 @@ export function collect(engine: Engine, q: Query, root: Element): Hit[] {
   };
   const textOnly = q.text !== undefined && !q.role && q.name === undefined;
   let nodes: Set<Element> | undefined;
+  // A node's own text, once per node however many of its runs match.
+  const texts = new Map<Element, string>();
+  const textOf = (el: Element): string => {
+    let t = texts.get(el);
+    if (t === undefined) texts.set(el, (t = norm(visibleText(el))));
+    return t;
+  };
   const visit = (list: Item[], row: TNode | null, parent: TNode | null) => {
     for (const it of list) {
       if (it === BREAK) continue;
@@ -71,7 +78,7 @@ export function collect(engine: Engine, q: Query, root: Element): Hit[] {
         }
         nodes ??= nodeSet(items);
         for (const loc of locate(it, needle, parent?.el ?? root, nodes)) {
-          if (parent && (loc.el === parent.el || norm(visibleText(parent.el)) === loc.text)) {
+          if (parent && (loc.el === parent.el || textOf(parent.el) === loc.text)) {
             add({ el: parent.el, exact: loc.text.toLowerCase() === needle, node: parent });
           } else {
             add({ el: loc.el, exact: loc.text.toLowerCase() === needle, text: loc.text });
