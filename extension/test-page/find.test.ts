@@ -76,7 +76,7 @@ describe("find: one line and one ref per matching element", () => {
 
 describe("reveal in a 10,000-row virtual list with recycled nodes", () => {
   test("row 7,777: found in a few jumps from the rows' pitch; its ref reads 'Row 7777' and clicks it", async () => {
-    for (const path of ["lists.html", "lists.html?vary=1"]) {
+    for (const path of ["lists.html", "lists.html?vary=1", "lists.html?lag=120"]) {
       const page = await open(env, path);
       const r = await ok(page, "reveal", { refBase: 1, text: "Row 7777" });
       expect(r, path).toMatchObject({ found: true, stop: "found", capped: false });
@@ -101,18 +101,21 @@ describe("reveal in a 10,000-row virtual list with recycled nodes", () => {
   });
 
   test("a selector target with no number to jump by: scans down to the end, then from the top back to where it began", async () => {
-    const page = await open(env, "lists.html?n=400");
-    await page.evaluate(() => {
-      document.getElementById("rows")!.scrollTop = 6000;
-    });
-    await page.waitForFunction(() => document.querySelector("#rows .row")?.textContent !== "Row 1");
-    const r = await ok(page, "reveal", { refBase: 1, selector: '[data-row="3"]', container: "#rows" });
-    expect(r).toMatchObject({ found: true, jumps: 0 });
-    // It went to the end first (nothing below), then wrapped to the top.
-    expect(r.searched[r.searched.length - 1].to).toBe(r.scrollHeight);
-    expect(r.searched[0].from).toBe(0);
-    expect(await textOfRef(page, (r.matches[0] as Match).ref)).toBe("Row 3");
-    await page.close();
+    // The second list renders only once scrolling pauses for 80 ms: each step waits for it.
+    for (const path of ["lists.html?n=400", "lists.html?n=400&lag=80"]) {
+      const page = await open(env, path);
+      await page.evaluate(() => {
+        document.getElementById("rows")!.scrollTop = 6000;
+      });
+      await page.waitForFunction(() => document.querySelector("#rows .row")?.textContent !== "Row 1");
+      const r = await ok(page, "reveal", { refBase: 1, selector: '[data-row="3"]', container: "#rows" });
+      expect(r, path).toMatchObject({ found: true, jumps: 0 });
+      // It went to the end first (nothing below), then wrapped to the top.
+      expect(r.searched[r.searched.length - 1].to, path).toBe(r.scrollHeight);
+      expect(r.searched[0].from, path).toBe(0);
+      expect(await textOfRef(page, (r.matches[0] as Match).ref), path).toBe("Row 3");
+      await page.close();
+    }
   });
 
   test("at its bounds it says how far it got: maxScrolls and time stop short of the end, capped; a whole search is not", async () => {

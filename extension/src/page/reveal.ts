@@ -15,6 +15,8 @@ const MAX_STEPS = 2000;
 const DEFAULT_BUDGET_MS = 30_000;
 /** Jumps by row numbers before scanning: each lands nearer when row heights vary. */
 const MAX_JUMPS = 8;
+/** How long a scroll's re-render is waited for, past two frames. */
+const RENDER_WAIT_MS = 300;
 
 /** The biggest scrollable box on the page (a virtual list's viewport), else the page. */
 function mainScroller(): Element {
@@ -92,6 +94,32 @@ function numbered(c: Element, page: boolean, re: RegExp): { n: number; y: number
   return out;
 }
 
+/** DOM changes under root from now on: whether any came, and a wait for the first. */
+function watchChanges(root: Element): { seen(): boolean; next(ms: number): Promise<void>; stop(): void } {
+  let seen = false;
+  let wake: (() => void) | undefined;
+  const mo = new MutationObserver(() => {
+    seen = true;
+    wake?.();
+  });
+  mo.observe(root, { childList: true, subtree: true, characterData: true, attributes: true });
+  return {
+    seen: () => {
+      if (!seen && mo.takeRecords().length > 0) seen = true;
+      return seen;
+    },
+    next: (ms) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      }),
+    stop: () => mo.disconnect(),
+  };
+}
+
 /** [from, to] windows merged into the ranges of the list's content that were rendered and searched. */
 function mergeRanges(w: [number, number][]): { from: number; to: number }[] {
   const s = [...w].sort((a, b) => a[0] - b[0]);
@@ -149,10 +177,26 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResul
     if (h.length && partialAt === undefined) partialAt = c.scrollTop;
     return null;
   };
-  const moveTo = async (y: number) => {
-    c.scrollTop = y;
+  // Whether the list re-renders when scrolled: unknown until the first move shows it.
+  let rerenders: boolean | undefined;
+  const moveTo = (y: number) => {
     scrolls++;
+    return scrolled(() => {
+      c.scrollTop = y;
+    });
+  };
+  const scrolled = async (move: () => void) => {
+    const changed = watchChanges(page ? scope : c);
+    move();
     await nextFrames();
+    // A list that renders a moment after the scroll (debounced, or in a later task) is waited
+    // for, up to RENDER_WAIT_MS; one that never re-renders is waited for once.
+    if (rerenders !== false && !changed.seen()) {
+      await changed.next(RENDER_WAIT_MS);
+      if (changed.seen()) await nextFrames();
+    }
+    if (rerenders === undefined || changed.seen()) rerenders = changed.seen();
+    changed.stop();
   };
   // SECURITY I-62: the page's list may never end; steps and time both bound the search.
   const overTime = () => performance.now() - t0 > budget;
@@ -178,8 +222,7 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResul
     const inside = page ? er.top >= 0 && er.bottom <= innerHeight : er.top >= cr.top && er.bottom <= cr.bottom;
     if (!inside) {
       // Bring it fully into view; a virtual list may re-render (recycled nodes), so look again after.
-      el.scrollIntoView({ block: "center", behavior: "instant" });
-      await nextFrames();
+      await scrolled(() => el.scrollIntoView({ block: "center", behavior: "instant" }));
       const again = probe();
       if (again.length && (again[0]?.exact || !h[0]?.exact)) h = again;
     }
@@ -254,8 +297,10 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResul
   }
   const res = result(stop);
   if (partialAt !== undefined) {
-    c.scrollTop = partialAt;
-    await nextFrames();
+    const y = partialAt;
+    await scrolled(() => {
+      c.scrollTop = y;
+    });
     const h = probe();
     if (h.length) {
       const shown = h.slice(0, limit).map((x) => described(engine, x));
