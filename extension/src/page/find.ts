@@ -77,7 +77,7 @@ export function collect(engine: Engine, q: Query, root: Element): Hit[] {
           continue;
         }
         nodes ??= nodeSet(items);
-        for (const loc of locate(it, needle, parent?.el ?? root, nodes)) {
+        for (const loc of locate(it, needle, parent?.el ?? root, nodes, textOf)) {
           if (parent && (loc.el === parent.el || textOf(parent.el) === loc.text)) {
             add({ el: parent.el, exact: loc.text.toLowerCase() === needle, node: parent });
           } else {
@@ -137,7 +137,7 @@ function lineOf(h: Hit, ref: string): string {
 }
 
 /** The snapshot's line for the node with `ref` printed, plus the text of an unnamed one. */
-export function nodeLine(n: TNode, ref: string): string {
+function nodeLine(n: TNode, ref: string): string {
   const withRef: TNode = { ...n, ref };
   if (n.role === "row") {
     const r = render([withRef], false);
@@ -183,7 +183,7 @@ function summary(items: Item[]): string {
  * node is only the element of its first piece: the run's text nodes are walked again, in order,
  * and each occurrence goes to the smallest element holding it, so a ref never names a neighbour.
  */
-export function locate(run: TText, needle: string, scope: Element, nodes: Set<Element>): { el: Element; text: string }[] {
+function locate(run: TText, needle: string, scope: Element, nodes: Set<Element>, textOf: (el: Element) => string): { el: Element; text: string }[] {
   const runText = norm(run.t);
   const start: Node = run.el.shadowRoot ?? run.el;
   const rootNode = start instanceof ShadowRoot ? start : run.el.getRootNode();
@@ -234,7 +234,7 @@ export function locate(run: TText, needle: string, scope: Element, nodes: Set<El
     const b = [...pieces].reverse().find((p) => p.s < i + needle.length);
     if (!a || !b) break;
     const el = commonAncestor(a.el, b.el);
-    if (!out.some((o) => o.el === el)) out.push({ el, text: norm(visibleText(el)) });
+    if (!out.some((o) => o.el === el)) out.push({ el, text: textOf(el) });
   }
   // Text the walk could not follow (slotted or cross-shadow flow): the run's own element.
   if (!out.length) out.push({ el: run.el, text: runText });
