@@ -417,16 +417,16 @@ describe("find, get_state, read_text", () => {
   test("find: exact matches first, then substrings; text finds the row", async () => {
     const page = await open(env, "form.html");
     const f = await ok(page, "find", { refBase: 1, name: "account" });
-    // No exact match: substrings in document order.
+    // No exact match: substrings in document order; every match has a ref, a heading too.
     expect(f.matches.map((m: any) => m.line)).toEqual([
-      '- heading "Create account" [level=1]',
+      expect.stringMatching(/^- heading "Create account" \[ref=e\d+\] \[level=1\]$/),
       expect.stringMatching(/^- textbox "Account id" \[ref=e\d+\] \[readonly\]$/),
       expect.stringMatching(/^- button "Create account" \[ref=e\d+\]$/),
     ]);
     // The exact match comes first even though the substring match is earlier in the page.
     const plan = await ok(page, "find", { name: "plan" });
     expect(plan.matches.map((m: any) => [m.line, m.exact])).toEqual([
-      ['- group "Plan"', true],
+      [expect.stringMatching(/^- group "Plan" \[ref=e\d+\]$/), true],
       [expect.stringMatching(/^- link "Plan details" \[ref=e\d+\]$/), false],
     ]);
     const ex = await ok(page, "find", { role: "button", name: "create account" });
@@ -434,7 +434,7 @@ describe("find, get_state, read_text", () => {
     expect(ex.matches[0].exact).toBe(true);
     const t = await open(env, "table.html?rows=50");
     const byText = await ok(t, "find", { refBase: 1, text: "Fatima" });
-    expect(byText.matches[0].line).toMatch(/^- row: Fatima \| 185 \| Lisbon \| button "Edit" \[ref=e\d+\] \| link "Profile" \[ref=e\d+\]$/);
+    expect(byText.matches[0].line).toMatch(/^- row \[ref=e\d+\]: Fatima \| 185 \| Lisbon \| button "Edit" \[ref=e\d+\] \| link "Profile" \[ref=e\d+\]$/);
     const lim = await ok(t, "find", { role: "button", name: "Edit", limit: 5 });
     expect([lim.matches.length, lim.total]).toEqual([5, 50]);
     const none = await call(t, "find", {});

@@ -1,10 +1,10 @@
-// DOM-level actions the worker uses for click / fill / select_option / scroll / reveal.
+// DOM-level actions the worker uses for click / fill / select_option / scroll (reveal: reveal.ts).
 // None of them returns an input's value: results say what happened, never what is in a field.
 import { nameOf, roleOf, SKIP } from "./aria";
-import { clip, deepQuery, nextFrames, norm } from "./dom";
+import { clip, nextFrames, norm } from "./dom";
 import { fail } from "./errors";
 import type { Engine } from "./engine";
-import type { FillArgs, FindResult, RevealArgs, RevealResult, ScrollArgs, ScrollResult, SelectArgs } from "./types";
+import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 
 const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
 
@@ -122,7 +122,7 @@ export function selectOption(engine: Engine, a: SelectArgs) {
   return { selected: Array.from(s.selectedOptions).map((o) => norm(o.label)) };
 }
 
-function isScrollable(el: Element): boolean {
+export function isScrollable(el: Element): boolean {
   if (el === el.ownerDocument.scrollingElement) return el.scrollHeight > el.clientHeight || el.scrollWidth > el.clientWidth;
   if (el.scrollHeight <= el.clientHeight + 1 && el.scrollWidth <= el.clientWidth + 1) return false;
   const cs = getComputedStyle(el);
@@ -166,98 +166,4 @@ export async function scroll(engine: Engine, a: ScrollArgs): Promise<ScrollResul
   if (!a.to && !hasDelta) fail("invalid_argument", "scroll needs ref, to, or dx/dy");
   await nextFrames();
   return scrollInfo(engine, c);
-}
-
-/** The biggest scrollable box on the page (a virtual list's viewport), else the page. */
-function mainScroller(): Element {
-  let best: Element | null = null;
-  let area = 0;
-  const all = document.querySelectorAll("body *");
-  for (let i = 0; i < all.length; i++) {
-    const e = all[i] as Element;
-    if (e.scrollHeight <= e.clientHeight + 1) continue;
-    if (!isScrollable(e)) continue;
-    const a = e.clientWidth * e.clientHeight;
-    if (a > area) {
-      area = a;
-      best = e;
-    }
-  }
-  const page = document.scrollingElement ?? document.documentElement;
-  if (best && page.scrollHeight > page.clientHeight + 1 && area < page.clientWidth * page.clientHeight * 0.25) return page;
-  return best ?? page;
-}
-
-/** reveal's scroller as given: a ref (e12) or a CSS selector; each error names `container`. */
-function containerOf(engine: Engine, c: unknown): Element {
-  if (typeof c !== "string" || c === "") fail("invalid_argument", "container: give a ref (e.g. e12) or a CSS selector");
-  if (/^e[0-9]+$/.test(c)) return engine.refs.resolve(c);
-  let el: Element | null = null;
-  try {
-    el = deepQuery(c);
-  } catch {
-    fail("invalid_argument", `container: invalid CSS selector: ${c}`);
-  }
-  if (!el) fail("not_found", `container: no element matches ${c}`);
-  return el;
-}
-
-/**
- * Scrolls the virtual list until find(predicate) has an exact match: the current view, then the
- * list from the top down.
- * Substring matches seen on the way are remembered; with no exact match anywhere, reveal goes
- * back to the first of them.
- */
-export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResult> {
-  const max = Math.max(1, Math.min(Number(a.maxScrolls ?? 200) || 200, 2000));
-  const c = a.container !== undefined ? containerOf(engine, a.container) : mainScroller();
-  let fromTop = c.scrollTop <= 0;
-  let scrolls = 0;
-  let partialAt: number | undefined;
-  let capped = false;
-  const done = async (r: FindResult): Promise<RevealResult> => {
-    const m = r.matches[0];
-    if (m?.ref) {
-      // Bring it fully into view; a virtual list may re-render (new nodes), so find again after.
-      const el = engine.refs.resolve(m.ref);
-      const cr = c.getBoundingClientRect();
-      const er = el.getBoundingClientRect();
-      const inside = c === c.ownerDocument.scrollingElement
-        ? er.top >= 0 && er.bottom <= innerHeight
-        : er.top >= cr.top && er.bottom <= cr.bottom;
-      if (!inside) {
-        el.scrollIntoView({ block: "center", behavior: "instant" });
-        await nextFrames();
-        const again = engine.find(a);
-        if (again.matches.length) r = again;
-      }
-    }
-    return { ...r, found: true, scrolls, scrollY: Math.round(c.scrollTop), scrollHeight: Math.round(c.scrollHeight), capped: false };
-  };
-  // The current view first, then the whole list from the top down, at most maxScrolls steps.
-  for (;;) {
-    const r = engine.find(a);
-    if (r.matches[0]?.exact) return done(r);
-    if (r.matches.length && partialAt === undefined) partialAt = c.scrollTop;
-    if (scrolls >= max) {
-      capped = !(fromTop && c.scrollTop + c.clientHeight >= c.scrollHeight - 2);
-      break;
-    }
-    if (!fromTop) {
-      fromTop = true;
-      c.scrollTop = 0;
-    } else {
-      if (c.scrollTop + c.clientHeight >= c.scrollHeight - 2) break;
-      c.scrollTop = c.scrollTop + Math.max(40, c.clientHeight * 0.9);
-    }
-    scrolls++;
-    await nextFrames();
-  }
-  if (partialAt !== undefined) {
-    c.scrollTop = partialAt;
-    await nextFrames();
-    const r = engine.find(a);
-    if (r.matches.length) return done(r);
-  }
-  return { docId: engine.docId, matches: [], total: 0, found: false, scrolls, scrollY: Math.round(c.scrollTop), scrollHeight: Math.round(c.scrollHeight), capped };
 }

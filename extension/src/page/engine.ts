@@ -5,14 +5,16 @@ import { boxOf, composedContains, deepActiveElement, deepQuery, frameOffset, rou
 import { EngineError, fail } from "./errors";
 import { diffOutlines, paginate } from "./outline";
 import { RefTable } from "./refs";
-import { head, render, textRun } from "./render";
+import { collect, present, queryOf } from "./find";
+import { render } from "./render";
 import { pageText, visibleText } from "./text";
-import { BREAK, isText, TreeBuilder, type Item, type TNode } from "./tree";
+import { TreeBuilder, type Item } from "./tree";
 import type {
   ElementState, FindArgs, FindResult, FramePlaceholder, PointResult, ReadTextArgs, ReadTextResult,
   Reply, SnapshotArgs, SnapshotResult,
 } from "./types";
 import * as actions from "./actions";
+import { reveal } from "./reveal";
 import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
@@ -101,7 +103,7 @@ export class Engine {
       case "scroll":
         return actions.scroll(this, a as never);
       case "reveal":
-        return actions.reveal(this, a as never);
+        return reveal(this, a as never);
       case "waitFor":
         return wait.waitFor(this, a as never);
       case "settle":
@@ -211,64 +213,10 @@ export class Engine {
   }
 
   find(a: FindArgs): FindResult {
-    const role = a.role ? String(a.role).toLowerCase() : undefined;
-    const name = a.name ? String(a.name).toLowerCase() : undefined;
-    const text = a.text ? String(a.text).toLowerCase() : undefined;
-    if (!role && name === undefined && text === undefined) fail("invalid_argument", "find needs role, name or text");
+    const q = queryOf(a);
     const limit = Math.max(1, Math.min(Number(a.limit ?? 20) || 20, 500));
-    const { items } = this.tree(this.rootOf(a.root));
-    const exact: FindResult["matches"] = [];
-    const partial: FindResult["matches"] = [];
-    const seen = new Set<string>();
-    const add = (line: string, ref: string | undefined, isExact: boolean) => {
-      if (seen.has(line)) return;
-      seen.add(line);
-      (isExact ? exact : partial).push(ref ? { line, ref, exact: isExact } : { line, exact: isExact });
-    };
-    const cmp = (hay: string, needle: string): 0 | 1 | 2 => {
-      const h = hay.toLowerCase();
-      return h === needle ? 2 : h.includes(needle) ? 1 : 0;
-    };
-    const visit = (list: Item[], row: TNode | null) => {
-      for (const it of list) {
-        if (it === BREAK) continue;
-        if (isText(it)) {
-          if (text === undefined || role || name !== undefined) continue;
-          const t = it.t.replace(/\s+/g, " ").trim();
-          const c = cmp(t, text);
-          if (!c) continue;
-          if (row) {
-            add(rowLine(row), row.ref, c === 2);
-          } else {
-            const el = it.el;
-            const ref = this.refs.refFor(el);
-            add(`- text [ref=${ref}]: ${textRun(t)}`, ref, c === 2);
-          }
-          continue;
-        }
-        let ok = true;
-        let ex = true;
-        if (role && it.role !== role) ok = false;
-        if (ok && name !== undefined) {
-          const c = cmp(it.name, name);
-          if (!c) ok = false;
-          else ex = ex && c === 2;
-        }
-        if (ok && text !== undefined) {
-          const own = it.name || it.kids.filter(isText).map((k) => k.t).join(" ").replace(/\s+/g, " ").trim();
-          const c = cmp(own, text);
-          if (!c) ok = false;
-          else ex = ex && c === 2;
-        }
-        if (ok && (role || name !== undefined || (text !== undefined && it.name))) {
-          add(it.role === "row" ? rowLine(it) : `- ${head(it)}${it.value !== undefined ? `: ${it.value}` : ""}`, it.ref, ex);
-        }
-        visit(it.kids, it.role === "row" ? it : row);
-      }
-    };
-    visit(items, null);
-    const all = exact.concat(partial);
-    return { docId: this.docId, matches: all.slice(0, limit), total: all.length };
+    const hits = collect(this, q, this.rootOf(a.root));
+    return { docId: this.docId, matches: present(this, hits, limit), total: hits.length };
   }
 
   readText(a: ReadTextArgs): ReadTextResult {
@@ -421,11 +369,6 @@ export class Engine {
     const bt = (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0);
     return { x: round(r.left + o.x + bl), y: round(r.top + o.y + bt), w: round((el as HTMLElement).clientWidth), h: round((el as HTMLElement).clientHeight) };
   }
-}
-
-function rowLine(row: TNode): string {
-  const r = render([row], false);
-  return r.full.get(0) ?? (r.lines[0] as string);
 }
 
 /** Element under a point, looking into open shadow roots. */

@@ -101,14 +101,27 @@ export interface FindResult {
   total: number;
 }
 
+/** Why reveal stopped: the target is rendered, every place was searched, a bound, or nothing scrolls. */
+export type RevealStop = "found" | "end" | "maxScrolls" | "time" | "static";
+
 export interface RevealResult extends FindResult {
   found: boolean;
+  stop: RevealStop;
+  /** Scroll steps taken, jumps included. */
   scrolls: number;
+  /** Jumps to where a numbered row should be, from the pitch of the rows in view. */
+  jumps: number;
   scrollY: number;
   /** The list's full height, so a stop short of its end says how far it got. */
   scrollHeight: number;
-  /** Stopped at maxScrolls before reaching the end of the list. */
+  clientHeight: number;
+  /** Stopped at a bound (maxScrolls or the time budget) before every place was searched. */
   capped: boolean;
+  /** The ranges of the list's content (px from its top) that were rendered and searched. */
+  searched: { from: number; to: number }[];
+  ms: number;
+  /** "page" or the ref of the scroller. */
+  container: string;
 }
 
 export interface ReadTextArgs extends CallBase {
@@ -192,7 +205,11 @@ export interface ScrollResult {
 export interface RevealArgs extends FindArgs {
   /** Optional ref or CSS selector of the scroll container; default: the largest scrollable element. */
   container?: string;
+  /** The target as a CSS selector, instead of role/name/text. */
+  selector?: string;
   maxScrolls?: number;
+  /** Time bound of the whole search (the worker passes what its deadline leaves). */
+  budgetMs?: number;
 }
 
 export interface WaitForArgs extends CallBase {

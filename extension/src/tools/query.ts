@@ -28,7 +28,7 @@ export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
 
 export const find = defineTool<{ tabId?: number; role?: string; name?: string; text?: string; limit?: number; root?: string }>({
   name: "find",
-  description: "Find elements by role, name or text, exact first; returns snapshot lines.",
+  description: "Find elements by role, name or text, exact first; one line and ref per match.",
   inputSchema: {
     type: "object",
     properties: {
