@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
@@ -33,6 +34,12 @@ type (
 		Broker   broker.Stats         `json:"broker"`
 		// MCPSessions is the number of live /mcp sessions (bounded, SECURITY I-52).
 		MCPSessions int `json:"mcpSessions"`
+		// AgentSessions: the side-panel (gateway) chat sessions, each an agent process.
+		AgentSessions []gateway.SessionInfo `json:"agentSessions"`
+		// Agents: the configured agents, and whether each can start.
+		Agents gateway.AgentsResult `json:"agents"`
+		// Config: the file in force, and why a change to it was not applied.
+		Config ConfigState `json:"config"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -59,7 +66,8 @@ type (
 		DeviceID string `json:"deviceId"`
 	}
 	DevicesRevokeResult struct {
-		Closed int `json:"closed"`
+		Closed        int `json:"closed"`
+		AgentSessions int `json:"agentSessions"` // side-panel agents of the device that were stopped
 	}
 	TokensCreateParams struct {
 		Label string `json:"label"`
@@ -98,7 +106,10 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
-			MCPSessions: d.mcpSess.count()}, nil
+			MCPSessions: d.mcpSess.count(), AgentSessions: d.gateway.Sessions(), Agents: d.gateway.Agents(),
+			Config: d.configState()}, nil
+	case "config.reload":
+		return d.reloadConfig(true), nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "pair.pending":
@@ -138,8 +149,10 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		// SECURITY I-7: removed from the store first, then every live
 		// connection of the device is closed at once.
 		n := d.link.Hub().CloseDevice(p.DeviceID)
-		d.log.Info("device revoked", "device", p.DeviceID, "closed", n)
-		return DevicesRevokeResult{Closed: n}, nil
+		// SECURITY I-61: the chat sessions the device opened end with it.
+		m := d.gateway.CloseDevice(p.DeviceID)
+		d.log.Info("device revoked", "device", p.DeviceID, "closed", n, "agentSessions", m)
+		return DevicesRevokeResult{Closed: n, AgentSessions: m}, nil
 	case "tokens.create":
 		p, err := params[TokensCreateParams](raw, method)
 		if err != nil {

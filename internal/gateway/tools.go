@@ -23,12 +23,12 @@ import (
 const CodeToolNotPinned = "tool_not_pinned"
 
 func (g *Gateway) allowed(server string) bool {
-	return slices.Contains(g.opts.Policy.Allow, server)
+	return slices.Contains(g.conf().Policy.Allow, server)
 }
 
 // pinned: deny-all unless the tool is listed for its server (SECURITY I-35).
 func (g *Gateway) pinned(server, tool string) bool {
-	return slices.Contains(g.opts.Policy.Pins[server], tool)
+	return slices.Contains(g.conf().Policy.Pins[server], tool)
 }
 
 // connectServer opens the MCP-over-ACP connection to one declared server
