@@ -36,13 +36,14 @@ func (e *LinkTimeoutError) Error() string {
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is; --permissive is then\nonly noted, so that a second `make run` reuses the browser).")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
 	headless := fs.Bool("headless", false, "run the browser headless (--headless=new); the default with no display")
 	profile := fs.String("profile", "", "browser profile directory (default: <state dir>/profile)")
 	noWait := fs.Bool("no-wait", false, "do not wait for the extension to connect")
 	foreground := fs.Bool("foreground", false, "stay attached: wait for the browser and pass SIGINT/SIGTERM to it")
 	permissive := fs.Bool("permissive", false, "start the dedicated profile with a permissive policy: every site allowed, act mode on (code execution and passwords stay off)")
+	reuse := fs.Bool("reuse", false, "reuse a managed browser already running on the profile even when policy flags are given (they then change nothing: its policy stays)")
 	var pf launchPolicyFlags
 	fs.Var(&pf.allow, "allow", "allow this origin pattern in the dedicated profile (repeatable)")
 	fs.BoolVar(&pf.act, "act", false, "act mode (clicks, typing, navigation) on the --allow origins")
@@ -85,9 +86,9 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	}
 	// A browser already on this profile is reused, not started twice (Chromium would exit
 	// at once with "profile in use"). An explicit policy cannot reach it, so that stays an error.
-	if pid := launcher.RunningPID(prof); pid != 0 && pol == nil {
+	if pid := launcher.RunningPID(prof); pid != 0 && (*reuse || (pol == nil && !*permissive)) {
 		return reuseBrowser(ctx, s, p, reuseOptions{profile: prof, pid: pid, headless: *headless,
-			permissive: *permissive, noWait: *noWait, foreground: *foreground})
+			policy: pol != nil || *permissive, noWait: *noWait, foreground: *foreground})
 	}
 	launch, err := launchParam(prof, *profile == "", pol, *permissive, policyFlagName(&pf))
 	if err != nil {

@@ -21,15 +21,15 @@ func needExtension(t *testing.T) {
 	}
 }
 
-// A second `torii launch` (and a second `make run`, which adds --permissive) finds the
-// managed browser running on its profile and reuses it: exit 0, no second browser.
+// A second `torii launch` (and a second `make run`, which adds --reuse --permissive) finds
+// the managed browser running on its profile and reuses it: exit 0, no second browser.
 func TestSecondLaunchReusesTheBrowser(t *testing.T) {
 	needExtension(t)
 	e := newEnv(t)
 	exe, argsFile := lockingBrowser(t, e.state, false)
 	fx, _ := launchPaired(t, e.command("launch", "--browser", exe, "--headless"), argsFile, 0)
 
-	for _, extra := range [][]string{nil, {"--permissive"}} {
+	for _, extra := range [][]string{nil, {"--reuse", "--permissive"}} {
 		r := e.run("", append([]string{"launch", "--browser", exe, "--headless"}, extra...)...)
 		if r.code != 0 {
 			t.Fatalf("second launch %v: exit %d\n%s%s", extra, r.code, r.stdout, r.stderr)
@@ -38,7 +38,7 @@ func TestSecondLaunchReusesTheBrowser(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("second launch %v output lacks %q:\n%s", extra, want, r.stdout)
 		}
-		if extra != nil && !strings.Contains(r.stderr, "--permissive not applied: the browser was already running") {
+		if extra != nil && !strings.Contains(r.stderr, "launch policy not applied (--reuse): the browser was already running") {
 			t.Errorf("--permissive on a running browser is not noted: %s", r.stderr)
 		}
 	}
@@ -48,10 +48,16 @@ func TestSecondLaunchReusesTheBrowser(t *testing.T) {
 	if !alive(fx.pid) {
 		t.Error("the browser died")
 	}
-	// An explicit policy cannot reach a running browser: that stays a typed refusal.
-	r := e.run("", "launch", "--browser", exe, "--headless", "--allow", "example.com")
-	if r.code != 1 || !strings.Contains(r.stderr, "--allow not applied: the browser on profile") || !strings.Contains(r.stderr, "fix:") {
-		t.Errorf("policy on a running browser: %d %s", r.code, r.stderr)
+	// Without --reuse, a policy cannot reach a running browser: that stays a typed refusal.
+	for _, flag := range []string{"--allow", "--permissive"} {
+		args := []string{"launch", "--browser", exe, "--headless", flag}
+		if flag == "--allow" {
+			args = append(args, "example.com")
+		}
+		r := e.run("", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, flag+" not applied: the browser on profile") || !strings.Contains(r.stderr, "fix:") {
+			t.Errorf("%s on a running browser: %d %s", flag, r.code, r.stderr)
+		}
 	}
 }
 

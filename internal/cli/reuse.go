@@ -36,10 +36,10 @@ func repairFix(headless bool) string {
 }
 
 type reuseOptions struct {
-	profile              string
-	pid                  int
-	headless, permissive bool
-	noWait, foreground   bool
+	profile            string
+	pid                int
+	headless, policy   bool
+	noWait, foreground bool
 }
 
 // reuseBrowser is a second `torii launch` on a profile whose browser runs: the daemon is
@@ -54,8 +54,8 @@ func reuseBrowser(ctx context.Context, s Stdio, p config.Paths, o reuseOptions) 
 	if started {
 		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
 	}
-	if o.permissive {
-		fmt.Fprintf(s.Err, "torii: --permissive not applied: the browser was already running, and its policy stays as it is\n")
+	if o.policy {
+		fmt.Fprintf(s.Err, "torii: launch policy not applied (--reuse): the browser was already running, and its policy stays as it is\n")
 	}
 	headless := o.headless
 	if rec != nil {

@@ -117,5 +117,5 @@ type RunningError struct {
 }
 
 func (e *RunningError) Error() string {
-	return fmt.Sprintf("%s not applied: the browser on profile %s is already running (pid %d), and a launch policy applies only when torii launch starts it; its policy stays as it is\n  fix: close that browser and run torii launch again, or change the policy in the extension's options", e.Flag, e.Dir, e.PID)
+	return fmt.Sprintf("%s not applied: the browser on profile %s is already running (pid %d), and a launch policy applies only when torii launch starts it; its policy stays as it is\n  fix: to use it as it is, add --reuse; for the new policy, run torii stop and then this torii launch again; or change the policy in the extension's options", e.Flag, e.Dir, e.PID)
 }
