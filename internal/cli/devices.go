@@ -74,6 +74,6 @@ func devicesRevoke(ctx context.Context, s Stdio, id string) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "Revoked %s (%d live connection(s) closed, %d side-panel agent(s) stopped).\n", id, r.Closed, r.AgentSessions)
-	fmt.Fprintf(s.Out, "To use that browser again, pair it anew: for a managed browser `%s`; in your own Chrome press Pair in the Torii popup, then run `torii pair`.\n", repairFix(false))
+	fmt.Fprintf(s.Out, "To use that browser again, pair it anew: for a managed browser `%s`; in your own Chrome press Pair in the Torii popup, then run `%s pair`.\n", repairFix(false), selfCommand())
 	return nil
 }

@@ -65,7 +65,6 @@ func reuseBrowser(ctx context.Context, s Stdio, p config.Paths, o reuseOptions) 
 	if err := client.Call(ctx, "status", nil, &st); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "torii: the managed browser on profile %s is already running (pid %d); reusing it\n", o.profile, o.pid)
 	if rec == nil || rec.DeviceID == "" {
 		// Not started by a torii launch that saw it pair: its device is unknown.
 		fmt.Fprintf(s.Out, "Torii: a browser is already running on profile %s (pid %d); the daemon is at http://%s.\n", o.profile, o.pid, st.Listen)
@@ -85,6 +84,7 @@ func reuseBrowser(ctx context.Context, s Stdio, p config.Paths, o reuseOptions) 
 	if dev == nil {
 		return &RevokedBrowserError{Profile: o.profile, PID: o.pid, DeviceID: rec.DeviceID, Fix: repairFix(headless)}
 	}
+	fmt.Fprintf(s.Err, "torii: the managed browser on profile %s is already running (pid %d); reusing it\n", o.profile, o.pid)
 	if !dev.Connected && !o.noWait {
 		// A daemon that just started: the extension reconnects on its own backoff.
 		if err := waitDevice(ctx, client, rec.DeviceID); err != nil {
