@@ -32,7 +32,7 @@ type LinkTimeoutError struct {
 }
 
 func (e *LinkTimeoutError) Error() string {
-	return fmt.Sprintf("the browser started, but its extension did not connect within %s\n  browser output: %s\n  daemon log:     %s\n  fix: run `torii doctor`; if the extension shows an error page, close the browser and run `torii launch` again", e.After, e.BrowserLog, e.DaemonLog)
+	return fmt.Sprintf("the browser started, but its extension did not connect within %s\n  browser output: %s\n  daemon log:     %s\n  fix: run `torii doctor`; if the extension shows an error page, run `torii stop`, then `torii launch` again", e.After, e.BrowserLog, e.DaemonLog)
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
@@ -322,7 +322,13 @@ func waitForLink(ctx context.Context, c *control.Client, proc *launcher.Process,
 		if st.ExtensionConnected {
 			for _, cn := range st.Connections {
 				if !seen[cn.ID] && cn.DeviceID != "" {
-					return cn, nil
+					// Ready means an agent's first call runs: the extension's tool server is
+					// attached, not only its link authenticated.
+					if ok, err := toolsAttached(ctx, c); err != nil {
+						return connection{}, err
+					} else if ok {
+						return cn, nil
+					}
 				}
 			}
 		}
@@ -339,6 +345,17 @@ func waitForLink(ctx context.Context, c *control.Client, proc *launcher.Process,
 		case <-tick.C:
 		}
 	}
+}
+
+// toolsAttached reports whether the daemon has the extension's tool server, so tool calls run.
+func toolsAttached(ctx context.Context, c *control.Client) (bool, error) {
+	var r struct {
+		ExtensionConnected bool `json:"extensionConnected"`
+	}
+	if err := c.Call(ctx, "tools.list", nil, &r); err != nil {
+		return false, err
+	}
+	return r.ExtensionConnected, nil
 }
 
 // waitForeground keeps launch attached to the browser, passing on the

@@ -70,7 +70,8 @@ func pairStarted(t *testing.T, argsFile string, notPID int, launch *exec.Cmd, st
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := linktest.Dial(ctx, frag.Get("daemon"), nil)
+	prov := fakeExtension()
+	c, err := linktest.Dial(ctx, frag.Get("daemon"), &linktest.Options{Handler: prov.Handle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,7 @@ func pairStarted(t *testing.T, argsFile string, notPID int, launch *exec.Cmd, st
 	if _, err := c.Auth(ctx, d); err != nil {
 		t.Fatalf("auth: %v", err)
 	}
+	attachTools(t, ctx, c)
 	return launchedBrowser{pid: pid, client: c}
 }
 
@@ -127,4 +129,18 @@ func zombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+// attachTools does what the extension does once authenticated: ACP initialize, then a
+// session/new declaring its tool server. `torii launch` reports ready only after this.
+func attachTools(t *testing.T, ctx context.Context, c *linktest.Client) {
+	t.Helper()
+	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "fake-extension", "version": "0"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	decl := map[string]any{"type": "acp", "name": "torii", "id": fakeServerID}
+	if err := c.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{decl}}, nil); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -118,7 +118,9 @@ func waitDevice(ctx context.Context, c *control.Client, deviceID string) error {
 		}
 		for _, d := range devs.Devices {
 			if d.DeviceID == deviceID && d.Connected {
-				return nil
+				if ok, err := toolsAttached(ctx, c); err != nil || ok {
+					return err
+				}
 			}
 		}
 		select {
