@@ -63,16 +63,12 @@ describeBrowser("managed browser lifecycle", () => {
 
     // The proxy does see this browser: a page it is sent to arrives there. Chromium's start-up
     // requests come before this one, which is what the assertion below relies on.
-    // (The extension may still be settling its link right after pairing: retry until it serves.)
-    let nav = { code: -1 as number | null, stdout: "", stderr: "" };
-    await pollUntil(
-      "the probe request to reach the proxy",
-      async () => {
-        if (nav.code !== 0) nav = await torii.cli(["exec", "navigate", "url=http://probe.torii.test/"], { timeoutMs: 60_000 });
-        return p.hosts.includes("probe.torii.test") || undefined;
-      },
-      { timeoutMs: 45_000, intervalMs: 250 },
-    ).catch(() => expect.fail(`the proxy never saw the browser (navigate: ${nav.stdout} ${nav.stderr}); hosts: ${p.hosts.join(", ")}`));
+    // "Ready" means ready: the first call right after launch runs.
+    const nav = await torii.cli(["exec", "navigate", "url=http://probe.torii.test/"], { timeoutMs: 60_000 });
+    expect(nav.stderr, "navigate right after launch").not.toContain("extension_not_connected");
+    await pollUntil("the probe request to reach the proxy", async () => p.hosts.includes("probe.torii.test") || undefined, {
+      timeoutMs: 30_000,
+    }).catch(() => expect.fail(`the proxy never saw the browser (navigate: ${nav.stdout} ${nav.stderr}); hosts: ${p.hosts.join(", ")}`));
     expect(p.hosts.filter((h) => google.test(h)), `hosts the browser asked for: ${p.hosts.join(", ")}`).toEqual([]);
 
     // A second launch (as a second `make run`, which adds --reuse) reuses it.
