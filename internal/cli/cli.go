@@ -58,6 +58,9 @@ func commands() []command {
 	return []command{
 		{"serve", "run the daemon in the foreground", runServe},
 		{"launch", "start the daemon and a managed browser with the extension, paired", runLaunch},
+		{"stop", "stop the daemon and the managed browsers it launched", runStop},
+		{"restart", "stop, then start the daemon and the managed browsers again", runRestart},
+		{"reload", "make the daemon re-read config.json now and say what it applied", runReload},
 		{"mcp", "stdio MCP server for an agent (starts the daemon if needed)", runMCP},
 		{"exec", "call one browser tool from the shell: torii exec TOOL key=value…", runExec},
 		{"tools", "list the browser tools the extension serves", runTools},

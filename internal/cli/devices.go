@@ -75,12 +75,14 @@ func devicesRevoke(ctx context.Context, s Stdio, id string) error {
 	}
 	defer c.Close()
 	var r struct {
-		Closed int `json:"closed"`
+		Closed        int `json:"closed"`
+		AgentSessions int `json:"agentSessions"`
 	}
 	if err := c.Call(ctx, "devices.revoke", map[string]string{"deviceId": id}, &r); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "Revoked %s (%d live connection(s) closed).\n", id, r.Closed)
+	fmt.Fprintf(s.Out, "Revoked %s (%d live connection(s) closed, %d side-panel agent(s) stopped).\n", id, r.Closed, r.AgentSessions)
+	fmt.Fprintf(s.Out, "To use that browser again, pair it anew: for a managed browser `%s`; in your own Chrome press Pair in the Torii popup, then run `%s pair`.\n", repairFix(false), selfCommand())
 	return nil
 }
 

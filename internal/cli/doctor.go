@@ -20,7 +20,7 @@ func runDoctor(ctx context.Context, s Stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	rs := doctor.Run(ctx, doctor.Options{Paths: p, BuiltExtension: extension.Built})
+	rs := doctor.Run(ctx, doctor.Options{Paths: p, BuiltExtension: extension.Built, Self: selfCommand()})
 	if *asJSON {
 		if err := doctor.PrintJSON(s.Out, rs); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -31,17 +32,18 @@ type LinkTimeoutError struct {
 }
 
 func (e *LinkTimeoutError) Error() string {
-	return fmt.Sprintf("the browser started, but its extension did not connect within %s\n  browser output: %s\n  daemon log:     %s\n  fix: run `torii doctor`; if the extension shows an error page, close the browser and run `torii launch` again", e.After, e.BrowserLog, e.DaemonLog)
+	return fmt.Sprintf("the browser started, but its extension did not connect within %s\n  browser output: %s\n  daemon log:     %s\n  fix: run `torii doctor`; if the extension shows an error page, run `torii stop`, then `torii launch` again", e.After, e.BrowserLog, e.DaemonLog)
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is).")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
-	headless := fs.Bool("headless", false, "run the browser headless (--headless=new)")
+	headless := fs.Bool("headless", false, "run the browser headless (--headless=new); the default with no display")
 	profile := fs.String("profile", "", "browser profile directory (default: <state dir>/profile)")
 	noWait := fs.Bool("no-wait", false, "do not wait for the extension to connect")
 	foreground := fs.Bool("foreground", false, "stay attached: wait for the browser and pass SIGINT/SIGTERM to it")
 	permissive := fs.Bool("permissive", false, "start the dedicated profile with a permissive policy: every site allowed, act mode on (code execution and passwords stay off)")
+	reuse := fs.Bool("reuse", false, "reuse a managed browser already running on the profile even when policy flags are given (they then change nothing: its policy stays)")
 	var pf launchPolicyFlags
 	fs.Var(&pf.allow, "allow", "allow this origin pattern in the dedicated profile (repeatable)")
 	fs.BoolVar(&pf.act, "act", false, "act mode (clicks, typing, navigation) on the --allow origins")
@@ -77,6 +79,16 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	}
 	if !extension.Built() {
 		return extension.ErrNotBuilt
+	}
+	if !*headless && !hasDisplay() {
+		*headless = true
+		fmt.Fprintf(s.Err, "torii: no $DISPLAY or $WAYLAND_DISPLAY: starting the browser headless\n")
+	}
+	// A browser already on this profile is reused, not started twice (Chromium would exit
+	// at once with "profile in use"). An explicit policy cannot reach it, so that stays an error.
+	if pid := launcher.RunningPID(prof); pid != 0 && (*reuse || (pol == nil && !*permissive)) {
+		return reuseBrowser(ctx, s, p, reuseOptions{profile: prof, pid: pid, headless: *headless,
+			policy: pol != nil || *permissive, noWait: *noWait, foreground: *foreground})
 	}
 	launch, err := launchParam(prof, *profile == "", pol, *permissive, policyFlagName(&pf))
 	if err != nil {
@@ -131,21 +143,45 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		return err
 	}
 	fmt.Fprintf(s.Err, "torii: started %s (pid %d, profile %s)\n", browser, proc.PID(), prof)
+	rec := launcher.Record{PID: proc.PID(), Profile: prof, Browser: browser, Headless: *headless,
+		DefaultDir: *profile == "", StartedAt: time.Now().UTC()}
+	// Recorded at once, so that `torii stop` finds the browser even if the link never comes up.
+	if err := launcher.SaveRecord(p.StateDir, rec); err != nil {
+		fmt.Fprintf(s.Err, "torii: could not record the browser for `torii stop`: %v\n", err)
+	}
 
 	if !*noWait {
-		if err := waitForLink(ctx, client, proc, before, browserLog, p.LogFile()); err != nil {
+		cn, err := waitForLink(ctx, client, proc, before, browserLog, p.LogFile())
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(s.Out, "Torii is ready: the browser's extension is connected to the daemon at http://%s.\n", before.Listen)
+		rec.DeviceID, rec.DeviceName = cn.DeviceID, cn.DeviceName
+		_ = launcher.SaveRecord(p.StateDir, rec)
+		fmt.Fprintf(s.Out, "Torii is ready: the browser's extension is connected to the daemon at http://%s, paired as %q (%s).\n", before.Listen, cn.DeviceName, cn.DeviceID)
 	} else {
 		fmt.Fprintf(s.Out, "Browser started; the extension connects to the daemon at http://%s in a few seconds.\n", before.Listen)
 	}
-	fmt.Fprintf(s.Out, "Point an agent at it:\n  claude mcp add torii -- %s mcp\nCheck it any time with `torii status` (or `torii doctor` if something is off).\n", selfCommand())
+	printAgentHint(s)
 
 	if !*foreground {
 		return nil
 	}
 	return waitForeground(proc)
+}
+
+// printAgentHint tells the person how to point an agent at the browser.
+func printAgentHint(s Stdio) {
+	self := selfCommand()
+	fmt.Fprintf(s.Out, "Point an agent at it:\n  claude mcp add torii -- %s mcp\nCheck it any time with `%s status` (or `%s doctor` if something is off).\n", self, self, self)
+}
+
+// hasDisplay reports whether a browser window could open here. Only X11 and Wayland
+// systems need a display variable; elsewhere there is always a desktop.
+func hasDisplay() bool {
+	if runtime.GOOS != "linux" && !strings.HasSuffix(runtime.GOOS, "bsd") {
+		return true
+	}
+	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
 }
 
 // connectURL builds the extension page that pairs with the one-time secret.
@@ -269,7 +305,7 @@ func (p *launchPolicy) summary() string {
 
 // waitForLink polls status until an authenticated extension connection
 // appears that was not there before the browser started.
-func waitForLink(ctx context.Context, c *control.Client, proc *launcher.Process, before statusResult, browserLog, daemonLog string) error {
+func waitForLink(ctx context.Context, c *control.Client, proc *launcher.Process, before statusResult, browserLog, daemonLog string) (connection, error) {
 	seen := map[string]bool{}
 	for _, cn := range before.Connections {
 		seen[cn.ID] = true
@@ -281,28 +317,45 @@ func waitForLink(ctx context.Context, c *control.Client, proc *launcher.Process,
 	for {
 		var st statusResult
 		if err := c.Call(ctx, "status", nil, &st); err != nil {
-			return err
+			return connection{}, err
 		}
 		if st.ExtensionConnected {
 			for _, cn := range st.Connections {
 				if !seen[cn.ID] && cn.DeviceID != "" {
-					return nil
+					// Ready means an agent's first call runs: the extension's tool server is
+					// attached, not only its link authenticated.
+					if ok, err := toolsAttached(ctx, c); err != nil {
+						return connection{}, err
+					} else if ok {
+						return cn, nil
+					}
 				}
 			}
 		}
 		select {
 		case <-proc.Done():
 			if err := proc.Err(); err != nil {
-				return err
+				return connection{}, err
 			}
-			return fmt.Errorf("the browser exited before its extension connected; its output is in %s", browserLog)
+			return connection{}, fmt.Errorf("the browser exited before its extension connected; its output is in %s", browserLog)
 		case <-deadline.C:
-			return &LinkTimeoutError{After: linkWait, BrowserLog: browserLog, DaemonLog: daemonLog}
+			return connection{}, &LinkTimeoutError{After: linkWait, BrowserLog: browserLog, DaemonLog: daemonLog}
 		case <-ctx.Done():
-			return ctx.Err()
+			return connection{}, ctx.Err()
 		case <-tick.C:
 		}
 	}
+}
+
+// toolsAttached reports whether the daemon has the extension's tool server, so tool calls run.
+func toolsAttached(ctx context.Context, c *control.Client) (bool, error) {
+	var r struct {
+		ExtensionConnected bool `json:"extensionConnected"`
+	}
+	if err := c.Call(ctx, "tools.list", nil, &r); err != nil {
+		return false, err
+	}
+	return r.ExtensionConnected, nil
 }
 
 // waitForeground keeps launch attached to the browser, passing on the

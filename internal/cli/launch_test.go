@@ -101,7 +101,8 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := linktest.Dial(ctx, frag.Get("daemon"), nil)
+	prov := fakeExtension()
+	c, err := linktest.Dial(ctx, frag.Get("daemon"), &linktest.Options{Handler: prov.Handle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +117,7 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 	if _, err := c.Auth(ctx, d); err != nil {
 		t.Fatalf("auth: %v", err)
 	}
+	attachTools(t, ctx, c)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/launcher"
 )
 
 func runStatus(ctx context.Context, s Stdio, args []string) error {
@@ -51,6 +52,14 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 		}
 		m["stateDir"] = p.StateDir
 		m["devices"] = devs.Devices
+		if recs, err := launcher.LoadRecords(p.StateDir); err == nil {
+			mb := []map[string]any{}
+			for _, r := range recs {
+				mb = append(mb, map[string]any{"pid": r.PID, "profile": r.Profile, "headless": r.Headless,
+					"running": r.Running(), "deviceId": r.DeviceID, "deviceName": r.DeviceName})
+			}
+			m["managedBrowsers"] = mb
+		}
 		return writeJSON(s.Out, m)
 	}
 	w := s.Out
@@ -62,7 +71,9 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 	fmt.Fprintf(w, "listen:      http://%s  (ws://%s/acp)\n", st.Listen, st.Listen)
 	fmt.Fprintf(w, "daemon id:   %s\n", st.DaemonID)
 	fmt.Fprintf(w, "state:       %s\n", p.StateDir)
-	link := "down — run `torii launch`, or open the Torii extension popup in your Chrome"
+	extra := decodeStatusExtra(raw)
+	printConfigState(w, extra.Config)
+	link := "down — run `" + launchFix() + "`, or open the Torii extension popup in your Chrome"
 	if st.ExtensionConnected {
 		link = "up"
 	}
@@ -76,8 +87,19 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 		}
 		fmt.Fprintf(w, "  %s  %s  %q  %s  since %s\n", cn.ID, cn.Kind, who, cn.Origin, cn.Since.short())
 	}
+	printManagedBrowsers(w, p)
 	printSessions(w, sess.Sessions, sess.Broker)
+	printAgentSessions(w, extra.AgentSessions)
+	printConfiguredAgents(w, extra)
 	return nil
+}
+
+// launchFix is the launch command that works on this machine: headless without a display.
+func launchFix() string {
+	if hasDisplay() {
+		return "torii launch"
+	}
+	return "torii launch --headless"
 }
 
 // printSessions shows the agent sessions: tabs, queue depth, calls in
@@ -89,7 +111,7 @@ func printSessions(w io.Writer, ss []broker.SessionInfo, st broker.Stats) {
 			live++
 		}
 	}
-	fmt.Fprintf(w, "sessions:    %d live (calls in flight %d/%d, queued %d)\n", live, st.InFlight, st.MaxInFlight, st.Queued)
+	fmt.Fprintf(w, "MCP sessions: %d live (calls in flight %d/%d, queued %d)\n", live, st.InFlight, st.MaxInFlight, st.Queued)
 	for _, s := range ss {
 		state := "live"
 		if s.Ended != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
@@ -36,6 +37,12 @@ type (
 		// Browsers: every paired browser, connected now or not, and the
 		// sessions acting in each (browsers.go).
 		Browsers []BrowserStatus `json:"browsers"`
+		// AgentSessions: the side-panel (gateway) chat sessions, each an agent process.
+		AgentSessions []gateway.SessionInfo `json:"agentSessions"`
+		// Agents: the configured agents, and whether each can start.
+		Agents gateway.AgentsResult `json:"agents"`
+		// Config: the file in force, and why a change to it was not applied.
+		Config ConfigState `json:"config"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -62,7 +69,8 @@ type (
 		DeviceID string `json:"deviceId"`
 	}
 	DevicesRevokeResult struct {
-		Closed int `json:"closed"`
+		Closed        int `json:"closed"`
+		AgentSessions int `json:"agentSessions"` // side-panel agents of the device that were stopped
 	}
 	TokensCreateParams struct {
 		Label string `json:"label"`
@@ -106,7 +114,10 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return StatusResult{Version: d.opts.Version, PID: os.Getpid(), Listen: d.listen, URL: d.wsURL(),
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
-			MCPSessions: d.mcpSess.count(), Browsers: d.browsersStatus()}, nil
+			MCPSessions: d.mcpSess.count(), Browsers: d.browsersStatus(), AgentSessions: d.gateway.Sessions(), Agents: d.gateway.Agents(),
+			Config: d.configState()}, nil
+	case "config.reload":
+		return d.reloadConfig(true), nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "gateway.servers":
@@ -149,8 +160,10 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		// connection of the device is closed at once.
 		n := d.link.Hub().CloseDevice(p.DeviceID)
 		d.broker.RevokeBrowser(p.DeviceID)
-		d.log.Info("device revoked", "device", p.DeviceID, "closed", n)
-		return DevicesRevokeResult{Closed: n}, nil
+		// SECURITY I-61: the chat sessions the device opened end with it.
+		m := d.gateway.CloseDevice(p.DeviceID)
+		d.log.Info("device revoked", "device", p.DeviceID, "closed", n, "agentSessions", m)
+		return DevicesRevokeResult{Closed: n, AgentSessions: m}, nil
 	case "devices.rename":
 		p, err := params[DevicesRenameParams](raw, method)
 		if err != nil {

@@ -46,6 +46,7 @@ type Options struct {
 	maxConns      int           // tests lower the TCP connection budget (connbudget.go)
 	maxCtlConns   int           // tests lower the control-socket connection budget
 	sessions      sessionLimits // tests shorten session lifetimes (sessions.go)
+	configPoll    time.Duration // tests shorten the config.json poll (reload.go)
 
 	// Catalogue is served before an extension attaches; nil means the one
 	// built into the binary with the extension.
@@ -73,6 +74,7 @@ type daemon struct {
 	broker   *broker.Broker
 	calls    calls        // tools.call by callId, for tools.cancel
 	audit    *audit.Store // metadata-only call records (audit.go)
+	cfg      *configWatch // config.json as in force, and its last reload (reload.go)
 
 	sessMu        sync.Mutex                             // guards agentSessions
 	agentSessions map[*mcp.ServerSession]*broker.Session // relay and /mcp sessions (mcpserve.go)
@@ -155,6 +157,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.agent.OnSession = d.onSession
 	d.agent.LoadSession = true
 	d.gateway = d.newGateway()
+	d.initConfigWatch()
 	mcpCtx, mcpStop := context.WithCancel(context.Background())
 	defer mcpStop()
 	d.mcpCtx = mcpCtx
@@ -246,6 +249,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 	go reclaimMemory(ctx, reclaimEvery)
+	go d.watchConfig(ctx, opts.configPoll)
 	log.Info("torii daemon serving", "listen", d.listen, "daemonId", d.identity.ID(), "version", opts.Version)
 	if opts.Ready != nil {
 		select {

@@ -16,7 +16,7 @@ type AlreadyRunningError struct {
 }
 
 func (e *AlreadyRunningError) Error() string {
-	return fmt.Sprintf("another torii daemon (pid %d) is using %s; stop it with `torii status`/kill, or set TORII_STATE_DIR", e.PID, e.StateDir)
+	return fmt.Sprintf("another torii daemon (pid %d) is using %s; it already serves (see `torii status`), or stop it with `torii stop`; for a second daemon set TORII_STATE_DIR", e.PID, e.StateDir)
 }
 
 // lockFile is an flock held for the daemon's life. flock (not a PID file

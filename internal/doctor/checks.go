@@ -108,11 +108,17 @@ func checkConfig(_ context.Context, e *Env) Result {
 func checkDaemon(_ context.Context, e *Env) Result {
 	switch {
 	case e.DialErr != nil && isNotRunning(e.DialErr):
-		return Result{Name: "daemon", Status: Fail, Detail: "not running (no control socket at " + e.Paths.Socket() + ")", Fix: "torii serve   (or `torii launch`, which starts it in the background)"}
+		return Result{Name: "daemon", Status: Fail, Detail: "not running (no control socket at " + e.Paths.Socket() + ")", Fix: e.launchCmd() + "   (starts the daemon in the background and a managed browser; `" + e.Self + " serve` runs the daemon alone in this terminal)"}
 	case e.DialErr != nil:
-		return Result{Name: "daemon", Status: Fail, Detail: "control socket unreachable: " + e.DialErr.Error(), Fix: "check " + e.Paths.LogFile() + ", then restart the daemon (`torii serve`)"}
+		return Result{Name: "daemon", Status: Fail, Detail: "control socket unreachable: " + e.DialErr.Error(), Fix: e.Self + " restart   (then check " + e.Paths.LogFile() + " if it recurs)"}
 	case e.StatusErr != nil:
-		return Result{Name: "daemon", Status: Fail, Detail: "status failed: " + e.StatusErr.Error(), Fix: "restart the daemon (`torii serve`) and check " + e.Paths.LogFile()}
+		return Result{Name: "daemon", Status: Fail, Detail: "status failed: " + e.StatusErr.Error(), Fix: e.Self + " restart   (then check " + e.Paths.LogFile() + " if it recurs)"}
+	}
+	if c := e.Status.Config; c.Error != "" {
+		return Result{Name: "daemon", Status: Fail, Detail: fmt.Sprintf("running, pid %d, but it did not apply the current %s: %s (the configuration loaded before stays in force)", e.Status.PID, c.File, c.Error), Fix: "correct " + c.File + "; the daemon picks it up by itself (or run `" + e.Self + " reload`)"}
+	}
+	if c := e.Status.Config; len(c.RestartNeeded) > 0 {
+		return Result{Name: "daemon", Status: Warn, Detail: fmt.Sprintf("running, pid %d; changed in %s, waiting for a restart: %s", e.Status.PID, c.File, strings.Join(c.RestartNeeded, ", ")), Fix: e.Self + " restart"}
 	}
 	return Result{Name: "daemon", Status: OK, Detail: fmt.Sprintf("running, pid %d, version %s", e.Status.PID, e.Status.Version)}
 }
@@ -222,7 +228,14 @@ func checkLink(_ context.Context, e *Env) Result {
 		return skipped(name, e)
 	}
 	if !e.Status.ExtensionConnected {
-		return Result{Name: name, Status: Fail, Detail: "no extension is connected to the daemon", Fix: "torii launch   (or, in your own Chrome, open the Torii extension popup and check it shows the daemon address " + e.Status.Listen + ")"}
+		if b := e.revokedBrowser(); b != nil {
+			return Result{Name: name, Status: Fail, Detail: fmt.Sprintf("the managed browser (pid %d, profile %s) paired as %s, which was revoked; it cannot connect until it pairs anew", b.PID, b.Profile, b.DeviceID), Fix: e.repairCmd()}
+		}
+		if len(e.Browsers) > 0 {
+			b := e.Browsers[0]
+			return Result{Name: name, Status: Fail, Detail: fmt.Sprintf("the managed browser (pid %d, profile %s) runs, but its extension is not connected (it retries on its own every few seconds)", b.PID, b.Profile), Fix: e.Self + " restart   (stops and starts the daemon and that browser)"}
+		}
+		return Result{Name: name, Status: Fail, Detail: "no extension is connected to the daemon", Fix: e.launchCmd() + "   (or, in your own Chrome, open the Torii extension popup and check it shows the daemon address " + e.Status.Listen + ")"}
 	}
 	return Result{Name: name, Status: OK, Detail: "an extension is connected and authenticated"}
 }
@@ -235,10 +248,37 @@ func checkPaired(_ context.Context, e *Env) Result {
 	if e.DevErr != nil {
 		return Result{Name: name, Status: Fail, Detail: "devices.list failed: " + e.DevErr.Error(), Fix: "check " + e.Paths.LogFile()}
 	}
+	if b := e.revokedBrowser(); b != nil {
+		return Result{Name: name, Status: Fail, Detail: fmt.Sprintf("%d paired; the managed browser's device %s was revoked", len(e.Devices), b.DeviceID), Fix: e.repairCmd() + "   (your own Chrome: press Pair in the Torii popup, then run `" + e.Self + " pair`)"}
+	}
 	if len(e.Devices) == 0 {
-		return Result{Name: name, Status: Fail, Detail: "no browser is paired", Fix: "torii launch   (pairs a managed browser with no clicks), or press Pair in the extension popup and run `torii pair`"}
+		return Result{Name: name, Status: Fail, Detail: "no browser is paired", Fix: e.launchCmd() + "   (pairs a managed browser with no clicks), or press Pair in the extension popup and run `" + e.Self + " pair`"}
 	}
 	return Result{Name: name, Status: OK, Detail: fmt.Sprintf("%d paired", len(e.Devices))}
+}
+
+// --- agents ---
+
+// checkAgents: a configured agent whose command is missing fails when the side panel starts it.
+func checkAgents(_ context.Context, e *Env) Result {
+	const name = "agents"
+	if !e.daemonUp() {
+		return skipped(name, e)
+	}
+	var bad []string
+	n := len(e.Status.Agents.Agents)
+	for _, a := range e.Status.Agents.Agents {
+		if a.Status != "ready" {
+			bad = append(bad, a.Name+": "+a.Detail)
+		}
+	}
+	if len(bad) > 0 {
+		return Result{Name: name, Status: Warn, Detail: strings.Join(bad, "; "), Fix: "edit " + e.Paths.ConfigFile() + " as said (the daemon applies it by itself), or install the agent"}
+	}
+	if n == 0 {
+		return Result{Name: name, Status: OK, Detail: "none configured (the side panel needs \"agents\" in config.json)"}
+	}
+	return Result{Name: name, Status: OK, Detail: fmt.Sprintf("%d configured, all found", n)}
 }
 
 // --- clock ---

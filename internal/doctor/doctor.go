@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
@@ -44,6 +47,11 @@ type Options struct {
 	Now    func() time.Time
 	// BuiltExtension reports whether the binary embeds the extension.
 	BuiltExtension func() bool
+	// Self is how a printed fix names this program: "torii" when that is on PATH, else its
+	// path, so that every fix runs as printed. "" = "torii".
+	Self string
+	// Getenv reads the environment (the display variables); nil = os.Getenv.
+	Getenv func(string) string
 }
 
 // Env is what the checks look at, gathered once so each check stays a small
@@ -59,6 +67,9 @@ type Env struct {
 	DevErr    error
 
 	Health *Health // the daemon's /healthz, when the daemon runs
+
+	// Browsers are the managed browsers `torii launch` recorded that still run.
+	Browsers []launcher.Record
 }
 
 // Health is what GET /healthz on the daemon's listen address returned.
@@ -83,6 +94,18 @@ type DaemonStatus struct {
 		DeviceID string `json:"deviceId"`
 	} `json:"connections"`
 	Browsers []BrowserStatus `json:"browsers"`
+	Agents   struct {
+		Agents []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+			Detail string `json:"detail"`
+		} `json:"agents"`
+	} `json:"agents"`
+	Config struct {
+		File          string   `json:"file"`
+		Error         string   `json:"error"`
+		RestartNeeded []string `json:"restartNeeded"`
+	} `json:"config"`
 }
 
 // BrowserStatus is the part of a `status` browsers entry doctor reads.
@@ -123,6 +146,7 @@ var Checks = []Check{
 	checkLink,
 	checkBrowsers,
 	checkPaired,
+	checkAgents,
 	checkClock,
 }
 
@@ -138,7 +162,19 @@ func Gather(ctx context.Context, o Options) *Env {
 		f := launcher.DefaultFinder()
 		o.Finder = &f
 	}
+	if o.Self == "" {
+		o.Self = "torii"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
 	e := &Env{Options: o}
+	recs, _ := launcher.LoadRecords(o.Paths.StateDir)
+	for _, r := range recs {
+		if r.Running() {
+			e.Browsers = append(e.Browsers, r)
+		}
+	}
 	e.Config, e.ConfigErr = config.Load(o.Paths)
 	if e.ConfigErr == nil {
 		e.ConfigErr = e.Config.Validate()
@@ -220,6 +256,43 @@ func skipped(name string, e *Env) Result {
 		why = "daemon status failed"
 	}
 	return Result{Name: name, Status: Warn, Detail: "skipped: " + why}
+}
+
+// headless reports whether a browser here must run headless: no display to open a window on.
+func (e *Env) headless() bool {
+	if runtime.GOOS != "linux" && !strings.HasSuffix(runtime.GOOS, "bsd") {
+		return false
+	}
+	return e.Getenv("DISPLAY") == "" && e.Getenv("WAYLAND_DISPLAY") == ""
+}
+
+// launchCmd is the `torii launch` that works on this machine.
+func (e *Env) launchCmd() string {
+	if e.headless() {
+		return e.Self + " launch --headless"
+	}
+	return e.Self + " launch"
+}
+
+// repairCmd re-pairs a managed browser whose device was revoked: stop it (and the daemon),
+// then launch a fresh one, which pairs through a new one-time secret.
+func (e *Env) repairCmd() string { return e.Self + " stop && " + e.launchCmd() }
+
+// revokedBrowser is a running managed browser whose recorded device is no longer paired.
+func (e *Env) revokedBrowser() *launcher.Record {
+	if e.DevErr != nil || !e.daemonUp() {
+		return nil
+	}
+	paired := map[string]bool{}
+	for _, d := range e.Devices {
+		paired[d.DeviceID] = true
+	}
+	for i, b := range e.Browsers {
+		if b.DeviceID != "" && !paired[b.DeviceID] {
+			return &e.Browsers[i]
+		}
+	}
+	return nil
 }
 
 var errNotRunning = control.ErrDaemonNotRunning

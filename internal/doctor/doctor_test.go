@@ -51,7 +51,7 @@ func TestLooseStateDirFails(t *testing.T) {
 func TestNoDaemon(t *testing.T) {
 	e := testEnv(t)
 	r := checkDaemon(context.Background(), e)
-	if r.Status != Fail || !strings.Contains(r.Fix, "torii serve") {
+	if r.Status != Fail || !strings.Contains(r.Fix, "torii launch") || !strings.Contains(r.Fix, "torii serve") {
 		t.Fatalf("%+v", r)
 	}
 	if r := checkLink(context.Background(), e); r.Status != Warn || !strings.Contains(r.Detail, "skipped") {

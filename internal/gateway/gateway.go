@@ -67,6 +67,8 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 
+	cfgMu sync.RWMutex // guards the configured part of opts, which Reconfigure replaces
+
 	mu       sync.Mutex
 	sessions map[string]*Session
 	tokens   map[[32]byte]*Session  // sha256(token) -> session
@@ -103,27 +105,59 @@ type AgentInfo struct {
 	agents.Info
 	// Status: "ready" when the command is found, else "not_installed".
 	Status string `json:"status"`
+	// Detail, for not_installed: what was not found and which config key to fix.
+	Detail string `json:"detail,omitempty"`
 }
 
 func (g *Gateway) agentsList() AgentsResult {
-	out := AgentsResult{Agents: []AgentInfo{}, DefaultAgent: g.opts.DefaultAgent, RelayLimit: g.opts.RelayLimit}
-	for _, i := range agents.Describe(g.opts.Agents) {
-		st := "ready"
-		if !i.Available {
-			st = "not_installed"
+	o := g.conf()
+	out := AgentsResult{Agents: []AgentInfo{}, DefaultAgent: o.DefaultAgent, RelayLimit: o.RelayLimit}
+	for i, a := range agents.Describe(o.Agents) {
+		info := AgentInfo{Info: a, Status: "ready"}
+		if !a.Available {
+			info.Status = "not_installed"
+			info.Detail = (&AgentMissingError{Agent: o.Agents[i], Index: i}).Detail()
 		}
-		out.Agents = append(out.Agents, AgentInfo{Info: i, Status: st})
+		out.Agents = append(out.Agents, info)
 	}
 	return out
 }
 
-func (g *Gateway) spec(name string) (config.Agent, bool) {
-	for _, a := range g.opts.Agents {
+// Agents lists the configured agents with whether each can start (control status).
+func (g *Gateway) Agents() AgentsResult { return g.agentsList() }
+
+// conf is the configured part of the options, as Reconfigure last set it.
+func (g *Gateway) conf() Options {
+	g.cfgMu.RLock()
+	defer g.cfgMu.RUnlock()
+	return g.opts
+}
+
+// Reconfigure applies a changed config.json: new sessions use the new agents, default agent,
+// relay limit, idle timeout and MCP-server policy; a live session keeps the agent it runs,
+// and the policy applies to its next declared-server connection and tool call.
+func (g *Gateway) Reconfigure(list []config.Agent, defaultAgent string, relayLimit int, policy config.MCPServerPolicy, idle time.Duration) {
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	if relayLimit <= 0 {
+		relayLimit = 4
+	}
+	if defaultAgent == "" && len(list) > 0 {
+		defaultAgent = list[0].Name
+	}
+	g.cfgMu.Lock()
+	g.opts.Agents, g.opts.DefaultAgent, g.opts.RelayLimit, g.opts.Policy, g.opts.IdleTimeout = list, defaultAgent, relayLimit, policy, idle
+	g.cfgMu.Unlock()
+}
+
+func (g *Gateway) spec(name string) (config.Agent, int, bool) {
+	for i, a := range g.conf().Agents {
 		if a.Name == name {
-			return a, true
+			return a, i, true
 		}
 	}
-	return config.Agent{}, false
+	return config.Agent{}, -1, false
 }
 
 // Handle serves the gateway's methods. ok is false for what is not the
@@ -141,7 +175,7 @@ func (g *Gateway) Handle(ctx context.Context, c *link.Conn, method string, param
 		// exists. Otherwise it is a link session (internal/acp): the
 		// extension's tool-server declaration, or a token client of a
 		// daemon with no agents configured.
-		if p.Meta.Torii.Agent == "" && (c.Info().Kind != link.KindToken || g.opts.DefaultAgent == "") {
+		if p.Meta.Torii.Agent == "" && (c.Info().Kind != link.KindToken || g.conf().DefaultAgent == "") {
 			return nil, nil, false
 		}
 		res, err := g.newSession(ctx, c, &p)
@@ -195,6 +229,25 @@ func (g *Gateway) remove(s *Session) {
 		delete(g.sessions, s.ID)
 	}
 	g.mu.Unlock()
+}
+
+// CloseDevice ends every session a device created: its pairing was revoked, so its
+// agents stop now, and a later pairing of the same browser (a new device) cannot reach them.
+// SECURITY I-61.
+func (g *Gateway) CloseDevice(deviceID string) int {
+	want := string(link.KindDevice) + ":" + deviceID
+	g.mu.Lock()
+	var hit []*Session
+	for _, s := range g.sessions {
+		if s.principal == want {
+			hit = append(hit, s)
+		}
+	}
+	g.mu.Unlock()
+	for _, s := range hit {
+		s.close("device revoked")
+	}
+	return len(hit)
 }
 
 // Close ends every session (daemon shutdown).

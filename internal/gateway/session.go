@@ -123,14 +123,17 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	}
 	name := p.Meta.Torii.Agent
 	if name == "" {
-		name = g.opts.DefaultAgent
+		name = g.conf().DefaultAgent
 	}
 	if name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: no agents are configured; add \"agents\" to config.json (docs/gateway.md)")
 	}
-	spec, ok := g.spec(name)
+	spec, idx, ok := g.spec(name)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: unknown agent %q; torii/agents lists them", name)
+	}
+	if !agents.Available(spec) {
+		return nil, (&AgentMissingError{Agent: spec, Index: idx}).rpc()
 	}
 	access := p.Meta.Torii.BrowserAccess
 	if access == "" {
@@ -474,7 +477,7 @@ func (s *Session) endTurn(t *turn) {
 // the idle timeout (time waiting on the person's permission answer does
 // not count).
 func (s *Session) watchdog(t *turn) {
-	idle := s.g.opts.IdleTimeout
+	idle := s.g.conf().IdleTimeout
 	tick := time.NewTicker(max(idle/5, 20*time.Millisecond))
 	defer tick.Stop()
 	for {

@@ -23,13 +23,13 @@ import (
 const CodeToolNotPinned = "tool_not_pinned"
 
 func (g *Gateway) allowed(server string) bool {
-	return slices.Contains(g.opts.Policy.Allow, server)
+	return slices.Contains(g.conf().Policy.Allow, server)
 }
 
 // pinned: deny-all unless a pin of its own server names the tool
 // (SECURITY I-35, I-65: config.PinMatches).
 func (g *Gateway) pinned(server, tool string) bool {
-	return g.opts.Policy.PinFor(server, tool) != ""
+	return g.conf().Policy.PinFor(server, tool) != ""
 }
 
 // connectServer opens the MCP-over-ACP connection to one declared server

@@ -77,10 +77,26 @@ func lockHolder(dir string) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !processAlive(pid) {
 		return 0
 	}
 	return pid
+}
+
+// processAlive: the pid exists and has not exited. An exited browser whose parent (an
+// earlier `torii launch`) is gone stays a zombie where nothing reaps orphans (a container
+// without an init), and is no longer running.
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: kill(0) is all there is
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
 }
 
 // NotManagedError: a launch policy (or --permissive) was asked for a profile Torii did not create.
@@ -101,5 +117,5 @@ type RunningError struct {
 }
 
 func (e *RunningError) Error() string {
-	return fmt.Sprintf("%s not applied: the browser on profile %s is already running (pid %d), and a launch policy applies only when torii launch starts it; its policy stays as it is\n  fix: close that browser and run torii launch again, or change the policy in the extension's options", e.Flag, e.Dir, e.PID)
+	return fmt.Sprintf("%s not applied: the browser on profile %s is already running (pid %d), and a launch policy applies only when torii launch starts it; its policy stays as it is\n  fix: to use it as it is, add --reuse; for the new policy, run torii stop and then this torii launch again; or change the policy in the extension's options", e.Flag, e.Dir, e.PID)
 }

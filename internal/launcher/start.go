@@ -20,7 +20,7 @@ const exitProfileInUse = 21
 type ProfileInUseError struct{ Profile string }
 
 func (e *ProfileInUseError) Error() string {
-	return fmt.Sprintf("the browser profile %s is in use by another browser process\n  fix: close that browser (or the earlier `torii launch`), or pass --profile DIR", e.Profile)
+	return fmt.Sprintf("the browser profile %s is in use by another browser process\n  fix: `torii stop` closes a browser torii launch started; otherwise close that browser, or pass --profile DIR", e.Profile)
 }
 
 // ExitedError: the browser ended before it was expected to.

@@ -268,6 +268,8 @@ function errMsg(e: unknown): string {
 }
 
 let syncing: Promise<void> | null = null;
+/** Agents whose missing command this panel has already reported. */
+const notedMissing = new Set<string>();
 
 /** Link up and port ready: learn the agents, re-attach every session, start the default agent. */
 function syncRoom(): Promise<void> {
@@ -284,7 +286,7 @@ async function doSync(): Promise<void> {
     guard.limit = relayLimit;
     const seen = new Set<string>();
     for (const x of Array.isArray(r.agents) ? r.agents : []) {
-      const o = x as { name?: unknown; available?: unknown };
+      const o = x as { name?: unknown; available?: unknown; detail?: unknown };
       if (typeof o.name !== "string") continue;
       seen.add(o.name);
       const a = agents.get(o.name) ?? {
@@ -301,6 +303,12 @@ async function doSync(): Promise<void> {
       };
       a.available = o.available !== false;
       if (!a.available && !a.sessionId) a.state = "unavailable";
+      // The daemon names the config key to fix; say it once for the default agent, which
+      // would otherwise just never start.
+      if (!a.available && typeof o.detail === "string" && o.name === defaultAgent && !notedMissing.has(o.name)) {
+        notedMissing.add(o.name);
+        note(`The default agent ${o.name} is not installed: ${o.detail}`, "warn");
+      }
       agents.set(o.name, a);
     }
     for (const a of agents.values()) {
