@@ -131,16 +131,24 @@ export function renderMarkdown(src: string): DocumentFragment {
   const frag = sanitizer().sanitize(md.render(src), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
   const doc = frag.ownerDocument;
   for (const pre of Array.from(frag.querySelectorAll("pre"))) {
+    // The button sits in a bar above the code, never over it.
     const wrap = doc.createElement("div");
     wrap.className = "codeblock";
     pre.replaceWith(wrap);
+    const head = doc.createElement("div");
+    head.className = "code-head";
+    const lang = doc.createElement("span");
+    lang.className = "code-lang";
+    const cls = /(?:^|\s)language-([\w+#.-]+)/.exec(pre.querySelector("code")?.className ?? "");
+    lang.textContent = cls?.[1] ?? "code";
     const btn = doc.createElement("button");
     btn.type = "button";
     btn.className = "copy";
     btn.textContent = "Copy";
-    btn.setAttribute("aria-label", "Copy code");
+    btn.setAttribute("aria-label", `Copy ${lang.textContent === "code" ? "" : `${lang.textContent} `}code`);
     btn.dataset.testid = "copy-code";
-    wrap.append(btn, pre);
+    head.append(lang, btn);
+    wrap.append(head, pre);
   }
   return frag;
 }
@@ -156,7 +164,7 @@ export function renderMarkdownHTML(src: string): string {
 export function onCopyClick(ev: Event): void {
   const t = ev.target;
   if (!(t instanceof HTMLElement) || !t.classList.contains("copy")) return;
-  const code = t.parentElement?.querySelector("pre")?.textContent ?? "";
+  const code = t.closest(".codeblock")?.querySelector("pre")?.textContent ?? "";
   void navigator.clipboard.writeText(code).then(
     () => {
       t.textContent = "Copied";
