@@ -4,7 +4,7 @@
 // for the answer (SECURITY I-19); only the person, in this extension page, can give it (I-14).
 
 import type { ApprovalRequest } from "../policy/approvals.js";
-import { APPROVAL_LABELS, withRule, type Policy } from "../policy/policy.js";
+import { APPROVAL_LABELS, judgeUrl, normalizeRule, withRule, type Policy } from "../policy/policy.js";
 import { decide, el, getPolicy, listApprovals, onPolicyChanged, setPolicy } from "../options/api.js";
 
 const id = new URLSearchParams(location.hash.slice(1)).get("id") ?? "";
@@ -129,8 +129,14 @@ async function load(): Promise<void> {
 /** "Always allow here": the person's rule for this kind on this exact origin, kept with its other switches. */
 async function allowAlways(req: ApprovalRequest): Promise<void> {
   const p: Policy = await getPolicy();
-  const rule = p.rules.find((r) => r.pattern === req.origin) ?? { pattern: req.origin };
-  await setPolicy(withRule(p, { ...rule, approvals: { ...(rule.approvals ?? {}), [req.kind]: "allow" } }));
+  // The rule that lets this origin in today gets the choice, in its place (the first matching rule
+  // decides); a permissive-only origin gets a rule of its own.
+  const v = judgeUrl(p, `${req.origin}/`);
+  const current = v.allowed && !v.permissive ? v.rule : undefined;
+  const rule = current ?? { pattern: req.origin };
+  const updated = normalizeRule({ ...rule, approvals: { ...(rule.approvals ?? {}), [req.kind]: "allow" } });
+  if (!updated) throw new Error(`cannot write a rule for ${req.origin}`);
+  await setPolicy(current ? { ...p, rules: p.rules.map((r) => (r.pattern === current.pattern ? updated : r)) } : withRule(p, updated));
 }
 
 async function answer(approve: boolean): Promise<void> {

@@ -34,6 +34,8 @@ interface Agent {
   inTurn: boolean;
   /** The person's message the turn in flight answers. */
   turnFrom?: string;
+  /** session/new in flight. */
+  starting?: Promise<boolean>;
 }
 
 interface Saved {
@@ -309,8 +311,14 @@ async function resume(a: Agent): Promise<void> {
   renderRoster();
 }
 
-async function connect(a: Agent): Promise<boolean> {
-  if (a.sessionId) return true;
+/** Starts the agent's session; callers that arrive while it starts share the one attempt. */
+function connect(a: Agent): Promise<boolean> {
+  if (a.sessionId) return Promise.resolve(true);
+  a.starting ??= startSession(a).finally(() => (a.starting = undefined));
+  return a.starting;
+}
+
+async function startSession(a: Agent): Promise<boolean> {
   a.state = "connecting";
   a.detail = "";
   renderRoster();

@@ -3,7 +3,25 @@
 // through renderMarkdown (the one sanitizing sink) or textContent; nothing here assigns HTML.
 
 import type { Entry, Transcript } from "../room/transcript.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownParts } from "./markdown.js";
+
+/**
+ * Fills a bubble with rendered markdown: a huge message's later parts arrive one task each
+ * (before `anchor`, the streaming caret), so the panel answers in between; a bubble replaced
+ * meanwhile stops receiving them.
+ */
+function fill(bubble: HTMLElement, text: string, anchor: Node | null = null): void {
+  const { first, rest } = renderMarkdownParts(text);
+  bubble.insertBefore(first, anchor);
+  let i = 0;
+  const step = () => {
+    const next = rest[i++];
+    if (!next || !bubble.isConnected) return;
+    bubble.insertBefore(next(), anchor && anchor.parentNode === bubble ? anchor : null);
+    if (i < rest.length) setTimeout(step, 0);
+  };
+  if (rest.length) setTimeout(step, 0);
+}
 
 export const RENDER_STEP = 150;
 /** A streaming bubble past this size re-renders at most every BIG_EVERY_MS (markdown is O(n)). */
@@ -210,7 +228,7 @@ export class View {
         if (e.to.length) meta.append(el("span", "to", ` to ${e.to.join(", ")}`));
         meta.append(" ", timeEl(e.ts));
         const bubble = el("div", "bubble md");
-        bubble.append(renderMarkdown(e.text));
+        fill(bubble, e.text);
         li.append(meta, bubble);
         if (e.undelivered?.agents.length) {
           const row = el("div", "undelivered");
@@ -238,8 +256,8 @@ export class View {
         }
         if (e.text || !e.thought) {
           const bubble = el("div", "bubble md");
-          bubble.append(renderMarkdown(e.text));
-          if (e.streaming) bubble.append(el("span", "caret", "▍"));
+          const caret = e.streaming ? bubble.appendChild(el("span", "caret", "▍")) : null;
+          fill(bubble, e.text, caret);
           body.append(bubble);
         }
         return this.finish(li, e);
