@@ -170,18 +170,32 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     await check(panel, "side panel, empty", "sidepanel-empty");
 
     await send("Compare **both** options:\n\n| option | cost |\n|:--|--:|\n| fast | 2 |\n| cheap | 1 |\n\n```sh\ntorii serve --verbose\n```\n\nand `inline code`, [a link](https://example.com)");
-    await send("@alpha /markdown");
-    await reply("alpha", 2);
+    await reply("alpha", 1);
     await idle();
     await expect.poll(() => panel.getByTestId("empty-state").isVisible()).toBe(false);
-    // Two messages in a row from the person: one header. alpha's plan, reply, plan, reply: one avatar.
+    // Two messages to beta (not connected yet) in one go: both wait for its one new session, in a row.
+    await panel.getByTestId("composer-input").evaluate((el) => {
+      const input = el as HTMLTextAreaElement;
+      for (const text of ["@beta hello", "@beta /markdown"]) {
+        input.value = text;
+        input.dispatchEvent(new Event("input"));
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+      }
+    });
+    await reply("beta", 2);
+    await idle();
+    // The person's two messages in a row show one header; alpha's plan and reply, one avatar.
     const users = transcript().getByTestId("msg-user");
-    await expect.poll(() => users.count()).toBe(2);
-    expect(await users.nth(0).locator(".meta").isVisible()).toBe(true);
-    expect(await users.nth(1).locator(".meta").isVisible()).toBe(false);
-    const alphaAvatars = transcript().locator('[data-agent="alpha"] > .avatar');
-    const shownAvatars = await alphaAvatars.evaluateAll((els) => els.filter((e) => getComputedStyle(e).visibility !== "hidden").length);
-    expect(shownAvatars, "alpha's consecutive entries show its avatar once").toBe(1);
+    await expect.poll(() => users.count()).toBe(3);
+    expect(await users.nth(1).locator(".meta").isVisible()).toBe(true);
+    expect(await users.nth(2).locator(".meta").isVisible(), "a second message in a row repeats no header").toBe(false);
+    for (const agent of ["alpha", "beta"]) {
+      const avatars = transcript().locator(`[data-agent="${agent}"] > .avatar`);
+      expect(await avatars.count()).toBeGreaterThan(1);
+      const shown = await avatars.evaluateAll((els) => els.filter((e) => getComputedStyle(e).visibility !== "hidden").length);
+      expect(shown, `${agent}'s consecutive entries show its avatar once`).toBe(1);
+    }
+    expect(await chip("beta").getAttribute("data-state")).toBe("ready");
     // The Copy button sits above the code, not over it.
     for (const block of await transcript().locator(".codeblock").all()) {
       const btn = await block.locator(".copy").boundingBox();
@@ -189,8 +203,6 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
       expect(btn && pre && btn.y + btn.height <= pre.y + 0.5, "Copy button above the code").toBe(true);
     }
     // A tool card and a permission prompt from beta.
-    await chip("beta").getByTestId("connect-toggle").click();
-    await expect.poll(() => chip("beta").getAttribute("data-state"), { timeout: 30_000 }).toBe("ready");
     const tab = await browser.context.newPage();
     await tab.goto(site.url("article.html"));
     const tabId = await panel.evaluate(async (url) => {
@@ -198,7 +210,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
       return (await c.tabs.query({})).find((x) => x.url === url)?.id ?? -1;
     }, site.url("article.html"));
     await send(`@beta /tool read_text {"tabId":${tabId}}`);
-    await reply("beta", 1);
+    await reply("beta", 3);
     await idle();
     await send("@beta /permission");
     await transcript().getByTestId("permission").waitFor({ timeout: T });
@@ -304,6 +316,13 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     const code = "0123456789abcdef".repeat(65_536); // 1 MiB on one line
     const html = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"><iframe src="https://example.com"></iframe><style>body{display:none}</style>';
     const text = `@nobody ${html}\n\n| n | name | pad |\n|--|--|--|\n${rows}\n\n\`\`\`\n${code}\n\`\`\`\n\nend ${html}`;
+    // How much slower than an idle desktop this machine runs now (the budget scales with it).
+    const slow = await panel.evaluate(() => {
+      const t0 = performance.now();
+      let x = 0;
+      for (let i = 0; i < 5_000_000; i++) x += Math.sqrt(i);
+      return Math.min(10, Math.max(1, (performance.now() - t0) / 8)) + (x < 0 ? 1 : 0);
+    });
     await panel.evaluate(() => {
       const w = window as unknown as { __long: number[]; __xss: number };
       w.__long = [];
@@ -336,18 +355,17 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     // Let the page settle, then read what blocked the main thread.
     await panel.evaluate(() => new Promise((r) => setTimeout(r, 500)));
     const long = await panel.evaluate(() => (window as unknown as { __long: number[] }).__long);
-    console.log("MEASURES", JSON.stringify(await panel.evaluate(() => performance.getEntriesByType("measure").filter((m) => m.duration > 20).map((m) => [m.name, Math.round(m.duration)]))));
     const worst = Math.max(0, ...long);
-    console.log(`e2e: huge hostile message rendered in ${Math.round(ms)} ms; longest main-thread task ${Math.round(worst)} ms (${long.length} long tasks)`);
+    console.log(`e2e: huge hostile message on screen in ${Math.round(ms)} ms; longest main-thread task ${Math.round(worst)} ms (${long.length} long tasks); machine slowness ×${slow.toFixed(1)}`);
     const msg = transcript().getByTestId("msg-user").last();
     expect(await msg.locator("script, img, iframe, style").count()).toBe(0);
     expect(await panel.evaluate(() => (window as unknown as { __xss: number }).__xss)).toBe(0);
     expect(await msg.textContent()).toContain("<script>window.__xss=1</script>");
     // Big content is cut for display with a note that says so; Copy still copies it all.
-    expect(await msg.locator("tbody tr").count()).toBeLessThanOrEqual(500);
+    expect(await msg.locator("tbody tr").count()).toBeLessThanOrEqual(101);
     await expect.poll(() => msg.getByTestId("md-truncated").count()).toBeGreaterThanOrEqual(2);
-    expect(ms, "time from Enter to the message on screen").toBeLessThan(2_000);
-    expect(worst, "longest main-thread task while rendering").toBeLessThan(200);
+    expect(ms, "time from Enter to the message on screen").toBeLessThan(1_000 * slow);
+    expect(worst, "longest main-thread task while rendering").toBeLessThan(200 * slow);
     // Still responsive: the composer takes a new message at once.
     await send("@nobody still here");
     await expect.poll(() => transcript().getByTestId("msg-user").count()).toBe(2);

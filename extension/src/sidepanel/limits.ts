@@ -6,11 +6,11 @@
 // so an author cannot forge a note.
 
 export const CODE_SHOWN = 20_000;
-export const TABLE_ROWS_SHOWN = 200;
+export const TABLE_ROWS_SHOWN = 100;
 /** Below this a message is rendered in one go, untouched. */
 const SMALL = 8_000;
 /** Markdown per chunk (cut at a blank line outside code). */
-const CHUNK = 12_000;
+const CHUNK = 4_000;
 
 export interface Precut {
   chunks: string[];

@@ -114,11 +114,11 @@ describe("renderMarkdown: hostile input renders inert", () => {
 });
 
 describe("huge input is cut for display, never for Copy", () => {
-  test("a 5,000-row table shows 200 rows and says how many are not shown", () => {
+  test("a 5,000-row table shows 100 rows and says how many are not shown", () => {
     const rows = Array.from({ length: 5000 }, (_, i) => `| ${i} | r |`).join("\n");
     const d = dom(`| n | r |\n|--|--|\n${rows}\n\nafter`);
-    expect(d.querySelectorAll("tbody tr")).toHaveLength(200);
-    expect(d.querySelector('[data-testid="md-truncated"]')?.textContent).toBe("… 4,800 more rows not shown.");
+    expect(d.querySelectorAll("tbody tr")).toHaveLength(100);
+    expect(d.querySelector('[data-testid="md-truncated"]')?.textContent).toBe("… 4,900 more rows not shown.");
     expect(d.textContent).toContain("after");
   });
   test("a 1 MB code block shows its start; the note names what is left", () => {
