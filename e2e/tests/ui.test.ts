@@ -176,7 +176,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     // Two messages to beta (not connected yet) in one go: both wait for its one new session, in a row.
     await panel.getByTestId("composer-input").evaluate((el) => {
       const input = el as HTMLTextAreaElement;
-      for (const text of ["@beta hello", "@beta /markdown"]) {
+      for (const text of ["@beta /markdown", "@beta /echo-session"]) {
         input.value = text;
         input.dispatchEvent(new Event("input"));
         input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
@@ -204,11 +204,11 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     }
     // A tool card and a permission prompt from beta.
     const tab = await browser.context.newPage();
-    await tab.goto(site.url("article.html"));
+    await tab.goto(site.url("landing.html"));
     const tabId = await panel.evaluate(async (url) => {
       const c = (globalThis as unknown as { chrome: { tabs: { query(q: object): Promise<{ id: number; url: string }[]> } } }).chrome;
       return (await c.tabs.query({})).find((x) => x.url === url)?.id ?? -1;
-    }, site.url("article.html"));
+    }, site.url("landing.html"));
     await send(`@beta /tool read_text {"tabId":${tabId}}`);
     await reply("beta", 3);
     await idle();
@@ -216,7 +216,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     await transcript().getByTestId("permission").waitFor({ timeout: T });
     await tab.close();
     await panel.bringToFront();
-    await check(panel, "side panel, conversation", "sidepanel", 900);
+    await check(panel, "side panel, conversation", "sidepanel", 1000);
     await transcript().getByTestId("perm-deny").click();
     await idle();
   });
@@ -316,13 +316,16 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     const code = "0123456789abcdef".repeat(65_536); // 1 MiB on one line
     const html = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"><iframe src="https://example.com"></iframe><style>body{display:none}</style>';
     const text = `@nobody ${html}\n\n| n | name | pad |\n|--|--|--|\n${rows}\n\n\`\`\`\n${code}\n\`\`\`\n\nend ${html}`;
-    // How much slower than an idle desktop this machine runs now (the budget scales with it).
-    const slow = await panel.evaluate(() => {
-      const t0 = performance.now();
-      let x = 0;
-      for (let i = 0; i < 5_000_000; i++) x += Math.sqrt(i);
-      return Math.min(10, Math.max(1, (performance.now() - t0) / 8)) + (x < 0 ? 1 : 0);
-    });
+    // How much slower than an idle desktop this machine runs now (the budget scales with it),
+    // measured before and after the render.
+    const slowness = () =>
+      panel.evaluate(() => {
+        const t0 = performance.now();
+        let x = 0;
+        for (let i = 0; i < 5_000_000; i++) x += Math.sqrt(i);
+        return Math.max(1, (performance.now() - t0) / 8) + (x < 0 ? 1 : 0);
+      });
+    const slowBefore = await slowness();
     await panel.evaluate(() => {
       const w = window as unknown as { __long: number[]; __xss: number };
       w.__long = [];
@@ -356,6 +359,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     await panel.evaluate(() => new Promise((r) => setTimeout(r, 500)));
     const long = await panel.evaluate(() => (window as unknown as { __long: number[] }).__long);
     const worst = Math.max(0, ...long);
+    const slow = Math.max(slowBefore, await slowness());
     console.log(`e2e: huge hostile message on screen in ${Math.round(ms)} ms; longest main-thread task ${Math.round(worst)} ms (${long.length} long tasks); machine slowness ×${slow.toFixed(1)}`);
     const msg = transcript().getByTestId("msg-user").last();
     expect(await msg.locator("script, img, iframe, style").count()).toBe(0);
