@@ -41,6 +41,7 @@ async function check(page: Page, state: string, shot: string, height = 640): Pro
       for (const c of a.contrast) problems.push(`${state} ${theme} ${width}px: "${c.text}" ${c.ratio}:1 < ${c.need}:1 (${c.fg} on ${c.bg}) at ${c.where}`);
       for (const o of a.overflow) problems.push(`${state} ${theme} ${width}px: ${o.where} ${o.detail}`);
       if (WRITE && width === SHOT_WIDTH) {
+        await page.evaluate(() => window.scrollTo(0, 0)); // a focused field may have scrolled the page
         const dir = join(repoRoot, "docs", "img");
         await mkdir(dir, { recursive: true });
         await page.screenshot({ path: join(dir, `${shot}-${theme}.png`) });

@@ -75,22 +75,24 @@ function isMasked(text: string): boolean {
   return text.startsWith("••••");
 }
 
-async function tabLine(tabId: number | undefined): Promise<Node | undefined> {
+/** The tab's title and URL, filled in when Chrome answers (the rest of the request shows at once). */
+function tabLine(tabId: number | undefined): Node | undefined {
   if (tabId === undefined) return undefined;
-  try {
-    const t = await chrome.tabs.get(tabId);
-    const box = document.createElement("span");
-    const title = document.createElement("span");
-    title.className = "tab-title";
-    title.textContent = t.title || "(untitled)";
-    const url = document.createElement("span");
-    url.className = "tab-url";
-    url.textContent = t.url ?? "";
-    box.append(title, url);
-    return box;
-  } catch {
-    return document.createTextNode(`tab ${tabId} (closed)`);
-  }
+  const box = document.createElement("span");
+  box.textContent = `tab ${tabId}`;
+  chrome.tabs.get(tabId).then(
+    (t) => {
+      const title = document.createElement("span");
+      title.className = "tab-title";
+      title.textContent = t.title || "(untitled)";
+      const url = document.createElement("span");
+      url.className = "tab-url";
+      url.textContent = t.url ?? "";
+      box.replaceChildren(title, url);
+    },
+    () => (box.textContent = `tab ${tabId} (closed)`),
+  );
+  return box;
 }
 
 function textLabel(req: ApprovalRequest): string {
@@ -106,8 +108,7 @@ async function load(): Promise<void> {
     closed("This request was answered or has expired.");
     return;
   }
-  const tab = await tabLine(req.tabId);
-  if (answered) return;
+  const tab = tabLine(req.tabId);
   shown = req;
   details.replaceChildren();
   actionEl.textContent = APPROVAL_LABELS[req.kind];
