@@ -1,6 +1,6 @@
 // Bundles the extension into dist/: the module service worker, the popup and the connect page,
 // the page engine and the effect guard (a content script in every frame), plus manifest.json and
-// the static html/css, and catalogue.json: the tool registry's tools/list, which the Go binary
+// the static html/css, the icons (scripts/icons.mjs), and catalogue.json: the tool registry's tools/list, which the Go binary
 // embeds with the extension so agents see every tool before a browser connects.
 // `node build.mjs --watch` rebuilds on change.
 
@@ -9,6 +9,7 @@ import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importTs } from "./scripts/import-ts.mjs";
+import { writeIcons } from "./scripts/icons.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, "dist");
@@ -25,6 +26,7 @@ async function clean() {
 async function copyStatic() {
   await cp(join(root, "manifest.json"), join(dist, "manifest.json"));
   await cp(join(root, "static"), dist, { recursive: true });
+  await writeIcons(dist);
 }
 
 async function writeCatalogue() {

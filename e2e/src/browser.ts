@@ -146,7 +146,7 @@ export function saysConnected(text: string): boolean {
 /** Points the extension at this daemon through the popup's daemon-URL field. */
 export async function setDaemonUrl(popup: Page, url: string): Promise<void> {
   const input = popup.locator("#daemon-url");
-  // The field may sit in a collapsed "Advanced" section: open it as a person would.
+  // The field may sit in a collapsed "Connection settings" section: open it as a person would.
   if (!(await input.isVisible())) {
     const summary = popup.locator("details:has(#daemon-url) > summary");
     if ((await summary.count()) > 0) await summary.click();

@@ -311,7 +311,8 @@ describeBrowser("input gates at the point of effect", () => {
       const [tool, args] = steps[steps.length - 1] as [string, Record<string, unknown>];
       const pending = call(tool, args);
       const w = await pollUntil("the approval window", () => browser.context.pages().find((p) => p.url().includes("/approval.html")), { timeoutMs: 10_000, intervalMs: 50 });
-      await w.locator("#details").getByText(ev.kind === "submit" ? /submit|form/i : /destructive/i).first().waitFor({ timeout: 5_000 });
+      // The window names the action in its heading line.
+      await w.locator("#action", { hasText: ev.kind === "submit" ? /submit|form/i : /destructive/i }).waitFor({ timeout: 5_000 });
       await w.locator("#approve").click({ noWaitAfter: true }).catch((e: Error) => {
         if (!/closed/i.test(e.message)) throw e;
       });

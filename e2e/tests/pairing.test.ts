@@ -52,7 +52,7 @@ describeBrowser("pairing by code", () => {
     });
     expect(reason).toContain(`cannot reach the daemon at ${url}`);
     expect(reason).toContain("is `torii serve` running?");
-    expect(reason).toContain("Advanced → Daemon address");
+    expect(reason).toContain("Connection settings → Daemon address");
     expect((await extState(popup)).status).toBe("disconnected");
     // The field the message names is where the popup shows the address.
     expect(await popup.locator("#daemon-url").inputValue()).toBe(url);
@@ -99,7 +99,7 @@ describeBrowser("pairing by code", () => {
       return r.includes("cannot reach") ? r : undefined;
     });
     expect(reason).toContain(`cannot reach the daemon at ${url} — is \`torii serve\` running?`);
-    expect(reason).toContain("Advanced → Daemon address");
+    expect(reason).toContain("Connection settings → Daemon address");
     expect(reason).toMatch(/retrying in [\d.]+ s$/);
     await setDaemonUrl(popup, torii.wsUrl);
     await waitForPopupConnected(popup);

@@ -1,16 +1,15 @@
 // The side panel and its multi-agent room: the real extension's sidepanel.html, opened as a tab for
 // one window, chatting through the real daemon with the deterministic scripted ACP agent
 // (internal/agents/scripted) configured twice, as "alpha" (the default) and "beta".
-import { execFile } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { type Server, createServer } from "node:http";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, pairBrowser } from "../src/browser.ts";
-import { EXTENSION_ORIGIN, repoRoot } from "../src/env.ts";
+import { EXTENSION_ORIGIN } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
+import { testAgent } from "../src/test-agent.ts";
 import { allowEverything } from "../src/tools-rig.ts";
 import type { Torii } from "../src/torii.ts";
 import { pollUntil, removeDir, shortTempDir } from "../src/util.ts";
@@ -46,14 +45,6 @@ async function hidden(l: Locator, timeout = T): Promise<void> {
 }
 async function focused(l: Locator, timeout = T): Promise<void> {
   await expect.poll(() => l.evaluate((e) => e === document.activeElement), { timeout }).toBe(true);
-}
-
-/** The scripted agent: TORII_TEST_AGENT, else built from cmd/torii-test-agent into a temp dir. */
-async function testAgent(dir: string): Promise<string> {
-  if (process.env.TORII_TEST_AGENT) return process.env.TORII_TEST_AGENT;
-  const out = join(dir, "torii-test-agent");
-  await promisify(execFile)("go", ["build", "-o", out, "./cmd/torii-test-agent"], { cwd: repoRoot, timeout: 120_000 });
-  return out;
 }
 
 describeBrowser("side panel", () => {
@@ -212,9 +203,11 @@ describeBrowser("side panel", () => {
     const text = (await m.textContent()) ?? "";
     expect(text).not.toContain("slow 39");
     await hidden(panel.getByTestId("stop"));
-    await visible(panel.getByTestId("retry"));
-    // Retry re-sends the last message; Escape stops it again from the keyboard.
-    await panel.getByTestId("retry").click();
+    // Retry sits on the message that was stopped; it sends it again; Escape stops it from the keyboard.
+    const stopped = transcript().getByTestId("msg-user").last();
+    await containsText(stopped.getByTestId("undelivered"), "Stopped — alpha");
+    await stopped.getByTestId("retry").click();
+    await hasCount(stopped.getByTestId("retry"), 0);
     await hasCount(transcript().getByTestId("msg-user"), 2);
     await hasAttr(agentMsgs("alpha").nth(1), "data-streaming", "true", 10_000);
     await panel.getByTestId("composer-input").press("Escape");
@@ -397,37 +390,6 @@ describeBrowser("side panel", () => {
     expect(lags[5], "median round trip while flooding").toBeLessThan(500);
     // The whole flood is one bubble (plus its plan card), not 3,000 DOM nodes of entries.
     expect(await transcript().locator(":scope > li").count()).toBeLessThanOrEqual(4);
-  });
-
-  test("screenshots in light and dark", async () => {
-    if (!process.env.TORII_SCREENSHOTS) return;
-    await clearScreen();
-    await send("@alpha compare these:\n\n| option | cost |\n|:--|--:|\n| **fast** | 2 |\n| cheap | 1 |\n\n```js\nconst pick = (a, b) => a.cost < b.cost ? a : b;\n```");
-    await reply("alpha", 1);
-    await idle();
-    const tab = await browser.context.newPage();
-    await tab.goto(siteUrl);
-    const tabId = await panel.evaluate(async (url) => {
-      const c = (globalThis as unknown as { chrome: { tabs: { query(q: object): Promise<{ id: number; url: string }[]> } } }).chrome;
-      return (await c.tabs.query({})).find((x) => x.url === url)?.id ?? -1;
-    }, siteUrl);
-    await send(`@beta /tool read_text {"tabId":${tabId}}`);
-    await reply("beta", 1);
-    await idle();
-    await send("@alpha /permission");
-    await visible(transcript().getByTestId("permission"), 10_000);
-    await tab.close();
-    await panel.setViewportSize({ width: 380, height: 900 });
-    const dir = join(repoRoot, "docs", "img");
-    await mkdir(dir, { recursive: true });
-    await panel.emulateMedia({ colorScheme: "light" });
-    await panel.screenshot({ path: join(dir, "sidepanel-light.png") });
-    await panel.emulateMedia({ colorScheme: "dark" });
-    await panel.screenshot({ path: join(dir, "sidepanel-dark.png") });
-    await panel.emulateMedia({ colorScheme: "light" });
-    await panel.setViewportSize({ width: 380, height: 760 });
-    await transcript().getByTestId("perm-deny").click();
-    await idle();
   });
 
   test("history survives closing and reopening the panel", async () => {

@@ -221,7 +221,7 @@ describe("Link", () => {
     await t.link.pair();
     await until(() => t.link.state().status === "disconnected", "disconnected");
     expect(t.link.state().reason).toBe(unreachableReason(t.link.state().daemonUrl));
-    expect(t.link.state().reason).toMatch(/torii serve.*Advanced → Daemon address/);
+    expect(t.link.state().reason).toMatch(/torii serve.*Connection settings → Daemon address/);
   });
 
   it("a restarted worker resumes from storage and IndexedDB", async () => {

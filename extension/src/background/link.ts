@@ -21,7 +21,7 @@ export const NOT_PAIRED_REASON = "not paired";
 
 /** Why a connection to the daemon never opened, with the two ways out: start it, or point the extension at it. */
 export function unreachableReason(daemonUrl: string): string {
-  return `cannot reach the daemon at ${daemonUrl} — is \`torii serve\` running? On another port (\`torii serve --listen 127.0.0.1:PORT\`), change the address in the popup under Advanced → Daemon address`;
+  return `cannot reach the daemon at ${daemonUrl} — is \`torii serve\` running? On another port (\`torii serve --listen 127.0.0.1:PORT\`), change the address in the popup under Connection settings → Daemon address`;
 }
 
 // Link-level JSON-RPC error codes (docs/protocol.md).

@@ -71,19 +71,25 @@ function render(): void {
     const name = document.createElement("td");
     name.textContent = rule.pattern;
     name.className = "pattern";
+    name.dataset.label = "Site";
     tr.append(name);
     for (const [field, label] of SWITCHES) {
       const td = document.createElement("td");
+      // The narrow layout shows each switch with its column name (options.css).
+      td.dataset.label = label;
+      td.className = "switch-cell";
       const box = document.createElement("input");
       box.type = "checkbox";
       box.dataset.field = field;
       box.title = label;
+      box.setAttribute("aria-label", `${label} on ${rule.pattern}`);
       box.checked = rule[field] === true;
       box.addEventListener("change", () => void save(withRule(p, { ...rule, [field]: box.checked })));
       td.append(box);
       tr.append(td);
     }
     const ap = document.createElement("td");
+    ap.className = "approvals-cell";
     const det = document.createElement("details");
     const sum = document.createElement("summary");
     sum.textContent = "approvals";
@@ -105,10 +111,13 @@ function render(): void {
     ap.append(det);
     tr.append(ap);
     const rm = document.createElement("td");
+    rm.className = "remove-cell";
     const b = document.createElement("button");
     b.type = "button";
     b.className = "secondary remove";
     b.textContent = "Remove";
+    b.setAttribute("aria-label", `Remove ${rule.pattern}`);
+    b.className = "danger remove";
     b.addEventListener("click", () => void save(withoutRule(p, rule.pattern)));
     rm.append(b);
     tr.append(rm);

@@ -17,6 +17,8 @@ export interface ApprovalRequest {
   /** Text to be typed, already masked where it is secret. */
   text?: string;
   session?: string;
+  /** The tab the action happens in (the approval window shows its title). */
+  tabId?: number;
   createdAt: number;
   expiresAt: number;
 }

@@ -33,12 +33,14 @@ function renderPolicy(): void {
   if (!origin) {
     siteOrigin.textContent = "This tab is not a web page.";
     siteStatus.textContent = "";
+    delete siteStatus.dataset.allowed;
     allowBtn.hidden = true;
     return;
   }
   const v = judgeUrl(p, siteUrl);
   siteOrigin.textContent = origin;
-  siteStatus.textContent = v.allowed ? (v.permissive ? "allowed (permissive mode)" : "allowed") : "not allowed";
+  siteStatus.textContent = v.allowed ? (v.permissive ? "allowed (permissive mode)" : "agents allowed") : "agents not allowed";
+  siteStatus.dataset.allowed = String(v.allowed);
   allowBtn.hidden = v.allowed && !v.permissive;
 }
 
@@ -56,7 +58,7 @@ async function refresh(): Promise<void> {
         const yes = document.createElement("button");
         yes.type = "button";
         yes.textContent = "Approve";
-        yes.className = "approve";
+        yes.className = "approve primary";
         yes.addEventListener("click", () => void decide(r.id, true).then(refresh));
         const no = document.createElement("button");
         no.type = "button";

@@ -16,6 +16,9 @@ const reasonEl = el("reason");
 const pairingEl = el("pairing");
 const codeEl = el("code");
 const pairBtn = el<HTMLButtonElement>("pair");
+const repairBtn = el<HTMLButtonElement>("repair");
+const cancelBtn = el<HTMLButtonElement>("cancel-pair");
+const openPanelBtn = el<HTMLButtonElement>("open-panel");
 const unpairBtn = el<HTMLButtonElement>("unpair");
 const pauseBox = el<HTMLInputElement>("pause");
 const nameInput = el<HTMLInputElement>("device-name");
@@ -32,7 +35,16 @@ function render(s: LinkState): void {
   codeEl.textContent = showCode ? s.pairingCode : "";
   pauseBox.checked = s.paused;
   unpairBtn.disabled = !s.paired && s.status !== "pairing";
-  pairBtn.textContent = s.paired ? "Pair again" : "Pair";
+  // One primary action for the state: pair when unpaired, the chat once connected; re-pairing
+  // and unpairing stay in the settings, never the first thing offered to a connected browser.
+  const pairing = s.status === "pairing";
+  const connected = s.status === "connected" || (s.status === "paused" && s.paired);
+  pairBtn.hidden = pairing || connected;
+  pairBtn.textContent = s.paired ? "Pair again" : "Pair with the daemon";
+  pairBtn.className = s.paired ? "secondary" : "primary";
+  cancelBtn.hidden = !pairing;
+  openPanelBtn.hidden = !connected;
+  repairBtn.hidden = !s.paired || !pairBtn.hidden || pairing;
   // Don't overwrite what the person is typing.
   if (document.activeElement !== nameInput) nameInput.value = s.deviceName;
   if (document.activeElement !== urlInput) urlInput.value = s.daemonUrl;
@@ -48,7 +60,17 @@ async function run(req: Request): Promise<void> {
 }
 
 pairBtn.addEventListener("click", () => void run({ type: "torii.pair" }));
+repairBtn.addEventListener("click", () => void run({ type: "torii.pair" }));
+cancelBtn.addEventListener("click", () => void run({ type: "torii.unpair" }));
 unpairBtn.addEventListener("click", () => void run({ type: "torii.unpair" }));
+openPanelBtn.addEventListener("click", () => {
+  // The click is the user gesture sidePanel.open needs; the popup closes once the panel shows.
+  void chrome.windows
+    .getCurrent()
+    .then((w) => (w.id !== undefined ? chrome.sidePanel.open({ windowId: w.id }) : undefined))
+    .then(() => window.close())
+    .catch((e: unknown) => (errorEl.textContent = e instanceof Error ? e.message : String(e)));
+});
 pauseBox.addEventListener("change", () => void run({ type: "torii.setPaused", paused: pauseBox.checked }));
 
 function commitOnChange(input: HTMLInputElement, make: (v: string) => Request): void {

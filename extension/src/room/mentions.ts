@@ -87,3 +87,22 @@ export function relayTargets(from: string, reply: string, mode: RoomMode, agents
 function unique(xs: string[]): string[] {
   return [...new Set(xs)];
 }
+
+/** The `@name` being typed at the caret: where its `@` is and what follows it (the composer's autocomplete). */
+export function mentionAt(text: string, caret: number): { start: number; query: string } | null {
+  const before = text.slice(0, caret);
+  // The same word start as MENTION: not inside an e-mail address or a path.
+  const m = /(^|[^\w@./\\-])@([\w.-]{0,64})$/.exec(before);
+  if (!m) return null;
+  const query = m[2] ?? "";
+  return { start: caret - query.length - 1, query };
+}
+
+/** Agent names (and `all` for a room of several) that complete `query`: prefix matches first. */
+export function mentionChoices(query: string, names: readonly string[]): string[] {
+  const q = query.toLowerCase();
+  const pool = names.length > 1 ? [...names, "all"] : [...names];
+  const prefix = pool.filter((n) => n.toLowerCase().startsWith(q));
+  const inner = pool.filter((n) => !n.toLowerCase().startsWith(q) && n.toLowerCase().includes(q));
+  return [...prefix, ...inner];
+}

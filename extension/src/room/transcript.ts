@@ -17,7 +17,13 @@ interface Base {
 }
 
 export type Entry =
-  | (Base & { kind: "user"; text: string; to: string[] })
+  | (Base & {
+      kind: "user";
+      text: string;
+      to: string[];
+      /** Agents whose turn for this message failed or was stopped, and why: the message offers Retry. */
+      undelivered?: { agents: string[]; reason: string };
+    })
   | (Base & { kind: "agent"; agent: string; sessionId: string; text: string; thought: string; streaming: boolean })
   | (Base & {
       kind: "tool";

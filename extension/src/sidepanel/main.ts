@@ -4,23 +4,21 @@
 
 import type { LinkState, StateMessage } from "../shared/messages.js";
 import { relayTargets, routePersonMessage, type RoomAgent, type RoomMode } from "../room/mentions.js";
-import { PANEL_PORT, type PanelToWorker, type RpcErrorShape, type WorkerToPanel } from "../room/port.js";
+import type { PanelToWorker, RpcErrorShape, WorkerToPanel } from "../room/port.js";
 import { LoopGuard, wrapRelay } from "../room/relay.js";
 import { Transcript } from "../room/transcript.js";
+import { Composer } from "./composer.js";
+import { emptyState } from "./empty.js";
 import { onCopyClick } from "./markdown.js";
-import { hue, initial, View } from "./view.js";
+import { chip, NEXT_ACCESS, UNHEALTHY, type Access, type AgentState } from "./roster.js";
+import { PanelCallError, WorkerPort } from "./rpc.js";
+import { View } from "./view.js";
 
-type Access = "act" | "read" | "none";
-type AgentState =
-  | "off"
-  | "connecting"
-  | "ready"
-  | "busy"
-  | "crashed"
-  | "exited"
-  | "not_responding"
-  | "error"
-  | "unavailable";
+/** A message waiting for an agent, and the person's message it answers (none for a relay). */
+interface Queued {
+  text: string;
+  from?: string;
+}
 
 interface Agent {
   name: string;
@@ -31,19 +29,22 @@ interface Agent {
   access: Access;
   state: AgentState;
   detail: string;
-  queue: string[];
+  queue: Queued[];
   /** A session/prompt is in flight (whatever the agent's reported state). */
   inTurn: boolean;
   /** Counts the daemon's torii/agent_status words, so an answer that raced one does not overwrite it. */
   statusSeq: number;
+  /** The person's message the turn in flight answers. */
+  turnFrom?: string;
+  /** session/new in flight. */
+  starting?: Promise<boolean>;
 }
 
 interface Saved {
   v: 1;
   mode: RoomMode;
-  agents: Record<string, { sessionId: string; access: Access; enabled: boolean | null }>;
+  agents: Record<string, { sessionId: string; access: Access; enabled: boolean | null; turnFrom?: string }>;
   guard: { count: number; tripped: boolean };
-  last: { text: string; targets: string[] } | null;
   transcript: unknown;
 }
 
@@ -51,7 +52,6 @@ const DEFAULT_RELAY_LIMIT = 4;
 const HEARTBEAT_MS = 15_000;
 const HEARTBEAT_TIMEOUT_MS = 5_000;
 const SESSION_UNKNOWN = -32002;
-const UNHEALTHY: readonly AgentState[] = ["crashed", "exited", "not_responding", "error"];
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const e = document.getElementById(id);
@@ -69,11 +69,11 @@ const ui = {
   earlier: $<HTMLButtonElement>("show-earlier"),
   jump: $<HTMLButtonElement>("jump"),
   guard: $<HTMLDivElement>("guard"),
+  empty: $<HTMLDivElement>("empty"),
   form: $<HTMLFormElement>("composer"),
   input: $<HTMLTextAreaElement>("input"),
-  stop: $<HTMLButtonElement>("stop"),
-  retry: $<HTMLButtonElement>("retry"),
   send: $<HTMLButtonElement>("send"),
+  menu: $<HTMLUListElement>("mention-menu"),
 };
 
 let windowId = -1;
@@ -82,25 +82,33 @@ let transcript = new Transcript();
 let mode: RoomMode = "mention";
 let relayLimit = DEFAULT_RELAY_LIMIT;
 const guard = new LoopGuard(DEFAULT_RELAY_LIMIT);
-let last: Saved["last"] = null;
 const agents = new Map<string, Agent>();
 let defaultAgent = "";
 let linkState: LinkState | null = null;
 let daemonAlive = true;
+let roomEmpty = true;
 
-let port: chrome.runtime.Port | null = null;
-let portReady = false;
-let nextCall = 1;
-const calls = new Map<number, { resolve(v: unknown): void; reject(e: PanelCallError): void }>();
-
-class PanelCallError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
-  }
-}
+const port = new WorkerPort(
+  () => ({ t: "hello", windowId, sessions: [...agents.values()].map((a) => a.sessionId).filter(Boolean) }),
+  (m) => onWorker(m),
+);
+const call = <T = unknown>(method: string, params: unknown, timeoutMs?: number): Promise<T> => port.call<T>(method, params, timeoutMs);
+const postPort = (m: PanelToWorker): void => port.post(m);
 
 const view = new View(() => transcript, ui.log, ui.scroller, ui.earlier, ui.jump, {
   permission: (requestId, optionId) => answerPermission(requestId, optionId),
+  retry: (entryId) => retry(entryId),
+  empty: (isEmpty) => {
+    roomEmpty = isEmpty;
+    renderEmpty();
+  },
+});
+
+const composer = new Composer(ui.form, ui.input, ui.send, ui.menu, {
+  names: () => [...agents.values()].filter((a) => a.available || a.sessionId).map((a) => a.name),
+  busy: () => [...agents.values()].some((a) => a.inTurn || a.queue.length > 0),
+  send: (text) => void sendPerson(text),
+  stop: () => stopAll(),
 });
 
 // ---------------------------------------------------------------- persistence
@@ -120,10 +128,9 @@ async function writeSaved(): Promise<void> {
     v: 1,
     mode,
     agents: Object.fromEntries(
-      [...agents.values()].map((a) => [a.name, { sessionId: a.sessionId, access: a.access, enabled: a.enabled }]),
+      [...agents.values()].map((a) => [a.name, { sessionId: a.sessionId, access: a.access, enabled: a.enabled, ...(a.turnFrom ? { turnFrom: a.turnFrom } : {}) }]),
     ),
     guard: guard.snapshot(),
-    last,
     transcript: transcript.persist(),
   };
   try {
@@ -140,7 +147,6 @@ async function load(): Promise<void> {
   if (!raw || raw.v !== 1) return;
   mode = raw.mode === "ambient" ? "ambient" : "mention";
   guard.restore(raw.guard);
-  last = raw.last ?? null;
   transcript = Transcript.restore(raw.transcript);
   for (const [name, a] of Object.entries(raw.agents ?? {})) {
     agents.set(name, {
@@ -154,50 +160,16 @@ async function load(): Promise<void> {
       queue: [],
       inTurn: false,
       statusSeq: 0,
+      ...(typeof a.turnFrom === "string" ? { turnFrom: a.turnFrom } : {}),
     });
   }
 }
 
-// ---------------------------------------------------------------- the port
-
-function connectPort(): void {
-  portReady = false;
-  const p = chrome.runtime.connect({ name: PANEL_PORT });
-  port = p;
-  p.onMessage.addListener((m: unknown) => onWorker(m as WorkerToPanel));
-  p.onDisconnect.addListener(() => {
-    if (port !== p) return;
-    port = null;
-    portReady = false;
-    for (const [, c] of calls) c.reject(new PanelCallError(-32000, "the extension's worker restarted"));
-    calls.clear();
-    setTimeout(connectPort, 300); // the worker restarted: reconnect (this wakes it)
-  });
-  const sessions = [...agents.values()].map((a) => a.sessionId).filter(Boolean);
-  postPort({ t: "hello", windowId, sessions });
-}
-
-function postPort(m: PanelToWorker): void {
-  try {
-    port?.postMessage(m);
-  } catch {
-    // disconnected; onDisconnect reconnects
-  }
-}
-
-function call<T = unknown>(method: string, params: unknown, timeoutMs?: number): Promise<T> {
-  if (!port) return Promise.reject(new PanelCallError(-32000, "not connected to the extension's worker"));
-  const id = nextCall++;
-  return new Promise<T>((resolve, reject) => {
-    calls.set(id, { resolve: resolve as (v: unknown) => void, reject });
-    postPort({ t: "call", id, method, params, ...(timeoutMs ? { timeoutMs } : {}) });
-  });
-}
+// ---------------------------------------------------------------- worker messages
 
 function onWorker(m: WorkerToPanel): void {
   switch (m.t) {
     case "ready":
-      portReady = true;
       // Permission prompts from before are no longer answerable unless the worker re-offers them.
       for (const e of transcript.entries) {
         if (e.kind === "permission" && !e.decided) {
@@ -212,14 +184,8 @@ function onWorker(m: WorkerToPanel): void {
       void syncRoom();
       return;
     case "result":
-    case "error": {
-      const c = calls.get(m.id);
-      if (!c) return;
-      calls.delete(m.id);
-      if (m.t === "result") c.resolve(m.result);
-      else c.reject(new PanelCallError(m.error.code, m.error.message));
-      return;
-    }
+    case "error":
+      return; // answers are settled by the port
     case "update":
       onUpdate(m.params);
       return;
@@ -273,7 +239,7 @@ const notedMissing = new Set<string>();
 
 /** Link up and port ready: learn the agents, re-attach every session, start the default agent. */
 function syncRoom(): Promise<void> {
-  if (!portReady || linkState?.status !== "connected") return Promise.resolve();
+  if (!port.ready || linkState?.status !== "connected") return Promise.resolve();
   syncing ??= doSync().finally(() => (syncing = null));
   return syncing;
 }
@@ -364,8 +330,14 @@ async function resume(a: Agent): Promise<void> {
   renderRoster();
 }
 
-async function connect(a: Agent): Promise<boolean> {
-  if (a.sessionId) return true;
+/** Starts the agent's session; callers that arrive while it starts share the one attempt. */
+function connect(a: Agent): Promise<boolean> {
+  if (a.sessionId) return Promise.resolve(true);
+  a.starting ??= startSession(a).finally(() => (a.starting = undefined));
+  return a.starting;
+}
+
+async function startSession(a: Agent): Promise<boolean> {
   a.state = "connecting";
   a.detail = "";
   renderRoster();
@@ -393,7 +365,7 @@ async function connect(a: Agent): Promise<boolean> {
 
 async function disconnect(a: Agent): Promise<void> {
   const sid = a.sessionId;
-  a.queue = [];
+  dropQueue(a, "Not sent");
   a.inTurn = false;
   a.enabled = false;
   a.sessionId = "";
@@ -456,17 +428,39 @@ async function setAccess(a: Agent, access: Access): Promise<void> {
 
 // ---------------------------------------------------------------- turns, relays, loop guard
 
-function enqueue(a: Agent, text: string): void {
-  a.queue.push(text);
+function enqueue(a: Agent, text: string, from?: string): void {
+  a.queue.push(from ? { text, from } : { text });
   runNext(a);
+}
+
+/** The person's message did not reach this agent: the message says so and offers Retry. */
+function undelivered(entryId: string | undefined, agent: string, reason: string): void {
+  const e = entryId ? transcript.get(entryId) : undefined;
+  if (e?.kind !== "user") return;
+  const agents = e.undelivered?.agents ?? [];
+  if (!agents.includes(agent)) agents.push(agent);
+  e.undelivered = { agents, reason };
+  view.touch([e.id]);
+  save();
+}
+
+function retry(entryId: string): void {
+  const e = transcript.get(entryId);
+  if (e?.kind !== "user" || !e.undelivered) return;
+  const targets = e.undelivered.agents;
+  delete e.undelivered;
+  view.touch([e.id]);
+  void sendPerson(e.text, targets);
+  ui.input.focus();
 }
 
 function runNext(a: Agent): void {
   if (a.inTurn || !a.sessionId || a.queue.length === 0) return;
   if (a.state !== "ready") return;
-  const text = a.queue.shift() ?? "";
+  const { text, from } = a.queue.shift() ?? { text: "" };
   a.state = "busy";
   a.inTurn = true;
+  a.turnFrom = from;
   transcript.beginTurn(a.sessionId);
   renderRoster();
   updateControls();
@@ -480,6 +474,8 @@ function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape)
   view.touch(changed);
   if (!a) return;
   a.inTurn = false;
+  if (error || stopReason !== "end_turn") undelivered(a.turnFrom, a.name, error ? "Failed" : stopReason === "cancelled" ? "Stopped" : `Stopped: ${stopReason}`);
+  a.turnFrom = undefined;
   if (a.state === "busy" || a.state === "not_responding") a.state = "ready";
   // The daemon's message names its method for clients; the person's way to the same is the chip.
   if (error) note(`${a.name}: the turn failed — ${error.message.replace(/call torii\/session\/restart/, "click its chip to restart it")}`, "error");
@@ -532,23 +528,30 @@ async function sendPerson(text: string, fixedTargets?: string[]): Promise<void> 
     save();
     return;
   }
-  last = { text, targets: route.targets };
   save();
   for (const name of route.targets) {
     const a = agents.get(name);
     if (!a) continue;
     if (!a.sessionId) {
       a.enabled = true;
-      if (!(await connect(a))) continue;
+      if (!(await connect(a))) {
+        undelivered(e.id, a.name, "Not sent");
+        continue;
+      }
     }
-    enqueue(a, text);
+    enqueue(a, text, e.id);
   }
   updateControls();
 }
 
+function dropQueue(a: Agent, reason: string): void {
+  for (const q of a.queue) undelivered(q.from, a.name, reason);
+  a.queue = [];
+}
+
 function stopAll(): void {
   for (const a of agents.values()) {
-    a.queue = [];
+    dropQueue(a, "Stopped");
     if (a.inTurn && a.sessionId) postPort({ t: "cancel", sessionId: a.sessionId });
   }
 }
@@ -665,10 +668,11 @@ function onLinkState(s: LinkState): void {
     for (const a of agents.values()) if (a.sessionId && a.state !== "off") a.state = "connecting";
     renderRoster();
   }
+  renderEmpty();
 }
 
 async function heartbeat(): Promise<void> {
-  if (!portReady || linkState?.status !== "connected") return;
+  if (!port.ready || linkState?.status !== "connected") return;
   let alive: boolean;
   try {
     await call("torii/ping", {}, HEARTBEAT_TIMEOUT_MS);
@@ -687,102 +691,49 @@ async function heartbeat(): Promise<void> {
 
 // ---------------------------------------------------------------- roster and controls
 
-const STATE_LABEL: Record<AgentState, string> = {
-  off: "off",
-  connecting: "connecting",
-  ready: "connected",
-  busy: "working",
-  crashed: "crashed",
-  exited: "exited",
-  not_responding: "not responding",
-  error: "error",
-  unavailable: "not installed",
-};
-const ACCESS_LABEL: Record<Access, string> = { act: "act", read: "read", none: "none" };
-const NEXT_ACCESS: Record<Access, Access> = { read: "act", act: "none", none: "read" };
-
 function shownState(a: Agent): AgentState {
   if (!daemonAlive && a.sessionId) return "not_responding";
   return a.state;
 }
 
+function onChipMain(name: string): void {
+  const a = agents.get(name);
+  if (!a) return;
+  if (UNHEALTHY.includes(shownState(a))) void (daemonAlive ? restart(a) : syncRoom());
+  else if (!a.sessionId && a.available) {
+    a.enabled = true;
+    void connect(a);
+  } else composer.mention(a.name);
+}
+
+function onChipPower(name: string): void {
+  const a = agents.get(name);
+  if (!a) return;
+  if (a.sessionId) void disconnect(a);
+  else {
+    a.enabled = true;
+    void connect(a);
+  }
+}
+
 function renderRoster(): void {
   const chips: HTMLElement[] = [];
   for (const a of agents.values()) {
-    const st = shownState(a);
-    const chip = document.createElement("div");
-    chip.className = "chip";
-    chip.dataset.testid = "agent-chip";
-    chip.dataset.agent = a.name;
-    chip.dataset.state = st;
-    chip.dataset.access = a.access;
-    chip.style.setProperty("--hue", String(hue(a.name)));
-    const unhealthy = UNHEALTHY.includes(st);
-
-    const main = document.createElement("button");
-    main.type = "button";
-    main.className = "chip-main";
-    main.dataset.testid = "chip-main";
-    const av = document.createElement("span");
-    av.className = "avatar";
-    av.textContent = initial(a.name);
-    av.setAttribute("aria-hidden", "true");
-    const name = document.createElement("span");
-    name.className = "chip-name";
-    name.textContent = a.name;
-    const badge = document.createElement("span");
-    badge.className = `badge b-${st}`;
-    badge.dataset.testid = "chip-state";
-    badge.textContent = STATE_LABEL[st];
-    main.append(av, name, badge);
-    main.title = unhealthy
-      ? `${a.name}: ${STATE_LABEL[st]}${a.detail ? ` (${a.detail})` : ""} — click to restart`
-      : a.sessionId
-        ? `${a.name}: ${STATE_LABEL[st]} — click to mention`
-        : `${a.name}: click to connect`;
-    main.setAttribute("aria-label", main.title);
-    main.addEventListener("click", () => {
-      if (unhealthy) void (daemonAlive ? restart(a) : syncRoom());
-      else if (!a.sessionId && a.available) {
-        a.enabled = true;
-        void connect(a);
-      } else mention(a.name);
-    });
-
-    const access = document.createElement("button");
-    access.type = "button";
-    access.className = `access a-${a.access}`;
-    access.dataset.testid = "access-toggle";
-    access.textContent = ACCESS_LABEL[a.access];
-    access.setAttribute("aria-label", `${a.name} browser access: ${a.access}; press to change to ${NEXT_ACCESS[a.access]}`);
-    access.addEventListener("click", () => void setAccess(a, NEXT_ACCESS[a.access]));
-
-    const power = document.createElement("button");
-    power.type = "button";
-    power.className = "power";
-    power.dataset.testid = "connect-toggle";
-    const on = a.sessionId !== "";
-    power.textContent = on ? "×" : "+";
-    power.setAttribute("aria-pressed", String(on));
-    power.setAttribute("aria-label", on ? `Disconnect ${a.name}` : `Connect ${a.name}`);
-    power.title = power.getAttribute("aria-label") ?? "";
-    power.disabled = !on && !a.available;
-    power.addEventListener("click", () => {
-      if (on) void disconnect(a);
-      else {
-        a.enabled = true;
-        void connect(a);
-      }
-    });
-    chip.append(main, access, power);
-    chips.push(chip);
+    chips.push(
+      chip(
+        { name: a.name, state: shownState(a), access: a.access, detail: a.detail, connected: a.sessionId !== "", available: a.available },
+        {
+          main: onChipMain,
+          access: (n) => {
+            const x = agents.get(n);
+            if (x) void setAccess(x, NEXT_ACCESS[x.access]);
+          },
+          power: onChipPower,
+        },
+      ),
+    );
   }
-  if (chips.length === 0) {
-    const empty = document.createElement("span");
-    empty.className = "roster-empty";
-    empty.textContent = linkState?.status === "connected" ? "No agents configured (see docs/gateway.md)." : "Waiting for the daemon…";
-    chips.push(empty);
-  }
+  ui.roster.hidden = chips.length === 0;
   // Keep keyboard focus on the same control across re-renders.
   const active = document.activeElement as HTMLElement | null;
   const focusKey = active && ui.roster.contains(active) ? `${active.closest<HTMLElement>(".chip")?.dataset.agent}|${active.dataset.testid}` : "";
@@ -791,20 +742,28 @@ function renderRoster(): void {
     const [agent, testid] = focusKey.split("|");
     ui.roster.querySelector<HTMLElement>(`.chip[data-agent="${CSS.escape(agent ?? "")}"] [data-testid="${testid}"]`)?.focus();
   }
+  renderEmpty();
   updateControls();
 }
 
-function mention(name: string): void {
-  const v = ui.input.value;
-  const tag = `@${name} `;
-  if (!v.includes(tag)) ui.input.value = tag + v;
-  ui.input.focus();
+/** The empty room's one next step (shown while the transcript is empty). */
+function renderEmpty(): void {
+  ui.empty.hidden = !roomEmpty;
+  document.body.dataset.empty = String(roomEmpty);
+  if (!roomEmpty) return;
+  ui.empty.replaceChildren(
+    ...emptyState({
+      linked: linkState?.status === "connected",
+      paired: linkState?.paired ?? false,
+      agents: [...agents.values()].map((a) => ({ name: a.name, available: a.available })),
+      defaultAgent,
+    }),
+  );
 }
 
 function updateControls(): void {
   const busy = [...agents.values()].some((a) => a.inTurn || a.queue.length > 0);
-  ui.stop.hidden = !busy;
-  ui.retry.hidden = busy || !last;
+  composer.update();
   ui.mode.textContent = mode === "mention" ? "@ mention" : "ambient";
   ui.mode.setAttribute("aria-pressed", String(mode === "ambient"));
   ui.mode.title = mode === "mention" ? "Messages go to the agents you @mention (all when none). Press for ambient." : "Every message goes to every agent. Press for @mention mode.";
@@ -815,26 +774,6 @@ function updateControls(): void {
 // ---------------------------------------------------------------- wiring
 
 function wire(): void {
-  ui.form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    const text = ui.input.value.trim();
-    if (!text) return;
-    ui.input.value = "";
-    void sendPerson(text);
-  });
-  ui.input.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
-      ev.preventDefault();
-      ui.form.requestSubmit();
-    } else if (ev.key === "Escape" && !ui.stop.hidden) {
-      ev.preventDefault();
-      stopAll();
-    }
-  });
-  ui.stop.addEventListener("click", () => stopAll());
-  ui.retry.addEventListener("click", () => {
-    if (last) void sendPerson(last.text, last.targets);
-  });
   ui.mode.addEventListener("click", () => {
     mode = mode === "mention" ? "ambient" : "mention";
     updateControls();
@@ -873,7 +812,7 @@ async function main(): Promise<void> {
   view.reset();
   view.flush();
   wire();
-  connectPort();
+  port.connect();
   try {
     const r = (await chrome.runtime.sendMessage({ type: "torii.getState" })) as { state?: LinkState } | undefined;
     if (r?.state) onLinkState(r.state);

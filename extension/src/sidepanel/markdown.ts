@@ -16,7 +16,8 @@ import python from "highlight.js/lib/languages/python";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import MarkdownIt, { type RendererRule } from "markdown-it";
+import MarkdownIt, { type RendererRule, type Token } from "markdown-it";
+import { precut } from "./limits.js";
 
 hljs.registerLanguage("bash", bash);
 hljs.registerLanguage("css", css);
@@ -128,21 +129,77 @@ const PURIFY_CONFIG = {
  * author text ever becomes markup.
  */
 export function renderMarkdown(src: string): DocumentFragment {
-  const frag = sanitizer().sanitize(md.render(src), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+  const { first, rest } = renderMarkdownParts(src);
+  for (const r of rest) first.append(r());
+  return first;
+}
+
+/**
+ * The same, in parts for a huge message (src/sidepanel/limits.ts): the first part now, the others
+ * for the caller to render one task at a time so the panel keeps answering.
+ */
+export function renderMarkdownParts(src: string): { first: DocumentFragment; rest: (() => DocumentFragment)[] } {
+  const p = precut(src);
+  const sentinel = new RegExp(`^${p.nonce}:(rows|code):(\\d+)(?::(\\d+))?$`);
+  const part = (chunk: string) => () => renderChunk(chunk, sentinel, p.codes);
+  const [head = "", ...tail] = p.chunks;
+  return { first: renderChunk(head, sentinel, p.codes), rest: tail.map(part) };
+}
+
+function renderChunk(src: string, sentinel: RegExp, codes: string[]): DocumentFragment {
+  const tokens = md.parse(src, {});
+  notes(tokens, sentinel);
+  const frag = sanitizer().sanitize(md.renderer.render(tokens, md.options, {}), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
   const doc = frag.ownerDocument;
   for (const pre of Array.from(frag.querySelectorAll("pre"))) {
+    // The button sits in a bar above the code, never over it.
     const wrap = doc.createElement("div");
     wrap.className = "codeblock";
     pre.replaceWith(wrap);
+    const head = doc.createElement("div");
+    head.className = "code-head";
+    const lang = doc.createElement("span");
+    lang.className = "code-lang";
+    const cls = /(?:^|\s)language-([\w+#.-]+)/.exec(pre.querySelector("code")?.className ?? "");
+    lang.textContent = cls?.[1] ?? "code";
     const btn = doc.createElement("button");
     btn.type = "button";
     btn.className = "copy";
     btn.textContent = "Copy";
-    btn.setAttribute("aria-label", "Copy code");
+    btn.setAttribute("aria-label", `Copy ${lang.textContent === "code" ? "" : `${lang.textContent} `}code`);
     btn.dataset.testid = "copy-code";
-    wrap.append(btn, pre);
+    head.append(lang, btn);
+    wrap.append(head, pre);
+  }
+  for (const m of Array.from(frag.querySelectorAll(".truncated_"))) {
+    (m as HTMLElement).dataset.testid = "md-truncated";
+    const id = /(?:^|\s)code(\d+)_/.exec(m.className)?.[1];
+    const wrap = m.previousElementSibling;
+    if (id !== undefined && wrap?.classList.contains("codeblock")) fullCode.set(wrap, codes[Number(id)] ?? "");
   }
   return frag;
+}
+
+/** The whole text of each shortened code block, by its rendered wrapper (for Copy). */
+const fullCode = new WeakMap<Element, string>();
+
+type TokenClass = new (type: string, tag: string, nesting: -1 | 0 | 1) => Token;
+
+/** Turns precut()'s sentinel paragraphs into notes saying what is not shown. */
+function notes(tokens: Token[], sentinel: RegExp): void {
+  for (let i = 1; i < tokens.length; i++) {
+    const t = tokens[i] as Token;
+    if (t.type !== "inline" || tokens[i - 1]?.type !== "paragraph_open") continue;
+    const m = sentinel.exec(t.content);
+    if (!m) continue;
+    const n = Number(m[m[1] === "code" ? 3 : 2]).toLocaleString("en");
+    const text = m[1] === "code" ? `… ${n} more characters not shown (Copy copies the whole block).` : `… ${n} more rows not shown.`;
+    tokens[i - 1]?.attrSet("class", m[1] === "code" ? `truncated_ code${m[2]}_` : "truncated_");
+    const leaf = new (t.constructor as TokenClass)("text", "", 0);
+    leaf.content = text;
+    t.content = text;
+    t.children = [leaf];
+  }
 }
 
 /** The sanitized HTML as a string (for tests and diagnostics; the panel inserts the fragment). */
@@ -156,7 +213,8 @@ export function renderMarkdownHTML(src: string): string {
 export function onCopyClick(ev: Event): void {
   const t = ev.target;
   if (!(t instanceof HTMLElement) || !t.classList.contains("copy")) return;
-  const code = t.parentElement?.querySelector("pre")?.textContent ?? "";
+  const block = t.closest(".codeblock");
+  const code = (block && fullCode.get(block)) ?? block?.querySelector("pre")?.textContent ?? "";
   void navigator.clipboard.writeText(code).then(
     () => {
       t.textContent = "Copied";

@@ -3,7 +3,25 @@
 // through renderMarkdown (the one sanitizing sink) or textContent; nothing here assigns HTML.
 
 import type { Entry, Transcript } from "../room/transcript.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownParts } from "./markdown.js";
+
+/**
+ * Fills a bubble with rendered markdown: a huge message's later parts arrive one task each
+ * (before `anchor`, the streaming caret), so the panel answers in between; a bubble replaced
+ * meanwhile stops receiving them.
+ */
+function fill(bubble: HTMLElement, text: string, anchor: Node | null = null): void {
+  const { first, rest } = renderMarkdownParts(text);
+  bubble.insertBefore(first, anchor);
+  let i = 0;
+  const step = () => {
+    const next = rest[i++];
+    if (!next || !bubble.isConnected) return;
+    bubble.insertBefore(next(), anchor && anchor.parentNode === bubble ? anchor : null);
+    if (i < rest.length) setTimeout(step, 0);
+  };
+  if (rest.length) setTimeout(step, 0);
+}
 
 export const RENDER_STEP = 150;
 /** A streaming bubble past this size re-renders at most every BIG_EVERY_MS (markdown is O(n)). */
@@ -13,6 +31,26 @@ const BOTTOM_SLACK = 48;
 
 export interface ViewActions {
   permission(requestId: string, optionId: string | null): void;
+  /** Re-send a person's message to the agents it did not reach. */
+  retry(entryId: string): void;
+  /** The transcript became empty or stopped being empty (the panel shows its empty state). */
+  empty(isEmpty: boolean): void;
+}
+
+/** Consecutive messages of one author within this gap show the avatar, name and time once. */
+const GROUP_MS = 5 * 60_000;
+
+function author(e: Entry): string | undefined {
+  if (e.kind === "user") return `you|${e.to.join(",")}`;
+  if (e.kind === "notice") return undefined;
+  return `agent|${e.agent}`;
+}
+
+/** The entry continues the previous one's group (same author, close in time). */
+export function continues(prev: Entry | undefined, e: Entry): boolean {
+  if (!prev) return false;
+  const a = author(e);
+  return a !== undefined && a === author(prev) && e.ts - prev.ts < GROUP_MS;
 }
 
 export function hue(name: string): number {
@@ -134,9 +172,13 @@ export class View {
         }
       }
     }
+    this.actions.empty(all.length === 0);
     const deferred: string[] = [];
     const now = performance.now();
+    let prev: Entry | undefined;
     for (const e of visible) {
+      const before = prev;
+      prev = e;
       const node = this.nodes.get(e.id);
       if (node && this.dirty.has(e.id) && e.kind === "agent" && e.streaming && e.text.length > BIG_TEXT) {
         if (now - (this.lastRender.get(e.id) ?? 0) < BIG_EVERY_MS) {
@@ -146,11 +188,11 @@ export class View {
         this.lastRender.set(e.id, now);
       }
       if (!node) {
-        const n = this.render(e);
+        const n = this.render(e, continues(before, e));
         this.nodes.set(e.id, n);
         this.log.append(n);
       } else if (this.dirty.has(e.id)) {
-        const n = this.render(e);
+        const n = this.render(e, continues(before, e));
         node.replaceWith(n);
         this.nodes.set(e.id, n);
       }
@@ -169,17 +211,37 @@ export class View {
     else if (grew && !rebuilt) this.jump.hidden = false;
   }
 
-  private render(e: Entry): HTMLElement {
+  private render(e: Entry, cont: boolean): HTMLElement {
+    const li = this.entry(e);
+    // The first rendered entry always shows its header (CSS: .cont:not(:first-child)).
+    if (cont) li.classList.add("cont");
+    return li;
+  }
+
+  private entry(e: Entry): HTMLElement {
     switch (e.kind) {
       case "user": {
         const li = el("li", "msg me");
         li.dataset.testid = "msg-user";
-        const bubble = el("div", "bubble md");
-        bubble.append(renderMarkdown(e.text));
         const meta = el("div", "meta");
-        if (e.to.length) meta.append(el("span", "to", `to ${e.to.join(", ")}`), " · ");
-        meta.append(timeEl(e.ts));
-        li.append(bubble, meta);
+        meta.append(el("span", "name", "You"));
+        if (e.to.length) meta.append(el("span", "to", ` to ${e.to.join(", ")}`));
+        meta.append(" ", timeEl(e.ts));
+        const bubble = el("div", "bubble md");
+        fill(bubble, e.text);
+        li.append(meta, bubble);
+        if (e.undelivered?.agents.length) {
+          const row = el("div", "undelivered");
+          row.dataset.testid = "undelivered";
+          row.append(el("span", undefined, `${e.undelivered.reason} — ${e.undelivered.agents.join(", ")}`));
+          const b = el("button", "retry quiet", "Retry");
+          b.type = "button";
+          b.dataset.testid = "retry";
+          b.setAttribute("aria-label", `Retry: send this message again to ${e.undelivered.agents.join(", ")}`);
+          b.addEventListener("click", () => this.actions.retry(e.id));
+          row.append(b);
+          li.append(row);
+        }
         return this.finish(li, e);
       }
       case "agent": {
@@ -194,8 +256,8 @@ export class View {
         }
         if (e.text || !e.thought) {
           const bubble = el("div", "bubble md");
-          bubble.append(renderMarkdown(e.text));
-          if (e.streaming) bubble.append(el("span", "caret", "▍"));
+          const caret = e.streaming ? bubble.appendChild(el("span", "caret", "▍")) : null;
+          fill(bubble, e.text, caret);
           body.append(bubble);
         }
         return this.finish(li, e);

@@ -247,6 +247,7 @@ async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: An
       ...(a.element ? { element: a.element } : {}),
       ...(a.text !== undefined ? { text: a.text } : {}),
       ...(ctx.session ? { session: ctx.session } : {}),
+      ...(ctx.tabId !== undefined ? { tabId: ctx.tabId } : {}),
     },
     policy.approvalTimeoutMs,
     ctx.signal,

@@ -102,7 +102,10 @@ export function predictInput(
       const fx = key === "Enter" ? on.enter : key === " " ? on.space : undefined;
       if (fx) for (const k of kindsOf(fx, facts.origin)) add({ ...k, element: on.label });
     }
-    if (args.submit === true) add({ kind: "submit", text: maskIf(String(args.text ?? ""), secretOk) });
+    if (args.submit === true) add({ kind: "submit" });
+    // The person sees what would be typed with every question this call raises (masked if secret).
+    const typed = typeof args.text === "string" && args.text !== "" ? maskIf(args.text, secretOk) : undefined;
+    if (typed !== undefined) for (const p of out) p.text ??= typed;
   }
   return out;
 }

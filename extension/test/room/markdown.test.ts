@@ -112,3 +112,26 @@ describe("renderMarkdown: hostile input renders inert", () => {
     for (const a of attrs(d)) expect(a).not.toMatch(/jump-pill/);
   });
 });
+
+describe("huge input is cut for display, never for Copy", () => {
+  test("a 5,000-row table shows 100 rows and says how many are not shown", () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => `| ${i} | r |`).join("\n");
+    const d = dom(`| n | r |\n|--|--|\n${rows}\n\nafter`);
+    expect(d.querySelectorAll("tbody tr")).toHaveLength(100);
+    expect(d.querySelector('[data-testid="md-truncated"]')?.textContent).toBe("… 4,900 more rows not shown.");
+    expect(d.textContent).toContain("after");
+  });
+  test("a 1 MB code block shows its start; the note names what is left", () => {
+    const code = "a".repeat(1_000_000);
+    const d = dom("```\n" + code + "\n```");
+    expect(d.querySelector("pre")?.textContent?.length).toBeLessThanOrEqual(20_001); // the shown start and its newline
+    expect(d.querySelector('[data-testid="md-truncated"]')?.textContent).toContain("980,001 more characters");
+  });
+});
+
+test("an author cannot write the truncation note", () => {
+  const rows = Array.from({ length: 300 }, (_, i) => `| ${i} | ${"y".repeat(20)} |`).join("\n");
+  const d = dom(`torii-cut-abc:7\n\n| n | y |\n|--|--|\n${rows}`);
+  expect(d.querySelectorAll('[data-testid="md-truncated"]')).toHaveLength(1);
+  expect(d.textContent).toContain("torii-cut-abc:7");
+});

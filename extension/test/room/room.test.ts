@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parseMentions, relayTargets, routePersonMessage, type RoomAgent } from "../../src/room/mentions.js";
+import { mentionAt, mentionChoices, parseMentions, relayTargets, routePersonMessage, type RoomAgent } from "../../src/room/mentions.js";
 import { LoopGuard, wrapRelay } from "../../src/room/relay.js";
 
 const agents: RoomAgent[] = [
@@ -84,5 +84,21 @@ describe("LoopGuard", () => {
     const h = new LoopGuard(2);
     h.restore(g.snapshot());
     expect(h.count).toBe(1);
+  });
+});
+
+describe("mention autocomplete", () => {
+  test("the @word at the caret, not an e-mail address or path", () => {
+    expect(mentionAt("hi @cl", 6)).toEqual({ start: 3, query: "cl" });
+    expect(mentionAt("@", 1)).toEqual({ start: 0, query: "" });
+    expect(mentionAt("mail a@cl", 9)).toBeNull();
+    expect(mentionAt("./x@g", 5)).toBeNull();
+    expect(mentionAt("hi @cl there", 12)).toBeNull();
+  });
+  test("prefix matches first, then inner matches; all only in a room of several", () => {
+    expect(mentionChoices("c", ["gemini", "claude", "codex"])).toEqual(["claude", "codex"]);
+    expect(mentionChoices("", ["claude"])).toEqual(["claude"]);
+    expect(mentionChoices("e", ["gemini", "codex"])).toEqual(["gemini", "codex"]);
+    expect(mentionChoices("a", ["alpha", "beta"])).toEqual(["alpha", "all", "beta"]);
   });
 });

@@ -20,7 +20,7 @@ beforeEach(() => {
   scroller.append(earlier, log);
   document.body.append(scroller, jump);
   t = new Transcript();
-  view = new View(() => t, log, scroller, earlier, jump, { permission: (r, o) => answered.push([r, o]) });
+  view = new View(() => t, log, scroller, earlier, jump, { permission: (r, o) => answered.push([r, o]), retry: () => undefined, empty: () => undefined });
 });
 
 describe("View", () => {

@@ -241,6 +241,8 @@ func (a *Agent) turn(ctx context.Context, sid string, s *session, text string) e
 		return a.callTool(ctx, sid, s, name, strings.TrimSpace(args))
 	case strings.Contains(text, "/echo-session"):
 		return a.say(ctx, sid, "session "+sid)
+	case strings.Contains(text, "/markdown"):
+		return a.say(ctx, sid, richMarkdown)
 	}
 	if err := a.update(ctx, sid, acp.UpdatePlan(
 		acp.PlanEntry{Content: "Read the message", Priority: acp.PlanEntryPriorityHigh, Status: acp.PlanEntryStatusCompleted},
@@ -254,6 +256,12 @@ func (a *Agent) turn(ctx context.Context, sid string, s *session, text string) e
 	}
 	return nil
 }
+
+// richMarkdown is every construct the side panel styles, for its screenshots and contrast checks.
+const richMarkdown = "Here is what I found on **the page**, with a `quick` summary:\n\n" +
+	"| option | cost | notes |\n|:--|--:|:--|\n| **fast** | 2 | cached |\n| cheap | 1 | [docs](https://example.com) |\n\n" +
+	"```js\nconst pick = (a, b) => (a.cost < b.cost ? a : b); // the cheaper one\n```\n\n" +
+	"> Quoted from the page.\n\n1. Read the table\n2. Pick **cheap**"
 
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
