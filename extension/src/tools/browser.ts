@@ -370,8 +370,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   };
   try {
     const store = refs();
-    const base = await store.base(tabId);
-    const callArgs = { ...args, refBase: base, origin, ...(o.docId ? { docId: o.docId } : {}) };
+    // SECURITY I-64: a tag no document has had; the answering document takes it only if it has
+    // none yet. Given back only when the reply shows it was not taken.
+    const offered = await store.offer();
+    const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
     const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
@@ -380,7 +382,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
         if (r === undefined || r === null) throw toolError("navigation_failed", `the page navigated or unloaded during ${method}`);
         throw toolError("internal", `page engine gave no reply to ${method}`);
       }
-      if (typeof r.nextRef === "number" && typeof r.docId === "string") await store.record(tabId, frameId, r.docId, base, r.nextRef);
+      if (r.refTag !== offered) store.release(offered);
+      if (typeof r.refTag === "string" && parseRef(r.refTag + "1") && typeof r.docId === "string") {
+        await store.record(tabId, frameId, r.docId, r.refTag);
+      }
       return r;
     });
     // If a dialog interrupts, the call finishes later; release the tab then.
@@ -414,7 +419,7 @@ export interface Resolved {
 
 export async function resolveTarget(tabId: number, t: Target, required = true): Promise<Resolved> {
   if (t.ref !== undefined) {
-    if (parseRef(t.ref) === undefined) throw toolError("invalid_argument", `ref: "${t.ref}" is not a ref (e.g. e12)`);
+    if (parseRef(t.ref) === undefined) throw toolError("invalid_argument", `ref: "${t.ref}" is not a ref (letters then a number, e.g. b12)`);
     const r = await refs().lookup(tabId, t.ref);
     if (!r) throw toolError("stale_ref", `ref ${t.ref} was not issued on tab ${tabId} (another tab, or expired)`);
     return { frameId: r.frameId, docId: r.docId, args: { ref: t.ref } };
