@@ -117,7 +117,7 @@ async function frameOutline(
     } catch (e) {
       const te = asToolError(e);
       if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
-      children.set(f.frame, `- note "frame not readable: ${te.code}"`);
+      children.set(f.frame, `note "frame not readable: ${te.code}"`);
     }
   }
   return { text: stitchFrames(unnamed(res.text, res.frames, read), res.frames, children), res };
