@@ -22,7 +22,8 @@ export interface TabRefs {
 export const MAX_DOCS = 400;
 /**
  * Tags are reserved in blocks: the counter's high mark is written before any tag under it is
- * offered, so a restarted worker starts above every tag a document may have taken.
+ * offered, so a restarted worker starts above every tag a document may have taken. The mark is
+ * raised two blocks ahead, so a call rarely waits for the write.
  */
 export const TAG_BLOCK = 16;
 
@@ -51,12 +52,16 @@ export function lookupTag(t: TabRefs, tag: string): TagDoc | undefined {
 
 export class RefStore {
   private cache = new Map<number, TabRefs>();
-  /** Next tag index to offer, and the persisted mark below which tags may be in use. */
+  /** Next tag index to offer. */
   private nextTag: number | undefined;
+  /** Tags below this mark are written as reserved; one at or above it is not offered until it is. */
   private mark = 0;
+  private raising: Promise<void> | undefined;
+  private loading: Promise<void> | undefined;
   /** Offered tags whose call showed they were not taken: offered again first (smallest first). */
   private free: number[] = [];
-  private loading: Promise<void> | undefined;
+  /** Per tab, the write of its bindings in flight (writes of one tab land in order). */
+  private writes = new Map<number, Promise<void>>();
   constructor(private readonly kv: SessionKV) {}
 
   private static readonly TAG_KEY = "torii.refs.tag";
@@ -78,19 +83,32 @@ export class RefStore {
     await this.loading;
   }
 
+  /** Writes a higher reservation mark; the mark counts only once the write has landed. */
+  private raise(): Promise<void> {
+    this.raising ??= (async () => {
+      const to = (this.nextTag as number) + 2 * TAG_BLOCK;
+      try {
+        await this.kv.set(RefStore.TAG_KEY, to);
+        this.mark = Math.max(this.mark, to);
+      } finally {
+        this.raising = undefined;
+      }
+    })();
+    return this.raising;
+  }
+
   /**
    * A fresh tag for one engine call, unique to it among all tabs: a document that has no tag yet
-   * takes it. Give it back with release() when the reply shows it was not taken.
+   * takes it. Give it back with release() when the reply shows it was not taken. The reservation
+   * is raised ahead, off the call's path, while half a block is left.
    */
   async offer(): Promise<string> {
     await this.load();
     if (this.free.length) return tagName(this.free.shift() as number);
+    while ((this.nextTag as number) >= this.mark) await this.raise();
     const i = this.nextTag as number;
     this.nextTag = i + 1;
-    if (i >= this.mark) {
-      this.mark = i + TAG_BLOCK;
-      await this.kv.set(RefStore.TAG_KEY, this.mark);
-    }
+    if (this.mark - this.nextTag <= TAG_BLOCK / 2) void this.raise().catch(() => undefined);
     return tagName(i);
   }
 
@@ -115,13 +133,28 @@ export class RefStore {
     return t;
   }
 
-  /** The document (frameId, docId) issues refs under tag; written before the answer is used. */
+  /**
+   * The document (frameId, docId) issues refs under tag. Known at once to this worker; written to
+   * the session store after the call, off its path: a worker that restarts before the write lands
+   * only finds those refs stale (the tag itself was reserved before it was offered, so it is
+   * never another document's).
+   */
   async record(tabId: number, frameId: number, docId: string, tag: string): Promise<void> {
     const t = await this.get(tabId);
     const u = recordTag(t, frameId, docId, tag);
     if (u === t) return;
     this.cache.set(tabId, u);
-    await this.kv.set(this.key(tabId), u);
+    const prev = this.writes.get(tabId) ?? Promise.resolve();
+    const w = prev.then(() => (this.cache.get(tabId) === u ? this.kv.set(this.key(tabId), u) : undefined)).catch(() => undefined);
+    this.writes.set(tabId, w);
+    void w.then(() => {
+      if (this.writes.get(tabId) === w) this.writes.delete(tabId);
+    });
+  }
+
+  /** Resolves once every binding recorded so far is written (tests, and a clean shutdown). */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.writes.values()]);
   }
 
   async lookup(tabId: number, ref: string): Promise<TagDoc | undefined> {
@@ -132,6 +165,7 @@ export class RefStore {
 
   async drop(tabId: number): Promise<void> {
     this.cache.delete(tabId);
+    await this.writes.get(tabId);
     await this.kv.remove(this.key(tabId));
   }
 }
