@@ -8,6 +8,7 @@ import { isRef, RefTable } from "./refs";
 import { head, render, textRun } from "./render";
 import { pageText, visibleText } from "./text";
 import { BREAK, isText, TreeBuilder, type Item, type TNode } from "./tree";
+import { PROTOCOL } from "./types";
 import type {
   ElementState, FindArgs, FindResult, FramePlaceholder, PointResult, ReadTextArgs, ReadTextResult,
   Reply, SnapshotArgs, SnapshotResult,
@@ -17,8 +18,7 @@ import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
 
-// 2: every call names the origin the worker allowed, every reply carries the document's own.
-export const PROTOCOL = 2;
+export { PROTOCOL } from "./types";
 
 interface Prev {
   lines: string[];

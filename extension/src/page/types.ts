@@ -2,6 +2,13 @@
 // service worker reaches the engine through chrome.scripting.executeScript({func, args}).
 // The worker imports these types; nothing here touches the DOM.
 
+/**
+ * The engine's wire protocol; the worker runs only an engine of this one (an older one left in a
+ * document is replaced). 2: every call names the origin the worker allowed, every reply carries
+ * the document's own. 3: refs are the document's tag and a number (SECURITY I-64).
+ */
+export const PROTOCOL = 3;
+
 /** Stable error codes the engine returns; the worker maps them onto MCP tool errors. */
 export type PageErrorCode =
   | "stale_ref"

@@ -3,7 +3,7 @@
 // watching through chrome.webNavigation, and the races that turn a dialog, a navigation or a closed
 // tab into a typed error instead of a hang.
 
-import type { FramePlaceholder, PageError, Reply } from "../page/types.js";
+import { PROTOCOL, type FramePlaceholder, type PageError, type Reply } from "../page/types.js";
 import { attach, dialogOf, waitDialog, type DialogInfo } from "../cdp/debugger.js";
 import { abortError, left, withDeadline } from "../cdp/deadline.js";
 import { classifyChromeError, isErrorCode, toolError, ToolError } from "./errors.js";
@@ -271,10 +271,12 @@ export class DialogRaised extends ToolError {
   }
 }
 
-// Runs in the page (ISOLATED world); must be self-contained.
-function runner(method: string, args: unknown): unknown {
-  const t = (globalThis as { __torii?: { call(m: string, a: unknown): unknown } }).__torii;
-  if (!t || typeof t.call !== "function") return { __toriiMissing: true };
+// Runs in the page (ISOLATED world); must be self-contained. An engine of another protocol (left
+// in the document by an earlier build of the extension) counts as missing: injecting page.js
+// replaces it, so no engine with another ref format ever answers.
+function runner(method: string, args: unknown, protocol: number): unknown {
+  const t = (globalThis as { __torii?: { protocol?: number; call(m: string, a: unknown): unknown } }).__torii;
+  if (!t || typeof t.call !== "function" || t.protocol !== protocol) return { __toriiMissing: true };
   return t.call(method, args);
 }
 
@@ -321,10 +323,11 @@ export async function guarded<T>(
 async function execute(tabId: number, frameId: number, method: string, args: unknown): Promise<unknown> {
   const target = { tabId, frameIds: [frameId] };
   try {
-    let [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+    const run = { target, world: "ISOLATED" as const, func: runner, args: [method, args, PROTOCOL] as [string, unknown, number] };
+    let [r] = await chrome.scripting.executeScript(run);
     if (r && (r.result as { __toriiMissing?: boolean } | undefined)?.__toriiMissing) {
       await chrome.scripting.executeScript({ target, world: "ISOLATED", files: [ENGINE_FILE] });
-      [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+      [r] = await chrome.scripting.executeScript(run);
     }
     if (!r) throw toolError("navigation_failed", `frame ${frameId} of tab ${tabId} is gone`);
     return r.result;
