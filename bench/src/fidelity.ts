@@ -1,7 +1,7 @@
 // Fidelity: compactness must never win by dropping what an agent needs. For every page, the
 // elements an agent must be able to address (each button, link and field, by its accessible name);
 // each server's snapshot is parsed in its own dialect and every element must appear with a handle
-// the server accepts in its action tools: Torii `[ref=eN]`, Playwright `[ref=…]`, DevTools `uid=…`,
+// the server accepts in its action tools: Torii `[b12]` (before: `[ref=eN]`), Playwright `[ref=…]`, DevTools `uid=…`,
 // agent-browser `[…, ref=eN]` (used as `@eN`).
 
 export type Dialect = "torii" | "toriibefore" | "playwright" | "devtools" | "agentbrowser";
@@ -115,10 +115,58 @@ function parseAgentBrowser(text: string): Addressable[] {
   return out;
 }
 
+/** Torii's ref: its document's tag (letters, never "h") and a number (extension/src/shared/refname.ts). */
+const TORII_REF = "[a-gi-z]{1,8}[1-9][0-9]*";
+const TORII_CONTROL = new RegExp(`([A-Za-z]+)(?:\\s+"((?:[^"\\\\]|\\\\.)*)")?\\s+\\[(${TORII_REF})\\]`, "g");
+
+/**
+ * Torii prints `role "name" [b12] [states]: value`, nested by indentation alone (no list dash);
+ * the ref is the bracket right after the name. Simple table rows print on one line as above, a
+ * control identical to the one above in its column as a bare `[b12]`. The first line is the tab's
+ * header and `text:` lines are page text: neither holds controls.
+ */
+function parseTorii(text: string): Addressable[] {
+  const out: Addressable[] = [];
+  let above: (Addressable | undefined)[] = [];
+  const lines = text.split("\n");
+  for (let li = 1; li < lines.length; li++) {
+    const line = (lines[li] as string).trimStart();
+    const row = /^row(?:\s+"(?:[^"\\]|\\.)*")?:\s(.*)$/.exec(line);
+    if (row) {
+      const cur: (Addressable | undefined)[] = [];
+      (row[1] as string).split(" | ").forEach((cell, i) => {
+        const c = cell.trim();
+        const bare = new RegExp(`^\\[(${TORII_REF})\\]`).exec(c);
+        if (bare) {
+          const prev = above[i];
+          if (prev) {
+            const a = { role: prev.role, name: prev.name, ref: bare[1] as string };
+            out.push(a);
+            cur[i] = a;
+          }
+          return;
+        }
+        for (const m of c.matchAll(TORII_CONTROL)) {
+          const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
+          out.push(a);
+          cur[i] ??= a;
+        }
+      });
+      above = cur;
+      continue;
+    }
+    above = [];
+    if (line.startsWith("text:")) continue;
+    for (const m of line.matchAll(TORII_CONTROL)) out.push({ role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string });
+  }
+  return out;
+}
+
 export function parseSnapshot(d: Dialect, text: string): Addressable[] {
   if (d === "devtools") return parseDevtools(text);
+  if (d === "torii") return parseTorii(text);
   if (d === "agentbrowser") return parseAgentBrowser(text);
-  return parseYaml(text, d === "torii" || d === "toriibefore");
+  return parseYaml(text, d === "toriibefore");
 }
 
 /** The addressable nodes of a kind whose name is `name` (exact after normalising, else a prefix). */

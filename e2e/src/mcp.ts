@@ -101,10 +101,10 @@ export class Mcp {
   }
 }
 
-/** `- button "Save" [ref=e12]` lines → the ref of the first line matching role and name. */
+/** `button "Save" [b12]` lines → the ref of the first line matching role and name. */
 export function refOf(snapshot: string, role: string, name: string | RegExp): string {
-  // Also inside compact table rows: `- row: Alice | 42 | button "Edit" [ref=e5] | …`.
-  const re = /(?:^|\s|\|)([a-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?(?:\s+\[[^\]]*\])*?\s*\[ref=(e\d+)\]/g;
+  // Also inside compact table rows: `row: Alice | 42 | button "Edit" [b5] | …`.
+  const re = /(?:^|\s|\|)([a-z]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s+\[([a-gi-z]+\d+)\]/g;
   for (const line of snapshot.split("\n")) {
     for (const m of line.matchAll(re)) {
       if (m[1] !== role) continue;

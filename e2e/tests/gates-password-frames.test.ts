@@ -59,10 +59,10 @@ describeBrowser("password fields in another origin's frame", () => {
     }, { timeoutMs: 10_000, intervalMs: 50 });
     const snap = await pollUntil("the frame's fields in the outline", async () => {
       const s = await mcp.ok("snapshot", { tabId });
-      return /"Frame password" \[ref=e\d+\]/.test(s.text) ? s.text : undefined;
+      return /"Frame password" \[[a-gi-z]+\d+\]/.test(s.text) ? s.text : undefined;
     }, { timeoutMs: 10_000, intervalMs: 200 });
     const ref = (name: string) => {
-      const m = new RegExp(`"${name}" \\[ref=(e\\d+)\\]`).exec(snap)?.[1];
+      const m = new RegExp(`"${name}" \\[([a-gi-z]+\\d+)\\]`).exec(snap)?.[1];
       if (!m) throw new Error(`no ref for ${name} in:\n${snap}`);
       return m;
     };

@@ -46,8 +46,8 @@ function expectEachOnce(v: { text: string; structured: string }, lines: string[]
   }
 }
 
-const refLines = (s: string) => s.split("\n").filter((l) => /\[ref=e\d+\]/.test(l)).map((l) => l.trim());
-const refsIn = (s: string) => [...s.matchAll(/\[ref=(e\d+)\]/g)].map((m) => m[1] as string);
+const refLines = (s: string) => s.split("\n").filter((l) => /\[[a-gi-z]+\d+\]/.test(l)).map((l) => l.trim());
+const refsIn = (s: string) => [...s.matchAll(/\[([a-gi-z]+\d+)\]/g)].map((m) => m[1] as string);
 
 describeBrowser("results: the structured and the text form carry the same result, once", () => {
   const rig = useToolsRig();
@@ -126,7 +126,7 @@ describeBrowser("results: the structured and the text form carry the same result
     const snap = await rig().mcp.ok("snapshot", { tabId });
     const ref = refOf(snap.text, "textbox", "Email");
     const sv = views(await raw("get_state", { tabId, ref }));
-    expect(sv.text).toMatch(new RegExp(`textbox "Email" \\[ref=${ref}\\]: exists, visible, enabled`));
+    expect(sv.text).toMatch(new RegExp(`textbox "Email" \\[${ref}\\]: exists, visible, enabled`));
     for (const l of ["role: textbox", "name: Email", `ref: ${ref}`, "exists: true", "visible: true", "enabled: true"]) expect(count(sv.structured, l), l).toBe(1);
     const w = await raw("wait_for", { tabId, text: "Create account", timeoutMs: 2000 });
     expect(views(w).text).toContain("ok");

@@ -134,7 +134,7 @@ describeBrowser("browser tools: bad input", () => {
     const b = await rig().open("form.html");
     const sa = await mcp.ok("snapshot", { tabId: a.tabId });
     const sb = await mcp.ok("snapshot", { tabId: b.tabId });
-    const refsB = new Set([...sb.text.matchAll(/\[ref=(e\d+)\]/g)].map((m) => m[1]));
+    const refsB = new Set([...sb.text.matchAll(/\[([a-gi-z]+\d+)\]/g)].map((m) => m[1]));
     for (const ref of [refOf(sa.text, "button", "Accept"), refOf(sa.text, "button", "Buy")]) {
       expect(refsB.has(ref), `ref ${ref} of tab ${a.tabId} is not one of tab ${b.tabId}'s`).toBe(false);
       const r = await within(5_000, mcp.call("click", { tabId: b.tabId, ref }));
@@ -167,6 +167,64 @@ describeBrowser("browser tools: bad input", () => {
     expect(fresh).not.toBe(edit);
     await mcp.ok("click", { tabId, ref: fresh });
     expect(await text(page, "#status")).toBe("editing row 0");
+  });
+
+  test("refs are short and per document, yet never reissued on the tab: each document's tag is new, its numbers count from 1", async () => {
+    const { mcp } = rig();
+    const { tabId, page } = await rig().open("form.html");
+    const seen = new Set<string>();
+    const tags = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) await mcp.ok("reload", { tabId });
+      const s = await mcp.ok("snapshot", { tabId });
+      const refs = [...s.text.matchAll(/\[([a-gi-z]+)(\d+)\]/g)].map((m) => ({ ref: `${m[1]}${m[2]}`, tag: m[1] as string, n: Number(m[2]) }));
+      expect(refs.length).toBeGreaterThan(5);
+      // One tag for the document; numbers 1, 2, 3, … in document order.
+      expect(new Set(refs.map((r) => r.tag)).size).toBe(1);
+      expect(refs.map((r) => r.n)).toEqual(refs.map((_, k) => k + 1));
+      const tag = (refs[0] as { tag: string }).tag;
+      expect(tags.has(tag), `tag ${tag} of document ${i} was an earlier document's`).toBe(false);
+      tags.add(tag);
+      for (const r of refs) {
+        expect(seen.has(r.ref), `${r.ref} reissued`).toBe(false);
+        seen.add(r.ref);
+      }
+    }
+    // Every earlier document's ref fails closed on the current one; nothing is clicked.
+    const old = [...seen].filter((r) => !r.startsWith([...tags].at(-1) as string));
+    for (const ref of old.slice(0, 6)) {
+      const r = await within(5_000, mcp.call("click", { tabId, ref }));
+      expect(r.error?.code, `${ref}: ${r.text}`).toBe("stale_ref");
+    }
+    expect(await text(page, "#out")).toBe("");
+  });
+
+  test("a cross-origin frame's ref acts only in that frame's document: after the frame navigates it is stale_ref", async () => {
+    const { mcp, site } = rig();
+    const { tabId, page } = await rig().open(`iframes.html?x=${site.crossPort}`);
+    await page.frameLocator("#cross").locator("#pay").waitFor({ timeout: 10_000 });
+    const s = await mcp.ok("snapshot", { tabId });
+    const pays = [...s.text.matchAll(/button "Pay now" \[([a-gi-z]+)(\d+)\]/g)].map((m) => ({ ref: `${m[1]}${m[2]}`, tag: m[1] as string }));
+    expect(pays).toHaveLength(2);
+    // The top document (with its same-origin frame) and the cross-origin frame have their own tags.
+    expect(pays[0]?.tag).not.toBe(pays[1]?.tag);
+    const crossPay = (pays[1] as { ref: string }).ref;
+    // The cross-origin frame gets a new document: its old ref names nothing, in it or elsewhere.
+    await page.evaluate(() => {
+      const f = document.getElementById("cross") as HTMLIFrameElement;
+      f.src = f.src + "?again=1";
+    });
+    await expect.poll(() => page.frames().some((f) => f.url().includes("again=1"))).toBe(true);
+    await page.frameLocator("#cross").locator("#pay").waitFor({ timeout: 10_000 });
+    const r = await within(5_000, mcp.call("click", { tabId, ref: crossPay }));
+    expect(r.error?.code, r.text).toBe("stale_ref");
+    expect(await page.frameLocator("#cross").locator("#paid").textContent()).toBe("");
+    expect(await page.frameLocator("#same").locator("#paid").textContent()).toBe("");
+    // A fresh snapshot gives the new frame document a tag of its own.
+    const s2 = await mcp.ok("snapshot", { tabId });
+    const pays2 = [...s2.text.matchAll(/button "Pay now" \[([a-gi-z]+)(\d+)\]/g)].map((m) => m[1] as string);
+    expect(pays2).toHaveLength(2);
+    expect(pays2[1]).not.toBe(pays[1]?.tag);
   });
 
   test("a selector matching nothing → not_found", async () => {

@@ -58,7 +58,7 @@ const UNTOUCHED = { values: ["", "", "", "", "", "", "", "5", "#000000"], langs:
 /** A ref for each field from one snapshot, by its accessible name. */
 function fieldsOf(snapshot: string): { ref: string; value: unknown }[] {
   return FIELDS.map(([name, value]) => {
-    const ref = new RegExp(`"${name}" \\[ref=(e\\d+)\\]`).exec(snapshot)?.[1];
+    const ref = new RegExp(`"${name}" \\[([a-gi-z]+\\d+)\\]`).exec(snapshot)?.[1];
     if (!ref) throw new Error(`no ref for ${name} in:\n${snapshot}`);
     return { ref, value };
   });
@@ -110,7 +110,7 @@ describeBrowser("fill_form", () => {
     const { tabId, fields } = await openForm();
     const r = await rig().mcp.ok("fill_form", { tabId, fields: fields.filter((_, i) => i !== 2), observe: "snapshot" });
     expect(r.text).toContain("filled 13 fields");
-    expect(r.text).toMatch(/checkbox "I accept the terms" \[ref=e\d+\] \[checked\]/);
+    expect(r.text).toMatch(/checkbox "I accept the terms" \[[a-gi-z]+\d+\] \[checked\]/);
   });
 
   /** The call fails with `code`, its message matching, and the page got no event at all. */
@@ -164,9 +164,9 @@ describeBrowser("fill_form", () => {
     await cross.waitForLoadState("load");
     const snap = await pollUntil("both frames' fields in the outline", async () => {
       const s = await rig().mcp.ok("snapshot", { tabId });
-      return (s.text.match(/textbox "Card number" \[ref=e\d+\]/g) ?? []).length === 2 ? s.text : undefined;
+      return (s.text.match(/textbox "Card number" \[[a-gi-z]+\d+\]/g) ?? []).length === 2 ? s.text : undefined;
     }, { timeoutMs: 10_000, intervalMs: 200 });
-    const refs = [...snap.matchAll(/textbox "Card number" \[ref=(e\d+)\]/g)].map((m) => m[1] as string);
+    const refs = [...snap.matchAll(/textbox "Card number" \[([a-gi-z]+\d+)\]/g)].map((m) => m[1] as string);
     // The person takes the second origin off the list; the agent still holds a ref from its frame.
     await policy({ cross: false });
     const r = await rig().mcp.call("fill_form", { tabId, fields: refs.map((ref) => ({ ref, value: "4242 4242" })) });
@@ -184,9 +184,9 @@ describeBrowser("fill_form", () => {
     await frame.waitForLoadState("load");
     const snap = await pollUntil("the frame's fields in the outline", async () => {
       const s = await rig().mcp.ok("snapshot", { tabId });
-      return /"Frame password" \[ref=e\d+\]/.test(s.text) ? s.text : undefined;
+      return /"Frame password" \[[a-gi-z]+\d+\]/.test(s.text) ? s.text : undefined;
     }, { timeoutMs: 10_000, intervalMs: 200 });
-    const ref = (name: string) => new RegExp(`"${name}" \\[ref=(e\\d+)\\]`).exec(snap)?.[1] as string;
+    const ref = (name: string) => new RegExp(`"${name}" \\[([a-gi-z]+\\d+)\\]`).exec(snap)?.[1] as string;
     const both = [
       { ref: ref("Top user"), value: "ada" },
       { ref: ref("Top password"), value: PASSWORD },

@@ -11,8 +11,8 @@ import { useToolsRig } from "../src/tools-rig.ts";
 function refLines(text: string): { line: string; ref: string }[] {
   return text
     .split("\n")
-    .filter((l) => l.startsWith("- "))
-    .map((line) => ({ line, ref: /\[ref=(e\d+)\]/.exec(line)?.[1] ?? "" }));
+    .map((line) => ({ line, ref: /\[([a-gi-z]+\d+)\]/.exec(line)?.[1] ?? "" }))
+    .filter((l) => l.ref !== "");
 }
 
 /** Every place in a JSON schema where a client's converter would trip: an enum without a type, an object without properties. */
@@ -37,10 +37,10 @@ describeBrowser("browser tools: lists (find, reveal)", () => {
     const f = await mcp.ok("find", { tabId, role: "listitem" });
     expect(f.text.split("\n")[0]).toBe("3 matches");
     const lines = refLines(f.text);
-    expect(lines.map((l) => l.line.replace(/\[ref=e\d+\]/, "[ref]"))).toEqual([
-      "- listitem [ref]: Apples from the orchard",
-      "- listitem [ref]: Bananas, ripe",
-      "- listitem [ref]: Cherries in a bowl",
+    expect(lines.map((l) => l.line.replace(/\[[a-gi-z]+\d+\]/, "[ref]"))).toEqual([
+      "listitem [ref]: Apples from the orchard",
+      "listitem [ref]: Bananas, ripe",
+      "listitem [ref]: Cherries in a bowl",
     ]);
     expect(new Set(lines.map((l) => l.ref)).size).toBe(3);
     expect(f.data.total).toBe(3);
@@ -61,7 +61,7 @@ describeBrowser("browser tools: lists (find, reveal)", () => {
     const f = await mcp.ok("find", { tabId, text: "Row 1" });
     expect(f.data.total).toBe(want.length);
     const lines = refLines(f.text);
-    expect(lines.map((l) => l.line.replace(/\[ref=e\d+\]/, "[ref]"))).toEqual(["Row 1", ...want.filter((t) => t !== "Row 1")].map((t) => `- text [ref]: ${t}`));
+    expect(lines.map((l) => l.line.replace(/\[[a-gi-z]+\d+\]/, "[ref]"))).toEqual(["Row 1", ...want.filter((t) => t !== "Row 1")].map((t) => `text [ref]: ${t}`));
     expect(new Set(lines.map((l) => l.ref)).size).toBe(lines.length);
     const row12 = refLines((await mcp.ok("find", { tabId, text: "Row 12" })).text);
     expect(row12).toHaveLength(1);
@@ -78,7 +78,7 @@ describeBrowser("browser tools: lists (find, reveal)", () => {
     const lines = refLines(r.text);
     expect(lines).toHaveLength(1);
     const { line, ref } = lines[0]!;
-    expect(line).toBe(`- text [ref=${ref}]: Row 7777`);
+    expect(line).toBe(`text [${ref}]: Row 7777`);
     expect((await mcp.ok("read_text", { tabId, root: ref })).text).toBe("Row 7777");
     await expect.poll(() => page.getByText("Row 7777", { exact: true }).isVisible()).toBe(true);
     await mcp.ok("click", { tabId, ref });

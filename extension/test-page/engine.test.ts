@@ -12,15 +12,15 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** "- role "name" [ref=eN]" → eN, for the first line matching role and exact name. */
+/** 'role "name" [b12]' → b12, for the first line matching role and exact name. */
 function refOf(text: string, role: string, name: string): string {
-  const re = new RegExp(`- ${role} "${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}" \\[ref=(e\\d+)\\]`);
+  const re = new RegExp(`(?:^|\\s)${role} "${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}" \\[([a-gi-z]+\\d+)\\]`);
   const m = re.exec(text);
   if (!m) throw new Error(`no ${role} "${name}" with a ref in:\n${text}`);
   return m[1] as string;
 }
 
-const allRefs = (text: string) => [...text.matchAll(/\[ref=(e\d+)\]/g)].map((m) => m[1] as string);
+const allRefs = (text: string) => [...text.matchAll(/\[([a-gi-z]+\d+)\]/g)].map((m) => m[1] as string);
 
 async function textOf(page: Page, sel: string): Promise<string> {
   return (await page.textContent(sel)) ?? "";
@@ -29,7 +29,7 @@ async function textOf(page: Page, sel: string): Promise<string> {
 describe("snapshot outline", () => {
   test("every control of form.html has a ref and the right accessible name", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const expected: [string, string, string?][] = [
       ["textbox", "Email", " [required]"],
       ["textbox", "Full name"],
@@ -56,23 +56,23 @@ describe("snapshot outline", () => {
     ];
     for (const [role, name, states] of expected) {
       const ref = refOf(s.text, role, name);
-      if (states) expect(s.text).toContain(`- ${role} "${name}" [ref=${ref}]${states}`);
+      if (states) expect(s.text).toContain(`${role} "${name}" [${ref}]${states}`);
       // The ref names exactly that element.
       const st = await ok(page, "getState", { ref });
       expect([st.role, st.name]).toEqual([role, name]);
     }
-    expect(s.text).toMatch(/- generic \[ref=e\d+\]: Click div/);
-    expect(s.text).toMatch(/- group "Plan":\n  - radio "Free"/);
+    expect(s.text).toMatch(/generic \[[a-gi-z]+\d+\]: Click div/);
+    expect(s.text).toMatch(/group "Plan":\n  radio "Free"/);
     expect(s.text).not.toContain("hidden-token");
     expect(s.text).not.toContain("ACC-1"); // a readonly field's value is still a value
     // Labels name their control; they are not repeated as text.
-    expect(s.text).not.toMatch(/- text: Email/);
+    expect(s.text).not.toMatch(/text: Email/);
     await page.close();
   });
 
   test("shadow.html: open shadow roots and slots, in flat-tree order, hidden parts skipped", async () => {
     const page = await open(env, "shadow.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const order = ['heading "Billing"', "paragraph: Slotted paragraph", 'button "Slotted action"', 'button "Save card"', 'textbox "Card holder"', 'heading "Nested panel"', 'link "Inner link"', 'button "Close panel"'];
     let last = -1;
     for (const o of order) {
@@ -93,9 +93,9 @@ describe("snapshot outline", () => {
 
   test("1,000-row table: ≤ 60,000 chars, one line per row, every Edit button and link addressable", async () => {
     const page = await open(env, "table.html?rows=1000");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     expect(s.text.length).toBeLessThanOrEqual(60_000);
-    const rows = s.text.split("\n").filter((l: string) => l.startsWith("  - row: "));
+    const rows = s.text.split("\n").filter((l: string) => l.startsWith("  row: "));
     expect(rows.length).toBe(1001); // header + 1,000
     const refs = allRefs(s.text);
     expect(new Set(refs).size).toBe(2000);
@@ -103,7 +103,7 @@ describe("snapshot outline", () => {
     const check = await page.evaluate(async (lines: string[]) => {
       const bad: string[] = [];
       for (let i = 1; i < lines.length; i++) {
-        const m = [...(lines[i] as string).matchAll(/\[ref=(e\d+)\]/g)].map((x) => x[1]);
+        const m = [...(lines[i] as string).matchAll(/\[([a-gi-z]+\d+)\]/g)].map((x) => x[1]);
         if (m.length !== 2) bad.push(`row ${i}: ${lines[i]}`);
         const [edit, link] = await Promise.all(m.map((ref) => (globalThis as any).__torii.call("getState", { ref, origin: self.origin })));
         if (edit.value.role !== "button" || edit.value.name !== "Edit") bad.push(`edit ${i}`);
@@ -122,9 +122,9 @@ describe("snapshot outline", () => {
 
   test("pagination: whole lines, ≤ maxChars, pages cover the outline; a page never opens on a ditto row", async () => {
     const page = await open(env, "table.html?rows=300");
-    const full = await ok(page, "snapshot", { refBase: 1 });
+    const full = await ok(page, "snapshot", {});
     const pages: string[] = [];
-    let r = await ok(page, "snapshot", { refBase: full.nextRef, maxChars: 2000 });
+    let r = await ok(page, "snapshot", { maxChars: 2000 });
     pages.push(r.text);
     while (r.nextCursor) {
       r = await ok(page, "snapshot", { cursor: r.nextCursor, maxChars: 2000 });
@@ -138,7 +138,7 @@ describe("snapshot outline", () => {
       expect(p.length).toBeLessThanOrEqual(2000);
       // First row of a page names its controls in full.
       const first = p.split("\n")[0] as string;
-      if (first.includes("- row:") && first.includes("[ref=")) expect(first).toContain('button "Edit"');
+      if (first.includes("row:") && /\[[a-gi-z]+\d+\]/.test(first)) expect(first).toContain('button "Edit"');
     }
     expect(new Set(got.flatMap(allRefs))).toEqual(new Set(allRefs(full.text)));
     const bad = await call(page, "snapshot", { cursor: "zz.3" });
@@ -148,22 +148,22 @@ describe("snapshot outline", () => {
 
   test("interactive mode: ref lines and their headings only", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1, interactive: true });
+    const s = await ok(page, "snapshot", { interactive: true });
     const lines = s.text.split("\n");
-    for (const l of lines) expect(l).toMatch(/\[ref=e\d+\]|- heading /);
-    expect(lines[0]).toBe('- heading "Create account" [level=1]');
+    for (const l of lines) expect(l).toMatch(/\[[a-gi-z]+\d+\]|^heading /);
+    expect(lines[0]).toBe('heading "Create account" [level=1]');
     expect(lines.length).toBe(24);
     await page.close();
   });
 
   test("subtree by selector and by ref", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1, root: "fieldset" });
-    expect(s.text.split("\n")[0]).toBe('- group "Plan":');
+    const s = await ok(page, "snapshot", { root: "fieldset" });
+    expect(s.text.split("\n")[0]).toBe('group "Plan":');
     expect(s.text).not.toContain("Email");
-    const all = await ok(page, "snapshot", { refBase: s.nextRef });
+    const all = await ok(page, "snapshot", {});
     const r = await ok(page, "snapshot", { root: refOf(all.text, "checkbox", "Remember me") });
-    expect(r.text).toMatch(/^- checkbox "Remember me" \[ref=e\d+\] \[checked\]$/);
+    expect(r.text).toMatch(/^checkbox "Remember me" \[[a-gi-z]+\d+\] \[checked\]$/);
     const miss = await call(page, "snapshot", { root: "#nope" });
     expect(miss.ok ? "" : miss.error.code).toBe("not_found");
     await page.close();
@@ -171,18 +171,18 @@ describe("snapshot outline", () => {
 
   test("diff: exactly the changed line after a DOM change; full outline with a note the first time", async () => {
     const page = await open(env, "form.html");
-    const first = await ok(page, "snapshot", { refBase: 1, diff: true });
+    const first = await ok(page, "snapshot", { diff: true });
     expect(first.note).toMatch(/no previous snapshot/);
-    expect(first.text).toContain('- button "Create account"');
+    expect(first.text).toContain('\nbutton "Create account"');
     const ref = refOf(first.text, "checkbox", "Send me news");
     await page.click("#news");
     await page.evaluate(() => document.querySelector("h1")!.insertAdjacentHTML("afterend", "<h2>Step 2</h2>"));
-    const d = await ok(page, "snapshot", { refBase: first.nextRef, diff: true });
+    const d = await ok(page, "snapshot", { diff: true });
     expect(d.diff).toEqual({ added: 2, removed: 1 });
     expect(d.text.split("\n")).toEqual([
-      '+ - heading "Step 2" [level=2]',
-      `- - checkbox "Send me news" [ref=${ref}]`,
-      `+ - checkbox "Send me news" [ref=${ref}] [checked] [focused]`,
+      '+ heading "Step 2" [level=2]',
+      `- checkbox "Send me news" [${ref}]`,
+      `+ checkbox "Send me news" [${ref}] [checked] [focused]`,
     ]);
     const none = await ok(page, "snapshot", { diff: true });
     expect(none.text).toBe("");
@@ -192,13 +192,13 @@ describe("snapshot outline", () => {
 
   test("diff inside a table names the row's controls in full", async () => {
     const page = await open(env, "table.html?rows=20");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     await page.evaluate(() => { document.querySelector('tr[data-i="5"] td')!.textContent = "Renamed"; });
     const d = await ok(page, "snapshot", { diff: true });
     const lines = d.text.split("\n");
-    expect(lines[0]).toBe('  - table "Customers":');
-    expect(lines[1]).toMatch(/^- {3}- row: Fatima \| 185 \| Lisbon \| button "Edit" \[ref=e\d+\] \| link "Profile" \[ref=e\d+\]$/);
-    expect(lines[2]).toMatch(/^\+ {3}- row: Renamed \| 185 \| Lisbon \| button "Edit"/);
+    expect(lines[0]).toBe('  table "Customers":');
+    expect(lines[1]).toMatch(/^- {3}row: Fatima \| 185 \| Lisbon \| button "Edit" \[[a-gi-z]+\d+\] \| link "Profile" \[[a-gi-z]+\d+\]$/);
+    expect(lines[2]).toMatch(/^\+ {3}row: Renamed \| 185 \| Lisbon \| button "Edit"/);
     expect(allRefs(lines[2] as string)).toEqual(allRefs(lines[1] as string));
     expect(allRefs(s.text)).toContain(allRefs(lines[2] as string)[0]);
     await page.close();
@@ -206,30 +206,43 @@ describe("snapshot outline", () => {
 });
 
 describe("refs fail closed", () => {
-  test("a ref survives a re-snapshot; new refs continue from refBase; never reissued", async () => {
+  test("a ref survives a re-snapshot; the document keeps its first tag and counts from 1; never reissued", async () => {
     const page = await open(env, "form.html");
-    const a = await ok(page, "snapshot", { refBase: 100 });
+    const a = await ok(page, "snapshot", { refTag: "qa" });
     const refs = allRefs(a.text);
-    expect(refs[0]).toBe("e100");
-    const nums = refs.map((r) => Number(r.slice(1)));
-    expect(nums).toEqual([...nums].sort((x, y) => x - y));
+    expect(refs[0]).toBe("qa1");
+    expect(refs).toEqual(refs.map((_, i) => `qa${i + 1}`));
     const email = refOf(a.text, "textbox", "Email");
     await page.evaluate(() => document.querySelector("form")!.insertAdjacentHTML("afterbegin", '<button type="button">Late</button>'));
-    const b = await call<any>(page, "snapshot", { refBase: 500 });
+    // A later call offers another tag: the document keeps its own and the next number.
+    const b = await call<any>(page, "snapshot", { refTag: "qb" });
     if (!b.ok) throw new Error("snapshot");
+    expect(b.refTag).toBe("qa");
     expect(refOf(b.value.text, "textbox", "Email")).toBe(email);
-    expect(refOf(b.value.text, "button", "Late")).toBe("e500");
-    expect(b.nextRef).toBe(501);
-    // A worker that lost its counter (refBase too low) still never gets a reused number.
+    expect(refOf(b.value.text, "button", "Late")).toBe(`qa${refs.length + 1}`);
+    // Removing an element never frees its number.
+    await page.evaluate(() => document.querySelector("button")!.remove());
     await page.evaluate(() => document.querySelector("form")!.insertAdjacentHTML("afterbegin", '<button type="button">Later</button>'));
-    const c = await ok(page, "snapshot", { refBase: 1 });
-    expect(refOf(c.text, "button", "Later")).toBe("e501");
+    const c = await ok(page, "snapshot", {});
+    expect(refOf(c.text, "button", "Later")).toBe(`qa${refs.length + 2}`);
+    expect(allRefs(c.text)).not.toContain(`qa${refs.length + 1}`);
+    await page.close();
+  });
+
+  test("a document offered no tag issues no ref (it never guesses one)", async () => {
+    const page = await open(env, "form.html");
+    const r = await call(page, "snapshot", { refTag: undefined });
+    expect(r.ok ? "" : r.error.code).toBe("invalid_argument");
+    expect(r.refTag).toBeUndefined();
+    // The next call with an offer works and takes that tag.
+    const s = await call<any>(page, "snapshot", { refTag: "qc" });
+    expect(s.ok && s.refTag).toBe("qc");
     await page.close();
   });
 
   test("removed element → stale_ref, never another element", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const ref = refOf(s.text, "button", "Create account");
     await page.evaluate(() => {
       const b = document.querySelector('button[type="submit"]')!;
@@ -247,7 +260,7 @@ describe("refs fail closed", () => {
 
   test("a ref from a navigated document → stale_ref; new document, new docId", async () => {
     const page = await open(env, "form.html");
-    const s = await call<any>(page, "snapshot", { refBase: 1 });
+    const s = await call<any>(page, "snapshot", {});
     if (!s.ok) throw new Error("snapshot");
     const ref = refOf(s.value.text, "button", "Create account");
     await page.reload();
@@ -264,7 +277,7 @@ describe("refs fail closed", () => {
 
   test("injection is idempotent: a second page.js keeps docId and refs", async () => {
     const page = await open(env, "form.html");
-    const s = await call<any>(page, "snapshot", { refBase: 1 });
+    const s = await call<any>(page, "snapshot", {});
     if (!s.ok) throw new Error("snapshot");
     await inject(page, env.code);
     const ref = refOf(s.value.text, "button", "Create account");
@@ -285,7 +298,7 @@ describe("actions", () => {
       el.dispatchEvent(new Event("input", { bubbles: true }));
     });
     expect(await textOf(page, "#state-name")).toBe('""');
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const r = await ok(page, "fill", { ref: refOf(s.text, "textbox", "Display name"), value: "Ada Lovelace" });
     expect(r).toMatchObject({ mode: "set", applied: true });
     expect(await textOf(page, "#state-name")).toBe('"Ada Lovelace"');
@@ -298,7 +311,7 @@ describe("actions", () => {
 
   test("fill on a contenteditable editor goes through insertText", async () => {
     const page = await open(env, "editor.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const ref = refOf(s.text, "textbox", "Note body");
     const r = await ok(page, "fill", { ref, value: "Brand new text" });
     expect(r).toMatchObject({ mode: "insertText", applied: true });
@@ -311,7 +324,7 @@ describe("actions", () => {
 
   test("selectOption by value, label, index, and several on a multi-select", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const country = refOf(s.text, "combobox", "Country");
     const toppings = refOf(s.text, "listbox", "Toppings");
     expect(await ok(page, "selectOption", { ref: country, values: ["de"] })).toEqual({ selected: ["Germany"] });
@@ -327,14 +340,14 @@ describe("actions", () => {
     const dis = await call(page, "selectOption", { ref: toppings, values: ["basil"] });
     expect(dis.ok ? "" : dis.error.code).toBe("disabled");
     const after = await ok(page, "snapshot", {});
-    expect(after.text).toContain(`- combobox "Country" [ref=${country}]: France`);
-    expect(after.text).toContain(`- listbox "Toppings" [ref=${toppings}] [multiple]: Cheese, Olives`);
+    expect(after.text).toContain(`combobox "Country" [${country}]: France`);
+    expect(after.text).toContain(`listbox "Toppings" [${toppings}] [multiple]: Cheese, Olives`);
     await page.close();
   });
 
   test("point reports the covering overlay with a ref; uncovered after the overlay is gone", async () => {
     const page = await open(env, "overlay.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const buy = refOf(s.text, "button", "Buy");
     const p = await ok(page, "point", { ref: buy });
     expect(p.covered).toBeTruthy();
@@ -358,8 +371,8 @@ describe("actions", () => {
 
   test("point scrolls an off-screen element into view and gives a clickable point", async () => {
     const page = await open(env, "table.html?rows=200");
-    const s = await ok(page, "snapshot", { refBase: 1 });
-    const rows = s.text.split("\n").filter((l: string) => l.includes("- row:"));
+    const s = await ok(page, "snapshot", {});
+    const rows = s.text.split("\n").filter((l: string) => l.includes("row:"));
     const ref = allRefs(rows[180] as string)[0] as string;
     const before = await ok(page, "getState", { ref });
     expect(before.inViewport).toBe(false);
@@ -384,9 +397,9 @@ describe("actions", () => {
 
   test("reveal scrolls the virtual list until the item exists, then its ref clicks it", async () => {
     const page = await open(env, "virtual-list.html");
-    const r = await ok(page, "reveal", { refBase: 1, role: "button", name: "Message 700" });
+    const r = await ok(page, "reveal", { role: "button", name: "Message 700" });
     expect(r.found).toBe(true);
-    expect(r.matches[0].line).toMatch(/^- button "Message 700" \[ref=e\d+\]$/);
+    expect(r.matches[0].line).toMatch(/^button "Message 700" \[[a-gi-z]+\d+\]$/);
     expect(r.matches[0].exact).toBe(true);
     await ok(page, "domClick", { ref: r.matches[0].ref });
     expect(await textOf(page, "#opened")).toBe("opened 700");
@@ -403,7 +416,7 @@ describe("actions", () => {
 
   test("reveal's container: a ref or a CSS selector; a bad or unmatched selector names container", async () => {
     const page = await open(env, "virtual-list.html");
-    const r = await ok(page, "reveal", { refBase: 1, role: "button", name: "Message 500", container: "#viewport" });
+    const r = await ok(page, "reveal", { role: "button", name: "Message 500", container: "#viewport" });
     expect(r.found && r.matches[0].line).toMatch(/"Message 500"/);
     const bad = await call(page, "reveal", { role: "button", name: "Message 1", container: "#viewport[" });
     expect(bad.ok ? "" : `${bad.error.code}: ${bad.error.message}`).toMatch(/^invalid_argument: container/);
@@ -416,25 +429,25 @@ describe("actions", () => {
 describe("find, get_state, read_text", () => {
   test("find: exact matches first, then substrings; text finds the row", async () => {
     const page = await open(env, "form.html");
-    const f = await ok(page, "find", { refBase: 1, name: "account" });
+    const f = await ok(page, "find", { name: "account" });
     // No exact match: substrings in document order; every match has a ref, a heading too.
     expect(f.matches.map((m: any) => m.line)).toEqual([
-      expect.stringMatching(/^- heading "Create account" \[ref=e\d+\] \[level=1\]$/),
-      expect.stringMatching(/^- textbox "Account id" \[ref=e\d+\] \[readonly\]$/),
-      expect.stringMatching(/^- button "Create account" \[ref=e\d+\]$/),
+      expect.stringMatching(/^heading "Create account" \[[a-gi-z]+\d+\] \[level=1\]$/),
+      expect.stringMatching(/^textbox "Account id" \[[a-gi-z]+\d+\] \[readonly\]$/),
+      expect.stringMatching(/^button "Create account" \[[a-gi-z]+\d+\]$/),
     ]);
     // The exact match comes first even though the substring match is earlier in the page.
     const plan = await ok(page, "find", { name: "plan" });
     expect(plan.matches.map((m: any) => [m.line, m.exact])).toEqual([
-      [expect.stringMatching(/^- group "Plan" \[ref=e\d+\]$/), true],
-      [expect.stringMatching(/^- link "Plan details" \[ref=e\d+\]$/), false],
+      [expect.stringMatching(/^group "Plan" \[[a-gi-z]+\d+\]$/), true],
+      [expect.stringMatching(/^link "Plan details" \[[a-gi-z]+\d+\]$/), false],
     ]);
     const ex = await ok(page, "find", { role: "button", name: "create account" });
     expect(ex.matches.length).toBe(1);
     expect(ex.matches[0].exact).toBe(true);
     const t = await open(env, "table.html?rows=50");
-    const byText = await ok(t, "find", { refBase: 1, text: "Fatima" });
-    expect(byText.matches[0].line).toMatch(/^- row \[ref=e\d+\]: Fatima \| 185 \| Lisbon \| button "Edit" \[ref=e\d+\] \| link "Profile" \[ref=e\d+\]$/);
+    const byText = await ok(t, "find", { text: "Fatima" });
+    expect(byText.matches[0].line).toMatch(/^row \[[a-gi-z]+\d+\]: Fatima \| 185 \| Lisbon \| button "Edit" \[[a-gi-z]+\d+\] \| link "Profile" \[[a-gi-z]+\d+\]$/);
     const lim = await ok(t, "find", { role: "button", name: "Edit", limit: 5 });
     expect([lim.matches.length, lim.total]).toEqual([5, 50]);
     const none = await call(t, "find", {});
@@ -445,7 +458,7 @@ describe("find, get_state, read_text", () => {
 
   test("getState: exists/visible/enabled/checked/box/focus, and exists:false for a selector with no match", async () => {
     const page = await open(env, "form.html");
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const st = await ok(page, "getState", { ref: refOf(s.text, "checkbox", "Remember me") });
     expect(st).toMatchObject({ exists: true, visible: true, enabled: true, checked: true, role: "checkbox", tag: "input", editable: false, isPassword: false });
     expect(st.box.w).toBeGreaterThan(0);
@@ -515,12 +528,12 @@ describe("frames", () => {
     const cross = await (await page.waitForSelector("#cross")).contentFrame();
     await cross!.waitForSelector("#pay");
     await inject(page, env.code);
-    const s = await ok(page, "snapshot", { refBase: 1 });
-    expect(s.text).toMatch(/- iframe "Same origin":\n  - heading "Payment" \[level=2\]\n  - textbox "Card number" \[ref=e\d+\]\n  - button "Pay now" \[ref=e\d+\]/);
+    const s = await ok(page, "snapshot", {});
+    expect(s.text).toMatch(/iframe "Same origin":\n  heading "Payment" \[level=2\]\n  textbox "Card number" \[[a-gi-z]+\d+\]\n  button "Pay now" \[[a-gi-z]+\d+\]/);
     expect(s.frames).toHaveLength(1);
     const f = s.frames[0];
     expect(f).toMatchObject({ frame: 0, origin: env.originB, title: "Cross origin", depth: 0, windowIndex: 1 });
-    expect(s.text.split("\n")[f.line]).toBe(`- iframe "Cross origin" [frame=0] (${env.originB})`);
+    expect(s.text.split("\n")[f.line]).toBe(`iframe "Cross origin" [frame=0] (${env.originB})`);
     // Same-origin iframe content is actionable from the top engine.
     await ok(page, "domClick", { ref: refOf(s.text, "button", "Pay now") });
     expect(await page.frameLocator("#same").locator("#paid").textContent()).toBe("paid");
@@ -529,10 +542,19 @@ describe("frames", () => {
     const box = await page.frameLocator("#same").locator("#card").boundingBox();
     expect(Math.abs(p.x - (box!.x + box!.width / 2))).toBeLessThan(2);
     expect(Math.abs(p.y - (box!.y + box!.height / 2))).toBeLessThan(2);
-    // The worker snapshots the cross-origin frame with its own engine, continuing the tab's refs.
+    // The worker snapshots the cross-origin frame with its own engine, under its own tag: the
+    // parent's refs mean nothing there, the child's nothing in the parent.
     await inject(page, env.code, cross!);
-    const child = await ok(cross!, "snapshot", { refBase: s.nextRef });
-    expect(allRefs(child.text)[0]).toBe(`e${s.nextRef}`);
+    const child = await call<any>(cross!, "snapshot", {});
+    if (!child.ok) throw new Error("child snapshot");
+    const top = await call<any>(page, "snapshot", {});
+    expect(child.refTag).not.toBe(top.refTag);
+    const childRef = allRefs(child.value.text)[0] as string;
+    expect(childRef.startsWith(child.refTag)).toBe(true);
+    const inTop = await call(page, "getState", { ref: childRef });
+    expect(inTop.ok ? "" : inTop.error.code).toBe("stale_ref");
+    const inChild = await call(cross!, "getState", { ref: refOf(s.text, "button", "Pay now") });
+    expect(inChild.ok ? "" : inChild.error.code).toBe("stale_ref");
     const fr = await ok(page, "frameRect", { frame: 0 });
     const cb = await page.locator("#cross").boundingBox();
     expect(Math.abs(fr.x - cb!.x)).toBeLessThan(3);
@@ -636,7 +658,7 @@ describe("waits", () => {
     expect(to.found).toBe(false);
     expect(to.ms).toBeGreaterThanOrEqual(290);
     expect(to.ms).toBeLessThan(1500);
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const ref = refOf(s.text, "button", "Create account");
     await page.evaluate(() => setTimeout(() => document.querySelector('button[type="submit"]')!.remove(), 100));
     expect((await ok(page, "waitFor", { ref, state: "disappear", timeoutMs: 3000 })).found).toBe(true);
@@ -655,7 +677,7 @@ describe("security: an input's value never leaves the page", () => {
     const page = await open(env, "form.html");
     const SECRET = "S3cr3t-Sentinel-7f2a";
     const TYPED = "typed-email-sentinel@example.test";
-    const s = await ok(page, "snapshot", { refBase: 1 });
+    const s = await ok(page, "snapshot", {});
     const pw = refOf(s.text, "textbox", "Password");
     const email = refOf(s.text, "textbox", "Email");
     expect((await ok(page, "fill", { ref: pw, value: SECRET })).applied).toBe(true);

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { tagName } from "../src/shared/refname";
 
 /** The repository root: found from this file, else from the working directory (bundled bench). */
 function repoRoot(): string {
@@ -21,6 +22,7 @@ function repoRoot(): string {
 }
 const ROOT = repoRoot();
 export const PAGES = join(ROOT, "testdata", "pages");
+const BENCH_PAGES = join(ROOT, "bench", "pages");
 const ENTRY = join(ROOT, "extension", "src", "page", "index.ts");
 
 export function bundle(): string {
@@ -41,8 +43,11 @@ const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".j
 function serve(): Promise<{ server: Server; port: number }> {
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const file = normalize(join(PAGES, decodeURIComponent(url.pathname)));
-    if (!file.startsWith(PAGES)) {
+    // "/bench/…" serves the benchmark's pages (bench/pages), for the micro-benchmark.
+    const bench = url.pathname.startsWith("/bench/");
+    const dir = bench ? BENCH_PAGES : PAGES;
+    const file = normalize(join(dir, decodeURIComponent(bench ? url.pathname.slice(6) : url.pathname)));
+    if (!file.startsWith(dir)) {
       res.writeHead(403).end();
       return;
     }
@@ -113,7 +118,7 @@ export async function inject(page: Page, code: string, frame = page.mainFrame())
 export interface Ok<T> {
   ok: true;
   docId: string;
-  nextRef: number;
+  refTag?: string;
   origin: string;
   url: string;
   value: T;
@@ -121,7 +126,7 @@ export interface Ok<T> {
 export interface Err {
   ok: false;
   docId: string;
-  nextRef: number;
+  refTag?: string;
   origin: string;
   url: string;
   error: { code: string; message: string; hint: string };
@@ -132,11 +137,16 @@ export interface Err {
  * run in: the document's own unless the test passes `origin`.
  */
 export async function call<T = any>(page: Page | ReturnType<Page["mainFrame"]>, name: string, args: object = {}): Promise<Ok<T> | Err> {
+  // Like the worker, every call offers a tag no document has had (taken only by a document
+  // without one); a test may pass its own refTag.
+  const offer = { refTag: tagName(nextTag++) };
   return (await page.evaluate(
     ([n, a]) => (globalThis as any).__torii.call(n, { origin: self.origin, ...a }),
-    [name, args] as const,
+    [name, { ...offer, ...args }] as const,
   )) as Ok<T> | Err;
 }
+
+let nextTag = 0;
 
 /** Like call, but fails the test on an error reply. */
 export async function ok<T = any>(page: Page | ReturnType<Page["mainFrame"]>, name: string, args: object = {}): Promise<T> {

@@ -9,13 +9,13 @@ import (
 // The extension sends a page once; the agent gets it in both parts.
 func TestAddTextPutsTheTextBlockIntoStructuredContent(t *testing.T) {
 	res := &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: "tab 1 · T · u\n- button \"Go\" [ref=e1]"}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: "tab 1 · T · u\nbutton \"Go\" [b1]"}},
 		StructuredContent: map[string]any{"tabId": 1.0},
 		Meta:              mcp.Meta{MetaText: true, MetaKey: map[string]any{}},
 	}
 	addText(res)
 	sc := res.StructuredContent.(map[string]any)
-	if sc["text"] != "tab 1 · T · u\n- button \"Go\" [ref=e1]" || sc["tabId"] != 1.0 {
+	if sc["text"] != "tab 1 · T · u\nbutton \"Go\" [b1]" || sc["tabId"] != 1.0 {
 		t.Fatalf("structuredContent %v", sc)
 	}
 	if _, left := res.Meta[MetaText]; left || res.Meta == nil {

@@ -28,8 +28,8 @@ when it parses (numbers, true/false, null, "quoted strings", {objects},
 [arrays]) and taken as a plain string otherwise:
 
   torii exec navigate url=https://example.com
-  torii exec click ref=e12 observe=true
-  torii exec fill ref=e7 value='"00123"'      # quoted: stays a string
+  torii exec click ref=b12 observe=true
+  torii exec fill ref=b7 value='"00123"'      # quoted: stays a string
   torii exec screenshot --out /tmp            # image saved, its path printed
 
 Text content is printed; images are saved as torii-<tool>-<time>.<png|jpg>

@@ -23,7 +23,7 @@ export const MAX_CONNECTIONS = 32;
  */
 export const INSTRUCTIONS =
   "Tools for the person's real Chrome. You see your own tabs (navigate without tabId opens one) and tabs the person granted you; " +
-  "tabId defaults to your last used tab. snapshot gives interactive elements refs (e12; interactive:true lists only those and headings); " +
+  "tabId defaults to your last used tab. snapshot gives interactive elements refs, the bracket after the name (button \"Save\" [b12]: pass ref \"b12\"; interactive:true lists only those and headings); " +
   "act by ref or CSS selector (root and container take either). Refs are per tab and document: stale_ref means take a new snapshot. " +
   "Every action takes waitFor {selector|text|ref, state: appear|disappear, timeoutMs ≤ 30000, default 5000} and " +
   "observe none|snapshot|diff|text (diff: changes since this tab's last snapshot), to act and look in one call. " +

@@ -3,6 +3,7 @@
 import { nameOf, roleOf, SKIP } from "./aria";
 import { clip, nextFrames, norm } from "./dom";
 import { fail } from "./errors";
+import { isRef } from "./refs";
 import type { Engine } from "./engine";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 

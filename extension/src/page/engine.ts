@@ -4,11 +4,12 @@ import { isInteractive, nameOf, roleOf, SKIP } from "./aria";
 import { boxOf, composedContains, deepActiveElement, deepQuery, frameOffset, round } from "./dom";
 import { EngineError, fail } from "./errors";
 import { diffOutlines, paginate } from "./outline";
-import { RefTable } from "./refs";
+import { isRef, RefTable } from "./refs";
 import { collect, present, queryOf } from "./find";
 import { render } from "./render";
 import { pageText, visibleText } from "./text";
 import { TreeBuilder, type Item } from "./tree";
+import { PROTOCOL } from "./types";
 import type {
   ElementState, FindArgs, FindResult, FramePlaceholder, PointResult, ReadTextArgs, ReadTextResult,
   Reply, SnapshotArgs, SnapshotResult,
@@ -19,8 +20,7 @@ import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
 
-// 2: every call names the origin the worker allowed, every reply carries the document's own.
-export const PROTOCOL = 2;
+export { PROTOCOL } from "./types";
 
 interface Prev {
   lines: string[];
@@ -31,7 +31,7 @@ interface Paged {
   id: string;
   lines: string[];
   full?: Map<number, string>;
-  base: Omit<SnapshotResult, "text" | "nextCursor" | "stats" | "nextRef">;
+  base: Omit<SnapshotResult, "text" | "nextCursor" | "stats" | "refTag">;
 }
 
 function randomId(): string {
@@ -64,17 +64,17 @@ export class Engine {
       if (origin === "null" || typeof a.origin !== "string" || a.origin !== origin) {
         fail("origin_not_allowed", "this document's origin is not the one the allowlist allowed; nothing was read or done");
       }
-      this.refs.base(a.refBase as number | undefined);
+      this.refs.offered(a.refTag);
       if (typeof a.docId === "string" && a.docId !== this.docId) {
         fail("stale_ref", "the page navigated: this is a different document than the one the ref came from");
       }
       const value = await this.dispatch(name, a);
-      return { ok: true, docId: this.docId, nextRef: this.refs.next, origin: self.origin, url: location.href, value };
+      return { ok: true, docId: this.docId, refTag: this.refs.tag, origin: self.origin, url: location.href, value };
     } catch (e) {
       const err = e instanceof EngineError
         ? e.toJSON()
         : { code: "invalid_argument" as const, message: String((e as Error)?.message ?? e), hint: "Check the arguments; if it persists, take a new snapshot." };
-      return { ok: false, docId: this.docId, nextRef: this.refs.next, origin, url, error: err };
+      return { ok: false, docId: this.docId, refTag: this.refs.tag, origin, url, error: err };
     }
   }
 
@@ -127,14 +127,14 @@ export class Engine {
       if (!el) fail("not_found", `no element matches ${a.selector}`);
       return el;
     }
-    fail("invalid_argument", `${what}: give a ref (e.g. e12) or a CSS selector`);
+    fail("invalid_argument", `${what}: give a ref (e.g. b12) or a CSS selector`);
   }
 
-  /** `root` option: "e12" is a ref, anything else a CSS selector. */
+  /** `root` option: "b12" is a ref, anything else a CSS selector. */
   rootOf(root: unknown): Element {
     if (root === undefined || root === null || root === "") return document.body ?? document.documentElement;
     if (typeof root !== "string") fail("invalid_argument", "root must be a ref or a CSS selector");
-    return /^e[0-9]+$/.test(root) ? this.refs.resolve(root) : this.target({ selector: root }, "root");
+    return isRef(root) ? this.refs.resolve(root) : this.target({ selector: root }, "root");
   }
 
   /** Builds the outline tree of `root` (assigning refs to its interactive elements). */
@@ -205,7 +205,7 @@ export class Engine {
     const res: SnapshotResult = {
       ...p.base,
       text: pg.text,
-      nextRef: this.refs.next,
+      refTag: this.refs.tag,
       stats: { nodes, lines: pg.text ? pg.text.split("\n").length : 0, chars: pg.text.length, ms: round(performance.now() - t0) },
     };
     if (pg.next !== undefined) res.nextCursor = `${p.id}.${pg.next}`;

@@ -133,7 +133,7 @@ export function present(engine: Engine, hits: Hit[], limit: number): FindResult[
 
 function lineOf(h: Hit, ref: string): string {
   if (h.node) return nodeLine(h.node, ref);
-  return `- text [ref=${ref}]: ${clip(h.text ?? norm(visibleText(h.el)), SUMMARY_MAX)}`;
+  return `text [${ref}]: ${clip(h.text ?? norm(visibleText(h.el)), SUMMARY_MAX)}`;
 }
 
 /** The snapshot's line for the node with `ref` printed, plus the text of an unnamed one. */
@@ -141,13 +141,13 @@ function nodeLine(n: TNode, ref: string): string {
   const withRef: TNode = { ...n, ref };
   if (n.role === "row") {
     const r = render([withRef], false);
-    const l = r.full.get(0) ?? r.lines[0] ?? `- row [ref=${ref}]:`;
+    const l = r.full.get(0) ?? r.lines[0] ?? `row [${ref}]:`;
     // A row too structured for one line opens a block: its text says which row it is.
     if (!l.endsWith(":")) return l;
     const s = summary(n.kids);
     return s ? `${l} ${s}` : l.slice(0, -1);
   }
-  let line = `- ${head(withRef)}${n.value !== undefined ? `: ${n.value}` : ""}`;
+  let line = `${head(withRef)}${n.value !== undefined ? `: ${n.value}` : ""}`;
   if (!n.name && n.value === undefined) {
     const s = summary(n.kids);
     if (s) line += `: ${s}`;

@@ -1,28 +1,36 @@
-// Refs: short names ("e12") for elements, bound to this document. The worker owns the per-tab
-// counter and passes refBase; the engine never hands out a number below it, nor one it issued
-// before, so a ref is never reissued on a live tab (brief: "Refs fail closed").
+// Refs: short names ("b12") for elements, bound to this document. SECURITY I-64: a ref is the
+// document's tag (letters, handed out once by the worker, never to another document of any tab)
+// followed by a number this document issues from 1 and never reissues, so a ref is never reissued
+// on a live tab and one from another document, frame or tab never names an element here.
 import { fail } from "./errors";
+import { isRef } from "../shared/refname";
 
-const REF_RE = /^e[0-9]+$/;
+export { isRef } from "../shared/refname";
 
 export class RefTable {
   private byRef = new Map<string, WeakRef<Element>>();
   private byEl = new WeakMap<Element, string>();
-  /** Next number this engine may issue: max(refBase seen, last issued + 1). */
+  /** This document's tag, taken from the worker's offer when the first ref is issued. */
+  tag: string | undefined;
+  /** Next number this document issues. */
   next = 1;
+  private offer: string | undefined;
 
-  /** Raise the floor to the worker's counter (never lowers it). */
-  base(refBase: number | undefined): void {
-    if (typeof refBase === "number" && Number.isFinite(refBase) && refBase > this.next) {
-      this.next = Math.floor(refBase);
-    }
+  /** The tag the worker offers for this call; used only if this document has none yet. */
+  offered(tag: unknown): void {
+    this.offer = typeof tag === "string" && isRef(tag + "1") ? tag : undefined;
   }
 
   /** The element's ref, assigning the next free one if it has none in this document. */
   refFor(el: Element): string {
     let ref = this.byEl.get(el);
     if (ref === undefined) {
-      ref = "e" + this.next++;
+      if (this.tag === undefined) {
+        // Without the worker's tag no ref can be unique to this document: fail rather than guess.
+        if (this.offer === undefined) fail("invalid_argument", "no ref tag was offered for this document");
+        this.tag = this.offer;
+      }
+      ref = this.tag + this.next++;
       this.byEl.set(el, ref);
       this.byRef.set(ref, new WeakRef(el));
     }
@@ -35,8 +43,8 @@ export class RefTable {
 
   /** The element behind ref, or stale_ref: never another element. */
   resolve(ref: string): Element {
-    if (typeof ref !== "string" || !REF_RE.test(ref)) {
-      fail("invalid_argument", `"${String(ref)}" is not a ref (expected e<number>, e.g. e12)`);
+    if (typeof ref !== "string" || !isRef(ref)) {
+      fail("invalid_argument", `"${String(ref)}" is not a ref (letters then a number, e.g. b12)`);
     }
     const el = this.byRef.get(ref)?.deref();
     if (!el) {

@@ -1,7 +1,8 @@
-// Outline text from the tree: "- role "name" [ref=eN] [states]: value", two spaces per level.
-// Table rows made of text and simple controls print on one line ("- row: Alice | 42 | button
-// "Edit" [ref=e13]"); in a run of such rows, a control identical (role and name) to the one in
-// the same column of the row above prints as just "[ref=eN]" — the first row of the run, and any
+// Outline text from the tree: 'role "name" [ref] [states]: value', two spaces per level (the
+// indent alone carries the nesting; a ref is the bracket holding letters then a number, "[b12]",
+// which no state looks like). Table rows made of text and simple controls print on one line
+// ('row: Alice | 42 | button "Edit" [b13]'); in a run of such rows, a control identical (role and
+// name) to the one in the same column of the row above prints as just "[b13]" — the first row of the run, and any
 // row that opens a page or a diff hunk, print it in full. That is what keeps a 1,000-row table
 // with two controls per row under 60 k characters.
 import { clip, norm } from "./dom";
@@ -20,6 +21,13 @@ export interface Rendered {
   frameLines: Map<number, [number, number]>;
 }
 
+const REF_IN = /\[[a-gi-z]{1,8}[1-9][0-9]*\]/;
+
+/** Whether a rendered line holds a ref. */
+export function hasRef(line: string): boolean {
+  return REF_IN.test(line);
+}
+
 export function esc(s: string): string {
   return s.includes('"') ? s.replace(/"/g, '\\"') : s;
 }
@@ -27,7 +35,7 @@ export function esc(s: string): string {
 export function head(n: TNode): string {
   let s = n.role;
   if (n.name) s += ` "${esc(clip(n.name, NAME_MAX))}"`;
-  if (n.ref) s += ` [ref=${n.ref}]`;
+  if (n.ref) s += ` [${n.ref}]`;
   return s + n.attrs;
 }
 
@@ -77,7 +85,7 @@ function cellText(cell: Item): { s: string; key?: string; short?: string } | nul
     return {
       s: parts[0] as string,
       key: single.role + "\u0000" + single.name + "\u0000" + (single.value ?? ""),
-      short: `[ref=${single.ref}]${single.attrs}`,
+      short: `[${single.ref}]${single.attrs}`,
     };
   }
   return { s: parts.join(" ") };
@@ -101,7 +109,7 @@ function renderItems(items: Item[], depth: number, r: Rendered, ditto: Ditto | n
     if (it === BREAK) continue;
     if (isText(it)) {
       const s = norm(it.t);
-      if (s) r.lines.push(`${ind}- text: ${textRun(s)}`);
+      if (s) r.lines.push(`${ind}text: ${textRun(s)}`);
       if (ditto) ditto.prev = [];
       continue;
     }
@@ -130,21 +138,21 @@ function renderNode(n: TNode, depth: number, ind: string, r: Rendered, ditto: Di
     onlyText = nonBreak === 1 && isText(k) ? norm(k.t) : null;
   }
   if (nonBreak === 0) {
-    r.lines.push(`${ind}- ${h}${n.value !== undefined ? `: ${n.value}` : ""}`);
+    r.lines.push(`${ind}${h}${n.value !== undefined ? `: ${n.value}` : ""}`);
     return;
   }
   if (onlyText !== null && n.value === undefined) {
-    r.lines.push(`${ind}- ${h}: ${textRun(onlyText)}`);
+    r.lines.push(`${ind}${h}: ${textRun(onlyText)}`);
     return;
   }
   if (nonBreak === 1 && n.role === "listitem" && !n.ref) {
     const only = kids.find((k) => k !== BREAK) as TNode;
     if (isLeaf(only)) {
-      r.lines.push(`${ind}- ${h}: ${inline(only)}`);
+      r.lines.push(`${ind}${h}: ${inline(only)}`);
       return;
     }
   }
-  r.lines.push(`${ind}- ${h}${n.value !== undefined ? `: ${n.value}` : ""}:`);
+  r.lines.push(`${ind}${h}${n.value !== undefined ? `: ${n.value}` : ""}:`);
   renderItems(kids, depth + 1, r, TABLE_ROLES.has(n.role) ? { prev: [] } : null);
 }
 
@@ -165,7 +173,7 @@ function compactRow(n: TNode, ditto: Ditto | null): { text: string; full: string
   }
   if (ditto) ditto.prev = keys;
   const h = head(n);
-  return { text: `- ${h}: ${cells.join(" | ")}`, full: `- ${h}: ${fulls.join(" | ")}` };
+  return { text: `${h}: ${cells.join(" | ")}`, full: `${h}: ${fulls.join(" | ")}` };
 }
 
 /** Only lines with refs (and compact rows holding refs), frames and headings for context. */
@@ -176,7 +184,7 @@ function renderInteractive(items: Item[], depth: number, r: Rendered, levels: nu
     if (it.role === "row") {
       const line = compactRow(it, null);
       if (line) {
-        if (line.text.includes("[ref=")) {
+        if (hasRef(line.text)) {
           r.lines.push(ind + line.text);
           levels.push(0);
         }
@@ -186,7 +194,7 @@ function renderInteractive(items: Item[], depth: number, r: Rendered, levels: nu
     const isHeading = it.role === "heading";
     if (it.ref || isHeading || it.frame !== undefined || it.role === "iframe") {
       if (it.frame !== undefined) r.frameLines.set(it.frame, [r.lines.length, depth]);
-      r.lines.push(`${ind}- ${head(it)}${it.value !== undefined ? `: ${it.value}` : ""}`);
+      r.lines.push(`${ind}${head(it)}${it.value !== undefined ? `: ${it.value}` : ""}`);
       levels.push(isHeading ? (it.level ?? 2) : it.ref ? 0 : -1);
       renderInteractive(it.kids, depth + 1, r, levels);
     } else {

@@ -4,6 +4,7 @@
 import { isScrollable } from "./actions";
 import { deepQuery, nextFrames, norm, round } from "./dom";
 import { fail } from "./errors";
+import { isRef } from "./refs";
 import type { Engine } from "./engine";
 import { collect, present, queryOf, type Hit, type Query } from "./find";
 import { visibleText } from "./text";
@@ -38,10 +39,10 @@ function mainScroller(): Element {
   return best ?? page;
 }
 
-/** reveal's scroller as given: a ref (e12) or a CSS selector; each error names `container`. */
+/** reveal's scroller as given: a ref (b12) or a CSS selector; each error names `container`. */
 function containerOf(engine: Engine, c: unknown): Element {
-  if (typeof c !== "string" || c === "") fail("invalid_argument", "container: give a ref (e.g. e12) or a CSS selector");
-  if (/^e[0-9]+$/.test(c)) return engine.refs.resolve(c);
+  if (typeof c !== "string" || c === "") fail("invalid_argument", "container: give a ref (e.g. b12) or a CSS selector");
+  if (isRef(c)) return engine.refs.resolve(c);
   let el: Element | null = null;
   try {
     el = deepQuery(c);

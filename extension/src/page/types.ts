@@ -2,6 +2,13 @@
 // service worker reaches the engine through chrome.scripting.executeScript({func, args}).
 // The worker imports these types; nothing here touches the DOM.
 
+/**
+ * The engine's wire protocol; the worker runs only an engine of this one (an older one left in a
+ * document is replaced). 2: every call names the origin the worker allowed, every reply carries
+ * the document's own. 3: refs are the document's tag and a number (SECURITY I-64).
+ */
+export const PROTOCOL = 3;
+
 /** Stable error codes the engine returns; the worker maps them onto MCP tool errors. */
 export type PageErrorCode =
   | "stale_ref"
@@ -22,23 +29,23 @@ export interface PageError {
 }
 
 /**
- * Envelope of every __torii.call(...). `nextRef` is the next free ref number after the call;
+ * Envelope of every __torii.call(...). `refTag` is the document's ref tag once it issued a ref;
  * `origin` and `url` are the answering document's own (self.origin, location.href in the isolated
  * world), which the worker judges before it uses the answer.
  */
 export type Reply<T = unknown> =
-  | { ok: true; docId: string; nextRef: number; origin: string; url: string; value: T }
-  | { ok: false; docId: string; nextRef: number; origin: string; url: string; error: PageError };
+  | { ok: true; docId: string; refTag?: string; origin: string; url: string; value: T }
+  | { ok: false; docId: string; refTag?: string; origin: string; url: string; error: PageError };
 
 /** Fields every call accepts. */
 export interface CallBase {
-  /** Next free ref number of the tab (the worker owns the counter). */
-  refBase?: number;
+  /** A fresh tag the worker offers, taken only by a document that has issued no ref yet. */
+  refTag?: string;
   /** When set, a ref-taking call fails with stale_ref unless the engine's docId matches. */
   docId?: string;
 }
 
-/** An element is named by a ref ("e12") or a CSS selector (searched through open shadow roots too). */
+/** An element is named by a ref ("b12") or a CSS selector (searched through open shadow roots too). */
 export interface Target {
   ref?: string;
   selector?: string;
@@ -77,7 +84,8 @@ export interface SnapshotResult {
   url: string;
   title: string;
   text: string;
-  nextRef: number;
+  /** The document's ref tag once it issued a ref. */
+  refTag?: string;
   nextCursor?: string;
   /** Set for diff results and when diff was asked without a previous snapshot. */
   note?: string;

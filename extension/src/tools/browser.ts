@@ -3,7 +3,7 @@
 // watching through chrome.webNavigation, and the races that turn a dialog, a navigation or a closed
 // tab into a typed error instead of a hang.
 
-import type { FramePlaceholder, PageError, Reply } from "../page/types.js";
+import { PROTOCOL, type FramePlaceholder, type PageError, type Reply } from "../page/types.js";
 import { attach, dialogOf, waitDialog, type DialogInfo } from "../cdp/debugger.js";
 import { abortError, left, withDeadline } from "../cdp/deadline.js";
 import { classifyChromeError, isErrorCode, toolError, ToolError } from "./errors.js";
@@ -271,10 +271,12 @@ export class DialogRaised extends ToolError {
   }
 }
 
-// Runs in the page (ISOLATED world); must be self-contained.
-function runner(method: string, args: unknown): unknown {
-  const t = (globalThis as { __torii?: { call(m: string, a: unknown): unknown } }).__torii;
-  if (!t || typeof t.call !== "function") return { __toriiMissing: true };
+// Runs in the page (ISOLATED world); must be self-contained. An engine of another protocol (left
+// in the document by an earlier build of the extension) counts as missing: injecting page.js
+// replaces it, so no engine with another ref format ever answers.
+function runner(method: string, args: unknown, protocol: number): unknown {
+  const t = (globalThis as { __torii?: { protocol?: number; call(m: string, a: unknown): unknown } }).__torii;
+  if (!t || typeof t.call !== "function" || t.protocol !== protocol) return { __toriiMissing: true };
   return t.call(method, args);
 }
 
@@ -321,10 +323,11 @@ export async function guarded<T>(
 async function execute(tabId: number, frameId: number, method: string, args: unknown): Promise<unknown> {
   const target = { tabId, frameIds: [frameId] };
   try {
-    let [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+    const run = { target, world: "ISOLATED" as const, func: runner, args: [method, args, PROTOCOL] as [string, unknown, number] };
+    let [r] = await chrome.scripting.executeScript(run);
     if (r && (r.result as { __toriiMissing?: boolean } | undefined)?.__toriiMissing) {
       await chrome.scripting.executeScript({ target, world: "ISOLATED", files: [ENGINE_FILE] });
-      [r] = await chrome.scripting.executeScript({ target, world: "ISOLATED", func: runner, args: [method, args] as [string, unknown] });
+      [r] = await chrome.scripting.executeScript(run);
     }
     if (!r) throw toolError("navigation_failed", `frame ${frameId} of tab ${tabId} is gone`);
     return r.result;
@@ -370,8 +373,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   };
   try {
     const store = refs();
-    const base = await store.base(tabId);
-    const callArgs = { ...args, refBase: base, origin, ...(o.docId ? { docId: o.docId } : {}) };
+    // SECURITY I-64: a tag no document has had; the answering document takes it only if it has
+    // none yet. Given back only when the reply shows it was not taken.
+    const offered = await store.offer();
+    const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
     const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
@@ -380,7 +385,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
         if (r === undefined || r === null) throw toolError("navigation_failed", `the page navigated or unloaded during ${method}`);
         throw toolError("internal", `page engine gave no reply to ${method}`);
       }
-      if (typeof r.nextRef === "number" && typeof r.docId === "string") await store.record(tabId, frameId, r.docId, base, r.nextRef);
+      if (r.refTag !== offered) store.release(offered);
+      if (typeof r.refTag === "string" && parseRef(r.refTag + "1") && typeof r.docId === "string") {
+        await store.record(tabId, frameId, r.docId, r.refTag);
+      }
       return r;
     });
     // If a dialog interrupts, the call finishes later; release the tab then.
@@ -414,7 +422,7 @@ export interface Resolved {
 
 export async function resolveTarget(tabId: number, t: Target, required = true): Promise<Resolved> {
   if (t.ref !== undefined) {
-    if (parseRef(t.ref) === undefined) throw toolError("invalid_argument", `ref: "${t.ref}" is not a ref (e.g. e12)`);
+    if (parseRef(t.ref) === undefined) throw toolError("invalid_argument", `ref: "${t.ref}" is not a ref (letters then a number, e.g. b12)`);
     const r = await refs().lookup(tabId, t.ref);
     if (!r) throw toolError("stale_ref", `ref ${t.ref} was not issued on tab ${tabId} (another tab, or expired)`);
     return { frameId: r.frameId, docId: r.docId, args: { ref: t.ref } };

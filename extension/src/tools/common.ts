@@ -7,6 +7,7 @@ import { left, sleep, withDeadline } from "../cdp/deadline.js";
 import type { ToolContext, ToolOutput } from "./define.js";
 import { asToolError, toolError, ToolError } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
+import { isRef } from "../shared/refname.js";
 import {
   awaitLoad,
   DialogRaised,
@@ -25,7 +26,7 @@ import { guardInput, type Leaving } from "./effects.js";
 // ---------- schema fragments (terse: the whole catalogue is paid for on every turn) ----------
 
 // Conventions the descriptions do not repeat (they are in the server's `instructions` and in
-// docs/tools.md): tabId defaults to the session's last used tab; ref is from snapshot (e12);
+// docs/tools.md): tabId defaults to the session's last used tab; ref is from snapshot (b12);
 // selector is CSS; waitFor and observe work the same on every action.
 
 /**
@@ -116,7 +117,7 @@ async function frameOutline(
     } catch (e) {
       const te = asToolError(e);
       if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
-      children.set(f.frame, `- note "frame not readable: ${te.code}"`);
+      children.set(f.frame, `note "frame not readable: ${te.code}"`);
     }
   }
   return { text: stitchFrames(unnamed(res.text, res.frames, read), res.frames, children), res };
@@ -181,7 +182,7 @@ export async function takeSnapshot(tabId: number, o: SnapshotOpts, ctx: ToolCont
   const args: Record<string, unknown> = {};
   if (o.interactive) args.interactive = true;
   if (o.root !== undefined) {
-    if (/^e[0-9]+$/.test(o.root)) {
+    if (isRef(o.root)) {
       const r = await resolveTarget(tabId, { ref: o.root });
       frameId = r.frameId;
       docId = r.docId;
@@ -218,7 +219,7 @@ export async function takeSnapshot(tabId: number, o: SnapshotOpts, ctx: ToolCont
 export async function readText(tabId: number, a: { root?: string; offset?: number; maxChars?: number }, ctx: ToolContext): Promise<ToolOutput> {
   let frameId = 0;
   let docId: string | undefined;
-  if (a.root !== undefined && /^e[0-9]+$/.test(a.root)) {
+  if (a.root !== undefined && isRef(a.root)) {
     const r = await resolveTarget(tabId, { ref: a.root });
     frameId = r.frameId;
     docId = r.docId;

@@ -45,7 +45,7 @@ async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowCovered 
     const c = p.covered;
     throw toolError(
       "covered",
-      `${t.ref ?? t.selector} is covered by ${c.role || c.tag} "${c.name}"${c.ref ? ` [ref=${c.ref}]` : ""}`,
+      `${t.ref ?? t.selector} is covered by ${c.role || c.tag} "${c.name}"${c.ref ? ` [${c.ref}]` : ""}`,
       undefined,
       { coveredBy: c },
     );

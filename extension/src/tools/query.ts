@@ -95,6 +95,6 @@ export const getState = defineTool<{ tabId?: number; ref?: string; selector?: st
       s.editable ? "editable" : "",
     ].filter(Boolean);
     const box = s.box ? ` box=${s.box.x},${s.box.y} ${s.box.w}x${s.box.h}` : "";
-    return { text: `${s.role || s.tag || "element"} "${s.name ?? ""}"${s.ref ? ` [ref=${s.ref}]` : ""}: ${flags.join(", ")}${box}`, data: { tabId, ...s }, whole: true };
+    return { text: `${s.role || s.tag || "element"} "${s.name ?? ""}"${s.ref ? ` [${s.ref}]` : ""}: ${flags.join(", ")}${box}`, data: { tabId, ...s }, whole: true };
   },
 });

@@ -6,6 +6,7 @@ import { defineTool } from "./define.js";
 import { toolError, type ToolError } from "./errors.js";
 import { engine, resolveTab, resolveTarget } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
+import { isRef } from "../shared/refname.js";
 
 export const scroll = defineTool<ActionArgs & { ref?: string; to?: "top" | "bottom"; dx?: number; dy?: number }>({
   name: "scroll",
@@ -85,7 +86,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
       let frameId = 0;
       let docId: string | undefined;
       // A ref names its frame and document; a selector is looked up in the top document.
-      if (a.container !== undefined && /^e[0-9]+$/.test(a.container)) {
+      if (a.container !== undefined && isRef(a.container)) {
         const r = await resolveTarget(tabId, { ref: a.container });
         frameId = r.frameId;
         docId = r.docId;
