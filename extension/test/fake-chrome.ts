@@ -9,7 +9,7 @@
 type ListenerOf<E> = E extends { addListener(cb: infer F, ...rest: never[]): void } ? F : never;
 type ArgsOf<E> = ListenerOf<E> extends (...a: infer A) => unknown ? A : never;
 
-export class FakeEvent<E> {
+class FakeEvent<E> {
   private readonly ls = new Set<(...a: ArgsOf<E>) => unknown>();
   addListener(f: (...a: ArgsOf<E>) => unknown): void {
     this.ls.add(f);
@@ -50,7 +50,7 @@ const PAGE = "http://127.0.0.1:1/p.html";
  * A fake browser, installed as globalThis.chrome by installFakeChrome. Its state is public so a
  * test can set up a scene (tabs, windows, the focused window) and look at the outcome.
  */
-export class FakeBrowser {
+class FakeBrowser {
   readonly tabs = new Map<number, FakeTab>();
   readonly windows = new Set<number>([1]);
   /** chrome.storage.session's contents (stored as structured clones, like Chrome). */

@@ -2,9 +2,8 @@
 // lets that agent use the tabs now in its room's window, within the access set there; a token
 // client's session (no grant) is refused; the grant ends with the window or the room. A new tab is
 // an agent's only when its own call opened it, and the agent's own activity never counts as the
-// person looking at a tab.
+// person looking at a tab. A closed tab stops being the agent's only once Chrome reports it gone.
 import { beforeAll, describe, expect, it, vi } from "vitest";
-
 import { installFakeChrome } from "../fake-chrome.js";
 
 const fake = installFakeChrome();
@@ -21,6 +20,7 @@ const lifecycle = await import("../../src/tools/ownership/lifecycle.js");
 const close = await import("../../src/tools/ownership/close.js");
 const { openAgentTab } = await import("../../src/tools/ownership/open.js");
 const { sessionsView } = await import("../../src/tools/ownership/popup.js");
+/** The ownership files' exports as one object: the tests below care about the behaviour, not the file. */
 const own = { ...state, ...grants, ...checks, ...attribution, ...lifecycle, ...close, openAgentTab, sessionsView };
 const { getTool } = await import("../../src/tools/registry.js");
 

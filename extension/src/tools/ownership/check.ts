@@ -9,7 +9,7 @@ import { selfOp } from "./attribution.js";
 import { docIdOf, grantFor, inGrantedWindow, originOf, windowGrantCovering, windowGrantOf } from "./grants.js";
 import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type Scope, type SessionRef } from "./state.js";
 
-export interface OwnershipCall {
+interface OwnershipCall {
   tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch"> };
   args: Record<string, unknown>;
 }
