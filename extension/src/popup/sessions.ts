@@ -4,7 +4,8 @@
 // (tools/ownership/popup.ts, SECURITY I-27). Kept apart from popup.ts so the two evolve separately.
 
 import type { Scope } from "../tools/ownership/state.js";
-import type { CloseAllReply, SessionsView } from "../tools/ownership/popup.js";
+import type { CloseReport } from "../tools/ownership/close.js";
+import type { SessionsView } from "../tools/ownership/popup.js";
 
 const root = document.getElementById("sessions");
 
@@ -21,7 +22,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
 }
 
 /** After close-all: each tab that stayed open and why (most often its page's leave-page prompt, for the person to answer). */
-function showStayed(r: CloseAllReply): void {
+function showStayed(r: CloseReport): void {
   for (const t of r.stayed) root?.append(el("p", { className: "reason", textContent: `Tab ${t.tabId} stayed open: ${t.why}.` }));
 }
 
@@ -42,7 +43,7 @@ async function render(): Promise<void> {
     if (s.tabs.length > 0) {
       const b = el("button", { type: "button", className: "secondary", textContent: "Close all" });
       b.dataset.session = s.id;
-      b.addEventListener("click", () => void ask<CloseAllReply>({ type: "torii.sessions.closeAll", sessionId: s.id }).then(async (r) => {
+      b.addEventListener("click", () => void ask<CloseReport>({ type: "torii.sessions.closeAll", sessionId: s.id }).then(async (r) => {
         await render();
         showStayed(r);
       }));

@@ -28,8 +28,14 @@ export interface Stayed {
   prompt?: true;
 }
 
+/** What closing several tabs did (the popup's close-all answer): the tabs that went, those that stayed. */
+export interface CloseReport {
+  closed: number[];
+  stayed: Stayed[];
+}
+
 /** Closes agent tabs one after another; never throws: each tab is closed, or said to have stayed. */
-export async function closeAgentTabs(tabIds: number[]): Promise<{ closed: number[]; stayed: Stayed[] }> {
+export async function closeAgentTabs(tabIds: number[]): Promise<CloseReport> {
   const closed: number[] = [];
   const stayed: Stayed[] = [];
   for (const tabId of tabIds) {
@@ -53,7 +59,7 @@ export async function closeAgentTabs(tabIds: number[]): Promise<{ closed: number
   return { closed, stayed };
 }
 
-export async function closeSessionTabs(sessionId: string): Promise<{ closed: number[]; stayed: Stayed[] }> {
+export async function closeSessionTabs(sessionId: string): Promise<CloseReport> {
   await load();
   const mine = Object.entries(st.owners).filter(([, r]) => r.session === sessionId).map(([k]) => Number(k));
   return closeAgentTabs(mine);

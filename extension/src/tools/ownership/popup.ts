@@ -2,7 +2,7 @@
 // torii.sessions.* messages that change them. Only the extension's own pages are answered
 // (SECURITY I-27).
 
-import { closeSessionTabs, type Stayed } from "./close.js";
+import { closeSessionTabs } from "./close.js";
 import { createGrant, revokeGrant } from "./grants.js";
 import { load, ownerOf, st, type Grant, type Scope } from "./state.js";
 
@@ -10,12 +10,6 @@ export interface SessionsView {
   sessions: { id: string; label: string; kind: string; ended?: number; tabs: { tabId: number; title: string; url: string; looked: boolean }[] }[];
   grants: Grant[];
   personTabs: { tabId: number; title: string; url: string }[];
-}
-
-/** The answer to torii.sessions.closeAll: the tabs that went and those that stayed open. */
-export interface CloseAllReply {
-  closed: number[];
-  stayed: Stayed[];
 }
 
 export async function sessionsView(): Promise<SessionsView> {
@@ -57,7 +51,7 @@ export function installSessionMessages(): void {
         case "torii.sessions.view":
           return sessionsView();
         case "torii.sessions.closeAll":
-          return (await closeSessionTabs(String(p.sessionId))) satisfies CloseAllReply;
+          return closeSessionTabs(String(p.sessionId));
         case "torii.sessions.grant":
           return createGrant({ tabId: Number(p.tabId), sessionId: String(p.sessionId), scopes: (p.scopes as Scope[]) ?? [], minutes: Number(p.minutes) });
         case "torii.sessions.revoke":
