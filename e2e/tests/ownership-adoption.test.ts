@@ -3,7 +3,8 @@
 // person's (the agent does not list it and naming it is tab_not_owned); a popup the agent's own
 // click opens is the agent's; the agent's own clicks never count as the person looking at its
 // tab, so a beforeunload page it closes or leaves asks the person nothing, and the tab stays
-// evictable under the tab cap.
+// evictable under the tab cap. A tab the person did look at keeps its prompt: closing it from the
+// popup leaves it open and the agent's until Chrome removes it, and the popup says which one stayed.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dialog, Page } from "playwright-core";
@@ -67,6 +68,14 @@ describeBrowser("tab ownership a page cannot widen", () => {
       return c.runtime.sendMessage({ type: "torii.sessions.view" });
     })) as { sessions: { tabs: ViewTab[] }[] };
     return v.sessions.flatMap((s) => s.tabs).find((t) => t.tabId === tabId);
+  };
+  /** Ended sessions' tabs go first under the cap: ends the earlier tests' sessions and waits until they are. */
+  const endEarlierSessions = async () => {
+    for (const c of clients.splice(0)) await c.close();
+    await pollUntil("the earlier sessions to end", async () => {
+      const st = await torii.cliJSON<{ sessions: { label: string; ended?: string }[] }>(["status", "--json"]);
+      return st.sessions.every((s) => s.ended);
+    });
   };
   /** The text of a tab the agent owns, once its page has loaded (a new popup starts blank). */
   const textOf = (m: Mcp, tabId: number, want: string) =>
@@ -149,12 +158,7 @@ describeBrowser("tab ownership a page cannot widen", () => {
   });
 
   test("the agent's clicks never count as the person looking: no beforeunload prompt, still evictable; the person's own look does count", { timeout: 120_000 }, async () => {
-    // Ended sessions' tabs go first under the cap: end the earlier tests' sessions and wait until they are.
-    for (const c of clients.splice(0)) await c.close();
-    await pollUntil("the earlier sessions to end", async () => {
-      const st = await torii.cliJSON<{ sessions: { label: string; ended?: string }[] }>(["status", "--json"]);
-      return st.sessions.every((s) => s.ended);
-    });
+    await endEarlierSessions();
     const a = await connect("owner-looked");
     // A page that asks before it is left, once it has had a user gesture.
     const t1 = await open(a, "opener.html?id=U&unload=1");
@@ -205,5 +209,48 @@ describeBrowser("tab ownership a page cannot widen", () => {
     expect((await viewTab(last))?.looked, "only the tab the person looked at").toBe(false);
 
     expect(dialogs.filter((d) => d.type === "beforeunload"), "no prompt was put in front of the person").toEqual([]);
+  });
+  test("the popup's close-all: a looked-at tab whose page asks before it is left stays open and the agent's; the popup says so", { timeout: 90_000 }, async () => {
+    await endEarlierSessions();
+    const a = await connect("owner-closeall");
+    const asks = await open(a, "opener.html?id=X&unload=1");
+    const other = await open(a, "session.html?id=closeall");
+    // The person looks at it (SECURITY I-46: a look within a second of a tab opening in that
+    // window or of the agent's input is not counted, and re-fronting the active tab raises no event).
+    for (let i = 0; i < 5 && !(await viewTab(asks.tabId))?.looked; i++) {
+      await other.page.bringToFront();
+      await new Promise((r) => setTimeout(r, 1_300));
+      await asks.page.bringToFront();
+      await expect.poll(async () => (await viewTab(asks.tabId))?.looked, { timeout: 2_000 }).toBe(true).catch(() => undefined);
+    }
+    expect((await viewTab(asks.tabId))?.looked, "the person's look was counted").toBe(true);
+    // Chrome asks only once the page has had a user gesture.
+    expect(code(await a.call("type", { tabId: asks.tabId, selector: "#draft", text: "unsaved" }))).toBe("ok");
+
+    let prompt: Dialog | undefined;
+    asks.page.on("dialog", (d) => void (prompt = d));
+    const otherClosed = new Promise<void>((r) => other.page.once("close", () => r()));
+    // The person clicks Close all for that session in the popup.
+    const sessionId = await ext.evaluate(async (t) => {
+      const c = (globalThis as unknown as { chrome: { runtime: { sendMessage: Send } } }).chrome;
+      const v = (await c.runtime.sendMessage({ type: "torii.sessions.view" })) as { sessions: { id: string; tabs: { tabId: number }[] }[] };
+      return v.sessions.find((s) => s.tabs.some((x) => x.tabId === t))?.id;
+    }, asks.tabId);
+    await ext.reload();
+    await ext.locator(`button[data-session="${sessionId}"]`).click();
+    await expect.poll(() => ext.locator("#sessions").innerText(), { timeout: 15_000 }).toContain(`Tab ${asks.tabId} stayed open: its page asks before it is left`);
+    await otherClosed;
+    expect(prompt?.type()).toBe("beforeunload");
+    // Held by its prompt: still open, still the agent's (listed, and acted on).
+    expect(asks.page.isClosed()).toBe(false);
+    expect(await viewTab(asks.tabId)).toMatchObject({ tabId: asks.tabId, looked: true });
+    expect(await tabIds(a)).toContain(asks.tabId);
+    // The person leaves the page: Chrome removes the tab, and only then is it no longer the agent's.
+    const closed = new Promise<void>((r) => asks.page.once("close", () => r()));
+    await prompt!.accept();
+    await closed;
+    await expect.poll(() => viewTab(asks.tabId)).toBeUndefined();
+    expect(await tabIds(a)).not.toContain(asks.tabId);
+    expect(code(await a.call("read_text", { tabId: asks.tabId }))).toBe("no_tab");
   });
 });

@@ -7,7 +7,7 @@
 // Every listener is registered synchronously at import (MV3 wake-up rule).
 
 import { PANEL_PORT, panelMayCall, type PanelToWorker, type PermissionOutcome, type RpcErrorShape, type WorkerToPanel } from "../room/port.js";
-import { dropWindowGrant, setWindowGrant } from "../tools/ownership.js";
+import { dropWindowGrant, setWindowGrant } from "../tools/ownership/grants.js";
 import { link } from "./index.js";
 import { RpcError, registerHandler } from "./rpc.js";
 

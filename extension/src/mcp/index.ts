@@ -12,7 +12,8 @@ import { approvals, getPolicy, installSafety, policyEnv, recordAudit } from "../
 import { installDownloads } from "../tools/downloads.js";
 import { installPreload } from "../tools/preload.js";
 import { installGuardLink } from "../tools/effects.js";
-import { daemonConnected, installOwnership, installSessionMessages, sessionEnded } from "../tools/ownership.js";
+import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
+import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 
 installDebugger();

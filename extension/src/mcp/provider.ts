@@ -207,7 +207,7 @@ export class McpProvider {
 
 /**
  * The calling session from `_meta.torii` when the daemon sends one: its label (for the person's
- * audit view) and the daemon-minted sessionId tab ownership keys on (tools/ownership.ts).
+ * audit view) and the daemon-minted sessionId tab ownership keys on (tools/ownership/state.ts).
  */
 function callMeta(meta: unknown): CallMeta | undefined {
   const t = meta && typeof meta === "object" ? (meta as { torii?: unknown }).torii : undefined;

@@ -1,9 +1,11 @@
 // The popup's "Agent sessions" section: agent tabs per session with close-all, and the
 // person's grants of their own tabs to a session (which tab, scopes, how long; revocable). Talks
 // to the service worker with torii.sessions.* messages, which only extension pages may send
-// (tools/ownership.ts, SECURITY I-27). Kept apart from popup.ts so the two evolve separately.
+// (tools/ownership/popup.ts, SECURITY I-27). Kept apart from popup.ts so the two evolve separately.
 
-import type { Scope, SessionsView } from "../tools/ownership.js";
+import type { Scope } from "../tools/ownership/state.js";
+import type { CloseReport } from "../tools/ownership/close.js";
+import type { SessionsView } from "../tools/ownership/popup.js";
 
 const root = document.getElementById("sessions");
 
@@ -17,6 +19,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
   const e = Object.assign(document.createElement(tag), props);
   e.append(...kids);
   return e;
+}
+
+/** After close-all: each tab that stayed open and why (most often its page's leave-page prompt, for the person to answer). */
+function showStayed(r: CloseReport): void {
+  for (const t of r.stayed) root?.append(el("p", { className: "reason", textContent: `Tab ${t.tabId} stayed open: ${t.why}.` }));
 }
 
 async function render(): Promise<void> {
@@ -36,7 +43,10 @@ async function render(): Promise<void> {
     if (s.tabs.length > 0) {
       const b = el("button", { type: "button", className: "secondary", textContent: "Close all" });
       b.dataset.session = s.id;
-      b.addEventListener("click", () => void ask({ type: "torii.sessions.closeAll", sessionId: s.id }).then(render));
+      b.addEventListener("click", () => void ask<CloseReport>({ type: "torii.sessions.closeAll", sessionId: s.id }).then(async (r) => {
+        await render();
+        showStayed(r);
+      }));
       head.append(b);
     }
     const list = el("ul", { className: "session-tabs" });

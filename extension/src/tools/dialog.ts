@@ -8,7 +8,7 @@ import { defineTool, type ToolContext, type ToolOutput } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
-import { closeHeld, tabRemoved } from "./tabs.js";
+import { closeHeld, tabRemoved } from "./tabclose.js";
 
 export const handleDialog = defineTool<ActionArgs & { accept: boolean; promptText?: string }>({
   name: "handle_dialog",

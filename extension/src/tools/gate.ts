@@ -14,7 +14,8 @@ import { toolError } from "./errors.js";
 import { hasEffect, INPUT_EFFECTS, type AnyTool, type Effect } from "./define.js";
 import { EFFECT_KINDS, type EffectKind } from "../guard/decide.js";
 import { predictInput, type InputFacts } from "./predict.js";
-import { checkOwnership, type SessionRef } from "./ownership.js";
+import { checkOwnership } from "./ownership/check.js";
+import type { SessionRef } from "./ownership/state.js";
 
 export interface GateCall {
   tool: AnyTool;
@@ -26,7 +27,7 @@ export interface GateContext {
   signal: AbortSignal;
   /** The agent session's label, when the daemon sends one. */
   session?: string;
-  /** The daemon-minted session the call belongs to (tools/ownership.ts). */
+  /** The daemon-minted session the call belongs to (tools/ownership/state.ts). */
   owner?: SessionRef;
   /** Set by the gate: the tab the call acts on and its origin ("" when none). */
   tabId?: number;

@@ -10,7 +10,7 @@ import { toolError, ToolError } from "./errors.js";
 import { onNav, resolveTab } from "./browser.js";
 import { S } from "./common.js";
 import { endHandoff, startHandoff } from "./safety.js";
-import { selfOp } from "./ownership.js";
+import { selfOp } from "./ownership/attribution.js";
 
 const REASONS: Record<string, string> = {
   qr: "scan a QR code",

@@ -7,7 +7,8 @@ import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { awaitLoad, guarded, resolveTab, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
-import { openAgentTab, ownershipOn } from "./ownership.js";
+import { openAgentTab } from "./ownership/open.js";
+import { ownershipOn } from "./ownership/state.js";
 import { assertLanding, assertUrlAllowed } from "./origin.js";
 
 const LOAD_MS = 30_000;

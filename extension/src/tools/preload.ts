@@ -6,7 +6,7 @@
 
 import { judgeUrl, type Policy } from "../policy/policy.js";
 import { ENGINE_FILE } from "./browser.js";
-import { isAgentTab } from "./ownership.js";
+import { isAgentTab } from "./ownership/check.js";
 
 let installed = false;
 

@@ -1,7 +1,7 @@
 // Who caused a browser event: an agent's call, the extension itself, or the person. Chrome tells an
 // extension that a tab opened, was activated or that a window took focus, never who did it; the
 // only evidence is timing against what Torii itself was doing at that moment. Pure bookkeeping (no
-// chrome.* here): tools/ownership.ts feeds it from the registry's calls and Chrome's tab events.
+// chrome.* here): tools/ownership/attribution.ts feeds it from the registry's calls and Chrome's tab events.
 //
 // Two decisions rest on it:
 // - SECURITY I-45: a tab a page opens (popup, target=_blank, window.open) is an agent's only when

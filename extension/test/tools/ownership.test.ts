@@ -2,92 +2,33 @@
 // lets that agent use the tabs now in its room's window, within the access set there; a token
 // client's session (no grant) is refused; the grant ends with the window or the room. A new tab is
 // an agent's only when its own call opened it, and the agent's own activity never counts as the
-// person looking at a tab.
+// person looking at a tab. A closed tab stops being the agent's only once Chrome reports it gone.
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { installFakeChrome } from "../fake-chrome.js";
 
-type Listener = (...a: unknown[]) => void;
-const ev = () => {
-  const ls: Listener[] = [];
-  return { addListener: (f: Listener) => ls.push(f), fire: (...a: unknown[]) => ls.forEach((f) => f(...a)) };
-};
+const fake = installFakeChrome();
+fake.windows.add(2);
+const tabs = fake.tabs;
 
-interface FakeTab {
-  id: number;
-  windowId: number;
-  url: string;
-  active: boolean;
-}
-
-const windows = new Set<number>([1, 2]);
-const tabs = new Map<number, FakeTab>();
-let nextTab = 100;
-let nextWin = 10;
-const store: Record<string, unknown> = {};
-const onWindowRemoved = ev();
-const docs = new Map<number, string>(); // tabId → documentId, when a test replaces a document
-let focusedWindow = 1;
-
-const fakeChrome = {
-  storage: {
-    session: {
-      get: async (k: string) => (k in store ? { [k]: structuredClone(store[k]) } : {}),
-      set: async (o: Record<string, unknown>) => Object.assign(store, structuredClone(o)),
-    },
-  },
-  tabs: {
-    query: async (q: { active?: boolean; windowId?: number } = {}) =>
-      [...tabs.values()].filter((t) => (q.active === undefined || t.active === q.active) && (q.windowId === undefined || t.windowId === q.windowId)),
-    get: async (id: number) => {
-      const t = tabs.get(id);
-      if (!t) throw new Error(`No tab with id: ${id}`);
-      return t;
-    },
-    create: async (p: { windowId?: number; url?: string; active?: boolean }) => {
-      const t = { id: nextTab++, windowId: p.windowId ?? 1, url: p.url ?? "about:blank", active: p.active ?? true };
-      tabs.set(t.id, t);
-      return t;
-    },
-    remove: async (id: number) => void tabs.delete(id),
-    update: async () => undefined,
-    onCreated: ev(),
-    onRemoved: ev(),
-    onActivated: ev(),
-  },
-  windows: {
-    WINDOW_ID_NONE: -1,
-    getAll: async () => [...windows].map((id) => ({ id })),
-    get: async (id: number) => {
-      if (!windows.has(id)) throw new Error(`No window with id: ${id}`);
-      return { id };
-    },
-    create: async () => {
-      const id = nextWin++;
-      windows.add(id);
-      const t = { id: nextTab++, windowId: id, url: "about:blank", active: true };
-      tabs.set(t.id, t);
-      return { id, tabs: [t] };
-    },
-    update: async () => undefined,
-    getLastFocused: async () => ({ id: focusedWindow, focused: true }),
-    onRemoved: onWindowRemoved,
-    onFocusChanged: ev(),
-  },
-  webNavigation: { getFrame: async (f: { tabId: number }) => ({ documentId: docs.get(f.tabId) ?? "doc" }), onCreatedNavigationTarget: ev() },
-};
-
-vi.stubGlobal("chrome", fakeChrome);
-const own = await import("../../src/tools/ownership.js");
+const dbg = await import("../../src/cdp/debugger.js");
+const { installBrowser } = await import("../../src/tools/browser.js");
+const state = await import("../../src/tools/ownership/state.js");
+const grants = await import("../../src/tools/ownership/grants.js");
+const checks = await import("../../src/tools/ownership/check.js");
+const attribution = await import("../../src/tools/ownership/attribution.js");
+const lifecycle = await import("../../src/tools/ownership/lifecycle.js");
+const close = await import("../../src/tools/ownership/close.js");
+const { openAgentTab } = await import("../../src/tools/ownership/open.js");
+const { sessionsView } = await import("../../src/tools/ownership/popup.js");
+/** The ownership files' exports as one object: the tests below care about the behaviour, not the file. */
+const own = { ...state, ...grants, ...checks, ...attribution, ...lifecycle, ...close, openAgentTab, sessionsView };
 const { getTool } = await import("../../src/tools/registry.js");
 
 const READ = getTool("read_text")!;
 const CLICK = getTool("click")!;
 const EVAL = getTool("evaluate")!;
 
-function tab(windowId: number, url = "https://example.com/"): number {
-  const t = { id: nextTab++, windowId, url, active: false };
-  tabs.set(t.id, t);
-  return t.id;
-}
+const tab = (windowId: number, url = "https://example.com/"): number => fake.addTab({ windowId, url });
 
 /** The session the daemon names for a side-panel agent serving chat session gw. */
 const agent = (id: string, gw: string) => own.sessionFromMeta({ sessionId: id, session: `agent:x:${id}`, kind: "agent", gatewaySessionId: gw });
@@ -102,6 +43,9 @@ async function check(tool: Parameters<typeof own.checkOwnership>[0]["tool"], arg
 }
 
 beforeAll(() => {
+  dbg.installDebugger();
+  dbg.setDialogJudge(async () => true);
+  installBrowser();
   own.installOwnership();
 });
 
@@ -165,15 +109,14 @@ describe("window grants (SECURITY I-29)", () => {
     await own.dropWindowGrant("gw-rev");
     expect(await check(READ, { tabId: t }, s)).toBe("tab_not_owned");
 
-    windows.add(3);
+    fake.windows.add(3);
     const t3 = tab(3);
     await own.setWindowGrant("gw-rev", 3, "read");
     expect(await check(READ, { tabId: t3 }, s)).toBe("ok");
-    windows.delete(3);
-    onWindowRemoved.fire(3);
+    fake.closeWindow(3);
     await new Promise((r) => setTimeout(r, 0));
     // Even a window id Chrome hands out again later carries no grant.
-    windows.add(3);
+    fake.windows.add(3);
     expect(await check(READ, { tabId: t3 }, s)).toBe("tab_not_owned");
 
     // A grant for a window that does not exist is never recorded.
@@ -204,9 +147,9 @@ describe("tab grants (SECURITY I-27, I-28)", () => {
     tabs.get(t)!.url = "https://elsewhere.example/";
     expect(await check(READ, { tabId: t }, s)).toBe("origin_changed");
     tabs.get(t)!.url = "https://bank.example/account";
-    docs.set(t, "another-document");
+    fake.docs.set(t, "another-document");
     expect(await check(READ, { tabId: t }, s)).toBe("stale_document");
-    docs.delete(t);
+    fake.docs.delete(t);
     expect(await check(READ, { tabId: t }, s)).toBe("ok");
 
     const now = Date.now();
@@ -226,14 +169,14 @@ const MOUSE = getTool("mouse_click")!;
 const SNAPSHOT = getTool("snapshot")!;
 const SHOT = getTool("screenshot")!;
 const NAVIGATE = getTool("navigate")!;
-const ev2 = fakeChrome.webNavigation.onCreatedNavigationTarget;
+const ev2 = fake.on.webNavigation.onCreatedNavigationTarget;
 const settle = () => new Promise((r) => setTimeout(r, 450)); // past the attention settle delay
 
 /** A page in `from` opened a new tab, Chrome about to create it at `at` (as onCreatedNavigationTarget says). */
 async function pageOpens(from: number, at = Date.now(), windowId?: number): Promise<number> {
   const t = tab(windowId ?? tabs.get(from)!.windowId, "about:blank");
-  fakeChrome.tabs.onCreated.fire({ id: t, windowId: tabs.get(t)!.windowId, openerTabId: from });
-  ev2.fire({ tabId: t, sourceTabId: from, sourceFrameId: 0, timeStamp: at, url: "https://example.com/popup" });
+  fake.on.tabs.onCreated.fire({ ...tabs.get(t)!, openerTabId: from } as chrome.tabs.Tab);
+  ev2.fire({ tabId: t, sourceTabId: from, sourceFrameId: 0, sourceProcessId: 1, timeStamp: at, url: "https://example.com/popup" });
   await new Promise((r) => setTimeout(r, 0));
   return t;
 }
@@ -319,7 +262,7 @@ describe("a new tab is the agent's only if its own call opened it (SECURITY I-45
     const m = own.beginAgentCall(s, CLICK, { tabId: mine });
     // Chrome sets openerTabId to the window's active tab for a new tab page; no navigation target event.
     const t = tab(tabs.get(mine)!.windowId, "chrome://newtab/");
-    fakeChrome.tabs.onCreated.fire({ id: t, windowId: tabs.get(t)!.windowId, openerTabId: mine });
+    fake.on.tabs.onCreated.fire({ ...tabs.get(t)!, openerTabId: mine } as chrome.tabs.Tab);
     await new Promise((r) => setTimeout(r, 0));
     own.endAgentCall(m);
     expect(listed(s)).not.toContain(t);
@@ -349,7 +292,7 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
   const activate = (t: number) => {
     const w = tabs.get(t)!.windowId;
     for (const x of tabs.values()) if (x.windowId === w) x.active = x.id === t;
-    fakeChrome.tabs.onActivated.fire({ tabId: t, windowId: w });
+    fake.on.tabs.onActivated.fire({ tabId: t, windowId: w });
   };
 
   it("the person switching to an agent tab marks it looked; the same switch during the agent's input call does not", async () => {
@@ -357,7 +300,7 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     const t1 = await own.openAgentTab(s);
     const t2 = await own.openAgentTab(s);
     await settle(); // past Chrome's own activation of the new tabs
-    focusedWindow = tabs.get(t1)!.windowId;
+    fake.focused = tabs.get(t1)!.windowId;
 
     const m = own.beginAgentCall(s, MOUSE, { tabId: t2 });
     activate(t1);
@@ -374,7 +317,7 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     activate(t1);
     await settle();
     expect(await looked(t1)).toBe(true);
-    focusedWindow = 1;
+    fake.focused = 1;
   });
 
   it("a CDP click focusing the agent's window is not the person's", async () => {
@@ -383,9 +326,9 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     tabs.get(t)!.active = true;
     await settle();
     const w = tabs.get(t)!.windowId;
-    focusedWindow = w;
+    fake.focused = w;
     const m = own.beginAgentCall(s, MOUSE, { tabId: t });
-    fakeChrome.windows.onFocusChanged.fire(w);
+    fake.on.windows.onFocusChanged.fire(w);
     await settle();
     own.endAgentCall(m);
     expect(await looked(t)).toBe(false);
@@ -393,11 +336,11 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     const other = await own.openAgentTab(stdio("look-elsewhere"));
     await new Promise((r) => setTimeout(r, 1_100)); // past the quiet time after the first click here
     const m2 = own.beginAgentCall(stdio("look-elsewhere"), MOUSE, { tabId: other });
-    fakeChrome.windows.onFocusChanged.fire(w);
+    fake.on.windows.onFocusChanged.fire(w);
     await settle();
     own.endAgentCall(m2);
     expect(await looked(t)).toBe(true);
-    focusedWindow = 1;
+    fake.focused = 1;
   });
 
   it("a click on a tab since closed, in another window, does not hide the person's look here", async () => {
@@ -413,24 +356,23 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     await own.closeAgentTab(ta);
     await settle();
     const w = tabs.get(tb)!.windowId;
-    focusedWindow = w;
-    fakeChrome.windows.onFocusChanged.fire(w);
+    fake.focused = w;
+    fake.on.windows.onFocusChanged.fire(w);
     await settle();
     expect(await looked(tb)).toBe(true);
-    focusedWindow = 1;
+    fake.focused = 1;
   });
 
   it("Chrome's own picks are not the person's: a new tab activated as it opens, a neighbour activated as a tab closes", async () => {
     const s = stdio("look-chrome");
     const t1 = await own.openAgentTab(s);
     const w = tabs.get(t1)!.windowId;
-    focusedWindow = w;
+    fake.focused = w;
     await settle();
     // The page closes a popup (window.close): Chrome activates t1; the removal may be reported after.
     const popup = tab(w);
     activate(t1);
-    tabs.delete(popup);
-    fakeChrome.tabs.onRemoved.fire(popup, { windowId: w, isWindowClosing: false });
+    fake.closeTab(popup);
     await settle();
     expect(await looked(t1)).toBe(false);
     // A tab activated as it is created.
@@ -441,7 +383,7 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     await settle();
     expect(listed(s)).toContain(p);
     expect(await looked(p)).toBe(false);
-    focusedWindow = 1;
+    fake.focused = 1;
   });
 
   it("the extension's own activation (a screenshot shows its tab) is not the person's; the tab stays evictable under the cap", async () => {
@@ -451,17 +393,12 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     const t1 = await own.openAgentTab(s);
     const t2 = await own.openAgentTab(s);
     await settle();
-    focusedWindow = tabs.get(t1)!.windowId;
+    fake.focused = tabs.get(t1)!.windowId;
     // The screenshot's gate activates t1 in its window (tabs.update) while the call is marked.
-    fakeChrome.tabs.update = (async (id: number) => {
-      activate(id);
-      return undefined;
-    }) as typeof fakeChrome.tabs.update;
     const m = own.beginAgentCall(s, SHOT, { tabId: t1 });
     expect(await check(SHOT, { tabId: t1 }, s)).toBe("ok");
     own.endAgentCall(m);
     await settle();
-    fakeChrome.tabs.update = async () => undefined;
     expect(await looked(t1)).toBe(false);
     // At the cap the least recently used own tab goes: t1, which the agent's activation did not pin.
     await new Promise((r) => setTimeout(r, 5));
@@ -469,6 +406,63 @@ describe("only the person's own activation counts as looking (SECURITY I-46)", (
     const t3 = await own.openAgentTab(s);
     expect(tabs.has(t1)).toBe(false);
     expect(listed(s).sort()).toEqual([t2, t3].sort());
-    focusedWindow = 1;
+    fake.focused = 1;
+  });
+});
+
+describe("closing agent tabs: ownership ends only once the tab is gone", () => {
+  const clear = async () => {
+    for (const x of (await own.sessionsView()).sessions) await own.closeSessionTabs(x.id);
+  };
+  /** The person (or the agent) answers the prompt holding tab t's close. */
+  const answer = (t: number, accept: boolean) => fake.chrome.debugger.sendCommand({ tabId: t }, "Page.handleJavaScriptDialog", { accept });
+  const gone = (t: number) => new Promise<void>((r) => fake.chrome.tabs.onRemoved.addListener((id) => id === t && r()));
+
+  it("close-all: a tab whose page holds the close with a prompt stays the session's and is reported; the others go", async () => {
+    await clear();
+    const s = stdio("close-all");
+    const quiet = await own.openAgentTab(s);
+    const asks = await own.openAgentTab(s);
+    fake.prompts.add(asks);
+    const r = await own.closeSessionTabs("close-all");
+    expect(r.closed).toEqual([quiet]);
+    expect(r.stayed).toEqual([{ tabId: asks, prompt: true, why: expect.stringContaining("asks before it is left") }]);
+    expect(tabs.has(asks)).toBe(true);
+    expect(listed(s)).toEqual([asks]);
+    expect(await check(READ, { tabId: asks }, s)).toBe("ok"); // still the session's to act on
+    // The prompt answered: Chrome removes the tab, and only then is it no longer the session's.
+    const removed = gone(asks);
+    await answer(asks, true);
+    await removed;
+    await new Promise((r) => setTimeout(r, 0));
+    expect(listed(s)).toEqual([]);
+    expect(await check(READ, { tabId: asks }, s)).toBe("no_tab");
+  });
+
+  it("eviction at the cap: a tab held by its page's prompt stays owned, and the busy error names it", async () => {
+    await clear();
+    const s = own.sessionFromMeta({ sessionId: "evict-held", session: "evict-held", kind: "stdio", tabCap: 2 });
+    const t1 = await own.openAgentTab(s);
+    const t2 = await own.openAgentTab(s);
+    // t1, the least recently used, is the one to go; its page (a popup whose handler ran before
+    // the extension could quiet it) asks before it is left.
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await check(READ, { tabId: t2 }, s)).toBe("ok");
+    fake.prompts.add(t1);
+    const err = await own.openAgentTab(s).then(
+      () => undefined,
+      (e: { code?: string; message?: string; hint?: string }) => e,
+    );
+    expect(err?.code).toBe("busy");
+    expect(err?.message).toContain(`tab ${t1}, closed to make room, is still open`);
+    expect(err?.hint).toContain(`handle_dialog on tab ${t1}`);
+    expect(listed(s).sort()).toEqual([t1, t2].sort());
+    expect(tabs.has(t1)).toBe(true);
+    // Accepting the prompt closes it; then there is room.
+    const removed = gone(t1);
+    await answer(t1, true);
+    await removed;
+    const t3 = await own.openAgentTab(s);
+    expect(listed(s).sort()).toEqual([t2, t3].sort());
   });
 });
