@@ -67,7 +67,7 @@ const (
 // accessRefusal is the refusal of a tool outside the session's access.
 // It is a refusal in the gate, so it is audited like any other; the code is
 // the one the extension gives for a window grant's missing scope
-// (extension/src/tools/ownership.ts), with the step that widens it.
+// (extension/src/tools/ownership/check.ts), with the step that widens it.
 func accessRefusal(format string, args ...any) *toolerr.Error {
 	return &toolerr.Error{Code: toolerr.TabNotOwned, Message: fmt.Sprintf(format, args...),
 		Hint: "Ask the person to widen this agent's browser access in the Torii side panel; nothing was sent."}
