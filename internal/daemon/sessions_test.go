@@ -170,6 +170,10 @@ func TestThousandEventStreams(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
+	// The streams share this client's connections, fewer than the listener holds (SECURITY I-49):
+	// past that budget the daemon closes connections unanswered by design, which another test covers.
+	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 128}}
+	defer hc.CloseIdleConnections()
 	for i := 0; i < 1000; i++ {
 		wg.Add(1)
 		go func() {
@@ -178,7 +182,7 @@ func TestThousandEventStreams(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+tok)
 			req.Header.Set("Accept", "text/event-stream")
 			req.Header.Set("Mcp-Session-Id", sid)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := hc.Do(req)
 			code := -1
 			if err == nil {
 				code = resp.StatusCode
