@@ -19,7 +19,7 @@ import {
   watchNav,
   type NavWatch,
 } from "./browser.js";
-import { assertLanding } from "./origin.js";
+import { assertLanding, stillLanded, type Landing } from "./origin.js";
 import { getPolicy } from "./safety.js";
 import { guardInput, type Leaving } from "./effects.js";
 
@@ -263,10 +263,10 @@ export async function act(
   tabId: number,
   a: ActionArgs,
   ctx: ToolContext,
-  fn: () => Promise<{ text: string; data?: Record<string, unknown> }>,
+  fn: () => Promise<{ text: string; data?: Record<string, unknown>; landed?: Landing }>,
 ): Promise<ToolOutput> {
   const watch: NavWatch = watchNav(tabId);
-  let out: { text: string; data?: Record<string, unknown> };
+  let out: { text: string; data?: Record<string, unknown>; landed?: Landing };
   // Whether the action started a navigation of the tab, as the armed top document says ("unknown"
   // without the guard, or when it could not answer); the browser reporting a start settles it.
   let leaving: Leaving = "unknown";
@@ -329,8 +329,9 @@ export async function act(
   }
   // SECURITY I-15: an action that left the tab on a page off the allowlist (a redirect, a link)
   // fails here, and nothing of that page is read. SECURITY I-43: the page is named only after
-  // that, by the URL just judged.
-  const landed = await assertLanding(tabId, seen && !watch.started() ? seen : undefined);
+  // that, by the URL just judged. A landing the action judged itself after its load (navigate)
+  // stands while no top frame has had an event since.
+  const landed = stillLanded(out.landed) ? out.landed : await assertLanding(tabId, seen && !watch.started() ? seen : undefined);
   if (navigated) parts.push(`navigated to ${landed.url}${navigated.loaded ? "" : " (still loading)"}`);
   try {
     if (a.waitFor) {

@@ -5,11 +5,11 @@ import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
-import { awaitLoad, guarded, resolveTab, watchNav } from "./browser.js";
+import { awaitLoad, callTab, guarded, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
-import { assertLanding, assertUrlAllowed } from "./origin.js";
+import { assertUrlAllowed, judgeLanding } from "./origin.js";
 
 const LOAD_MS = 30_000;
 
@@ -54,12 +54,14 @@ async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeout
 
 async function summary(tabId: number, extra: Record<string, unknown>) {
   // SECURITY I-15/I-42: the landing page (after redirects) is judged, and its title and URL are
-  // told, from one view of the tab.
-  const t = await assertLanding(tabId);
+  // told, from one view of the tab; act() takes this judgement as its own landing check unless a
+  // top frame had an event since.
+  const t = await judgeLanding(tabId);
   const loaded = extra.loaded !== false;
   return {
     text: `tab ${tabId}: ${t.title || "(untitled)"} — ${t.url}${loaded ? "" : " (still loading)"}`,
     data: { url: t.url, title: t.title, ...extra },
+    landed: t,
   };
 }
 
@@ -109,7 +111,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
         return summary(id, { created: true, ...(r.loaded ? {} : { loaded: false }) });
       });
     } else {
-      tabId = (await resolveTab(a.tabId)).id as number;
+      tabId = await callTab(a.tabId, ctx);
     }
     return act(tabId, a, ctx, async () => {
       const r = await navigateTab(tabId, url, ctx, a.timeoutMs ?? LOAD_MS);
@@ -134,7 +136,7 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
   },
   traits: { target: "tab", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
       const h = await cdp<{ currentIndex: number; entries: { id: number; url: string }[] }>(tabId, "Page.getNavigationHistory", {}, left(ctx.deadline, 10_000), ctx.signal);
       const steps = a.steps ?? 1;
@@ -166,7 +168,7 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
   },
   traits: { target: "tab", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
-    const tabId = (await resolveTab(a.tabId)).id as number;
+    const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
       const w = watchNav(tabId);
       let r: { loaded: boolean };

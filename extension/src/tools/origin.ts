@@ -202,6 +202,25 @@ export async function assertLanding(tabId: number, tab?: chrome.tabs.Tab): Promi
   return v;
 }
 
+/** A landing judged by assertLanding, with the count of top-frame events before its view was read. */
+export interface Landing {
+  url: string;
+  title: string;
+  events: number;
+}
+
+/** assertLanding from a fresh view of the tab, noting topFrameEvents() before it was read. */
+export async function judgeLanding(tabId: number): Promise<Landing> {
+  const events = topEvents;
+  const v = await assertLanding(tabId);
+  return { ...v, events };
+}
+
+/** The landing still holds: no top frame of any tab had an event since its view was read. */
+export function stillLanded(l: Landing | undefined): l is Landing {
+  return l !== undefined && l.events === topEvents;
+}
+
 // ---------- captures ----------
 
 /** Every frame of the tab by its own report: all allowed, else null (a frame that does not answer included). */
