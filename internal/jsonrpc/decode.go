@@ -65,9 +65,11 @@ func Decode(data []byte) (*Message, *Error) {
 // Peek reads only the envelope (id and method) of a frame; used for frames
 // too large to be handled, so the error can still carry the request's id.
 func Peek(data []byte) (id json.RawMessage, method string, ok bool) {
+	// The method is read as Decode reads it: raw, the last of duplicate keys winning, so an
+	// earlier "method" of another type cannot make the two disagree.
 	var raw struct {
 		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		Method json.RawMessage `json:"method"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, "", false
@@ -75,7 +77,10 @@ func Peek(data []byte) (id json.RawMessage, method string, ok bool) {
 	if !validID(raw.ID) {
 		raw.ID = nil
 	}
-	return raw.ID, raw.Method, true
+	if len(raw.Method) > 0 && json.Unmarshal(raw.Method, &method) != nil {
+		method = ""
+	}
+	return raw.ID, method, true
 }
 
 func validID(id json.RawMessage) bool {
