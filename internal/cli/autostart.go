@@ -45,6 +45,15 @@ func startLockFile(p config.Paths) string { return filepath.Join(p.StateDir, "st
 // ensureDaemon returns a control connection to the daemon, starting
 // `<this binary> serve` detached if none runs. started reports whether this
 // call started it.
+// ensureDaemonTold is ensureDaemon that tells the person, on stderr, when it started one.
+func ensureDaemonTold(ctx context.Context, s Stdio, p config.Paths) (*control.Client, error) {
+	c, started, err := ensureDaemon(ctx, p)
+	if err == nil && started {
+		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
+	}
+	return c, err
+}
+
 func ensureDaemon(ctx context.Context, p config.Paths) (c *control.Client, started bool, err error) {
 	if c, err := control.Dial(ctx, p.Socket()); err == nil {
 		return c, false, nil

@@ -98,14 +98,11 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, started, err := ensureDaemon(ctx, p)
+	client, err := ensureDaemonTold(ctx, s, p)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	if started {
-		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
-	}
 	extDir := extensionDir(p)
 	if _, err := syncExtension(extDir); err != nil {
 		return fmt.Errorf("write the extension to %s: %w", extDir, err)

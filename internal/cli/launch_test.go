@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/extension"
-	"github.com/torii-browser/torii/internal/link/linktest"
 )
 
 // fakeBrowser writes a script that records its pid and arguments, one per
@@ -101,23 +100,8 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	prov := fakeExtension()
-	c, err := linktest.Dial(ctx, frag.Get("daemon"), &linktest.Options{Handler: prov.Handle})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pairWithSecret(t, ctx, frag)
 	defer c.Close()
-	if _, err := c.SayHello(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := linktest.NewDevice("Managed Chrome")
-	if err := c.Pair(ctx, d, linktest.PairOptions{OTP: frag.Get("otp")}); err != nil {
-		t.Fatalf("OTP pairing: %v", err)
-	}
-	if _, err := c.Auth(ctx, d); err != nil {
-		t.Fatalf("auth: %v", err)
-	}
-	attachTools(t, ctx, c)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

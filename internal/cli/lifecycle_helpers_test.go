@@ -70,12 +70,20 @@ func pairStarted(t *testing.T, argsFile string, notPID int, launch *exec.Cmd, st
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	c := pairWithSecret(t, ctx, frag)
+	t.Cleanup(func() { c.Close() })
+	return launchedBrowser{pid: pid, client: c}
+}
+
+// pairWithSecret plays the managed browser's extension: it dials the daemon the start URL's
+// fragment names, pairs with its one-time secret, authenticates and attaches its tools.
+func pairWithSecret(t *testing.T, ctx context.Context, frag url.Values) *linktest.Client {
+	t.Helper()
 	prov := fakeExtension()
 	c, err := linktest.Dial(ctx, frag.Get("daemon"), &linktest.Options{Handler: prov.Handle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
 	if _, err := c.SayHello(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +95,7 @@ func pairStarted(t *testing.T, argsFile string, notPID int, launch *exec.Cmd, st
 		t.Fatalf("auth: %v", err)
 	}
 	attachTools(t, ctx, c)
-	return launchedBrowser{pid: pid, client: c}
+	return c
 }
 
 // launchPaired runs a command line that launches a browser (`torii launch …`, or a fix

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/signal"
@@ -32,13 +31,10 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, started, err := ensureDaemon(ctx, p)
+	// stderr is the MCP client's log, not the protocol stream.
+	client, err := ensureDaemonTold(ctx, s, p)
 	if err != nil {
 		return err
-	}
-	if started {
-		// stderr is the MCP client's log, not the protocol stream.
-		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
 	}
 	if *browser != "" {
 		if err := checkBrowserName(ctx, client, *browser); err != nil {

@@ -46,14 +46,11 @@ type reuseOptions struct {
 // started if it is not (the extension reconnects by itself), and the browser is reported.
 func reuseBrowser(ctx context.Context, s Stdio, p config.Paths, o reuseOptions) error {
 	rec := findRecord(p, o.profile, o.pid)
-	client, started, err := ensureDaemon(ctx, p)
+	client, err := ensureDaemonTold(ctx, s, p)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	if started {
-		fmt.Fprintf(s.Err, "torii: started the daemon in the background (log: %s)\n", p.LogFile())
-	}
 	if o.policy {
 		fmt.Fprintf(s.Err, "torii: launch policy not applied (--reuse): the browser was already running, and its policy stays as it is\n")
 	}

@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -71,28 +70,11 @@ func mcpTo(t *testing.T, ctx context.Context, d *daemontest.Daemon, token, brows
 	if browser != "" {
 		endpoint += "?browser=" + url.QueryEscape(browser)
 	}
-	h := http.Header{"Authorization": {"Bearer " + token}}
-	hc := &http.Client{Transport: headerRT{h, http.DefaultTransport}}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, nil)
-	s, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
+	s, err := d.MCPAt(t, ctx, endpoint, token, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-type headerRT struct {
-	h  http.Header
-	rt http.RoundTripper
-}
-
-func (x headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range x.h {
-		r.Header[k] = v
-	}
-	return x.rt.RoundTrip(r)
 }
 
 func call(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string) *mcp.CallToolResult {

@@ -1,36 +1,18 @@
 package daemon
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/link/linktest"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Pins that can never match are said in the log as the daemon starts,
 // with the fix.
 func TestStartWarnsAboutPinsThatMatchNothing(t *testing.T) {
-	var buf lockedBuf
+	var buf linktest.LogBuffer
 	startDaemon(t, func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(&buf, nil))
 		o.Config.MCPServers = config.MCPServerPolicy{Allow: []string{"katashiro"}, Pins: map[string][]string{"ghost": {"snapshot"}}}

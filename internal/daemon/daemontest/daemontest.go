@@ -165,6 +165,11 @@ func (x headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // MCP connects a go-sdk client to /mcp with the token (and extra headers).
 func (d *Daemon) MCP(tb testing.TB, ctx context.Context, token string, extra http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	return d.MCPAt(tb, ctx, d.MCPURL, token, extra, opts)
+}
+
+// MCPAt is MCP at another endpoint of the daemon's (/mcp with a query, say).
+func (d *Daemon) MCPAt(tb testing.TB, ctx context.Context, endpoint, token string, extra http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	h := http.Header{}
 	for k, v := range extra {
 		h[k] = v
@@ -174,7 +179,7 @@ func (d *Daemon) MCP(tb testing.TB, ctx context.Context, token string, extra htt
 	}
 	hc := &http.Client{Transport: headerRT{h, http.DefaultTransport}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, opts)
-	s, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.MCPURL, HTTPClient: hc, MaxRetries: -1}, nil)
+	s, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err == nil {
 		tb.Cleanup(func() { s.Close() })
 	}
