@@ -60,28 +60,7 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
     const line = raw.replace(/^\s*-\s+/, "");
     const row = compactRows ? /^row(?:\s+"(?:[^"\\]|\\.)*")?:\s(.*)$/.exec(line) : null;
     if (row) {
-      const cells = (row[1] as string).split(" | ");
-      const cur: (Addressable | undefined)[] = [];
-      cells.forEach((cell, i) => {
-        const c = cell.trim();
-        const bare = /^\[ref=([^\]\s]+)\]/.exec(c);
-        if (bare) {
-          const prev = above[i];
-          if (prev) {
-            const a = { role: prev.role, name: prev.name, ref: bare[1] as string };
-            out.push(a);
-            cur[i] = a;
-          }
-          return;
-        }
-        // A cell may hold several controls: `link "View" [ref=e5] button "Refund" [ref=e6]`.
-        for (const m of c.matchAll(CONTROL)) {
-          const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
-          out.push(a);
-          cur[i] ??= a;
-        }
-      });
-      above = cur;
+      above = rowControls(row[1] as string, above, /^\[ref=([^\]\s]+)\]/, CONTROL, out);
       continue;
     }
     above = [];
@@ -92,6 +71,34 @@ function parseYaml(text: string, compactRows: boolean): Addressable[] {
     for (const m of body.matchAll(CONTROL)) out.push({ role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string });
   }
   return out;
+}
+
+/**
+ * The controls of one compact table row (`row: a | b | button "Edit" [ref]`), added to out; returns
+ * the row's control per column, for the next row. A bare ref (`bare`) is the same control as the
+ * one above in its column; a cell may hold several controls (`link "View" [r5] button "Refund" [r6]`).
+ */
+function rowControls(cells: string, above: (Addressable | undefined)[], bare: RegExp, control: RegExp, out: Addressable[]): (Addressable | undefined)[] {
+  const cur: (Addressable | undefined)[] = [];
+  cells.split(" | ").forEach((cell, i) => {
+    const c = cell.trim();
+    const b = bare.exec(c);
+    if (b) {
+      const prev = above[i];
+      if (prev) {
+        const a = { role: prev.role, name: prev.name, ref: b[1] as string };
+        out.push(a);
+        cur[i] = a;
+      }
+      return;
+    }
+    for (const m of c.matchAll(control)) {
+      const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
+      out.push(a);
+      cur[i] ??= a;
+    }
+  });
+  return cur;
 }
 
 /** Chrome DevTools MCP prints `uid=1_5 role "name" …`, one node a line. */
@@ -117,6 +124,7 @@ function parseAgentBrowser(text: string): Addressable[] {
 
 /** Torii's ref: its document's tag (letters, never "h") and a number (extension/src/shared/refname.ts). */
 const TORII_REF = "[a-gi-z]{1,8}[1-9][0-9]*";
+const TORII_BARE = new RegExp(`^\\[(${TORII_REF})\\]`);
 const TORII_CONTROL = new RegExp(`([A-Za-z]+)(?:\\s+"((?:[^"\\\\]|\\\\.)*)")?\\s+\\[(${TORII_REF})\\]`, "g");
 
 /**
@@ -133,26 +141,7 @@ function parseTorii(text: string): Addressable[] {
     const line = (lines[li] as string).trimStart();
     const row = /^row(?:\s+"(?:[^"\\]|\\.)*")?:\s(.*)$/.exec(line);
     if (row) {
-      const cur: (Addressable | undefined)[] = [];
-      (row[1] as string).split(" | ").forEach((cell, i) => {
-        const c = cell.trim();
-        const bare = new RegExp(`^\\[(${TORII_REF})\\]`).exec(c);
-        if (bare) {
-          const prev = above[i];
-          if (prev) {
-            const a = { role: prev.role, name: prev.name, ref: bare[1] as string };
-            out.push(a);
-            cur[i] = a;
-          }
-          return;
-        }
-        for (const m of c.matchAll(TORII_CONTROL)) {
-          const a = { role: m[1] as string, name: unq(m[2] ?? ""), ref: m[3] as string };
-          out.push(a);
-          cur[i] ??= a;
-        }
-      });
-      above = cur;
+      above = rowControls(row[1] as string, above, TORII_BARE, TORII_CONTROL, out);
       continue;
     }
     above = [];
