@@ -17,7 +17,7 @@ func ExposedName(server, tool string) string {
 }
 
 // PinMatches reports whether a pin of server names tool (as the server lists
-// it). SECURITY I-65: a pin may be written bare (`snapshot`) or with the
+// it). SECURITY I-64: a pin may be written bare (`snapshot`) or with the
 // server's own prefix (`katashiro.snapshot`); both name the same tool of
 // that server only, because pins are looked up under the declaring
 // server's name and compared as exposed names.

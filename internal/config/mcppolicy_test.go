@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// SECURITY I-65: a pin names a tool of its own server, bare or prefixed;
+// SECURITY I-64: a pin names a tool of its own server, bare or prefixed;
 // it never reaches another server's tools or a different tool.
 func TestPinMatches(t *testing.T) {
 	for _, tc := range []struct {

@@ -18,7 +18,7 @@ const maxSeen = 64
 // see (config.ExposedName), in fetched order. When a server lists both
 // `snapshot` and `<server>.snapshot`, the name it already prefixed wins:
 // that is what the server itself calls that name; the other is shadowed
-// (SECURITY I-65).
+// (SECURITY I-64).
 func exposedTools(server string, fetched []*mcp.Tool) (names []string, byName map[string]*mcp.Tool, shadowed []string) {
 	byName = map[string]*mcp.Tool{}
 	for _, t := range fetched {

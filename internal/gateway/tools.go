@@ -27,7 +27,7 @@ func (g *Gateway) allowed(server string) bool {
 }
 
 // pinned: deny-all unless a pin of its own server names the tool
-// (SECURITY I-35, I-65: config.PinMatches).
+// (SECURITY I-35, I-64: config.PinMatches).
 func (g *Gateway) pinned(server, tool string) bool {
 	return g.conf().Policy.PinFor(server, tool) != ""
 }

@@ -1,4 +1,4 @@
-// Refs: short names ("b12") for elements, bound to this document. SECURITY I-64: a ref is the
+// Refs: short names ("b12") for elements, bound to this document. SECURITY I-63: a ref is the
 // document's tag (letters, handed out once by the worker, never to another document of any tab)
 // followed by a number this document issues from 1 and never reissues, so a ref is never reissued
 // on a live tab and one from another document, frame or tab never names an element here.

@@ -5,7 +5,7 @@
 /**
  * The engine's wire protocol; the worker runs only an engine of this one (an older one left in a
  * document is replaced). 2: every call names the origin the worker allowed, every reply carries
- * the document's own. 3: refs are the document's tag and a number (SECURITY I-64).
+ * the document's own. 3: refs are the document's tag and a number (SECURITY I-63).
  */
 export const PROTOCOL = 3;
 

@@ -1,4 +1,4 @@
-// The ref format, shared by the page engine and the worker. SECURITY I-64: a ref is a document's
+// The ref format, shared by the page engine and the worker. SECURITY I-63: a ref is a document's
 // tag (lowercase letters, never "h" so that h1…h6 stay CSS selectors) and a number from 1
 // ("b12": element 12 of the document tagged "b"). Tags count up in bijective base 25 (a … z,
 // then aa, ab …) from one counter for the whole browser, so no two documents ever share one.

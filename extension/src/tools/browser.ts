@@ -373,7 +373,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
   };
   try {
     const store = refs();
-    // SECURITY I-64: a tag no document has had; the answering document takes it only if it has
+    // SECURITY I-63: a tag no document has had; the answering document takes it only if it has
     // none yet. Given back only when the reply shows it was not taken.
     const offered = await store.offer();
     const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
