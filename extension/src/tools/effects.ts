@@ -38,8 +38,10 @@ type Shim = { missing: true } | ArmReply;
 
 // These run in the page (ISOLATED world, the guard's world); they must be self-contained.
 // Arming also notes, in the top frame, whether the document starts leaving while armed (the
-// Navigation API's navigate event, fired synchronously by a link, a form or a script): the worker
-// then waits for the load instead of guessing with a pause.
+// Navigation API's navigate event, fired synchronously by a link or a script): the worker then
+// waits for the load instead of guessing with a pause. A form's submission is only planned when
+// its submit event passes (its navigate event comes in a later task, possibly after the disarm),
+// so a submit nobody cancelled that targets this document counts as leaving too.
 function armFrame(spec: ArmSpec): Shim {
   const w = globalThis as { __toriiGuard?: GuardApi; __toriiNav?: { token: string; left: boolean }; navigation?: EventTarget };
   const gd = w.__toriiGuard;
@@ -50,6 +52,16 @@ function armFrame(spec: ArmSpec): Shim {
       w.__toriiNav = st;
       w.navigation.addEventListener("navigate", (e) => {
         if (!(e as Event & { destination?: { sameDocument?: boolean } }).destination?.sameDocument) st.left = true;
+      });
+      // Bubble phase on the window: the page's own handlers on the form have run (and may have
+      // cancelled it) by then.
+      window.addEventListener("submit", (e) => {
+        const f = e.target;
+        if (e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
+        const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
+        const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
+        const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
+        if (method !== "dialog" && ["", "_self", "_top", "_parent"].includes(target)) st.left = true;
       });
     }
     w.__toriiNav.token = spec.token;
