@@ -214,6 +214,18 @@ func (c *fc) waitStatus(sid, status string) gateway.StatusParams {
 	return got
 }
 
+// lastStatus is the latest torii/agent_status received for the session.
+func (c *fc) lastStatus(sid string) gateway.StatusParams {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.statuses) - 1; i >= 0; i-- {
+		if c.statuses[i].SessionID == sid {
+			return c.statuses[i]
+		}
+	}
+	return gateway.StatusParams{}
+}
+
 // --- a fake MCP-over-ACP provider serving several declared servers -------
 
 type fakeServer struct {

@@ -513,14 +513,21 @@ func TestCrashRestart(t *testing.T) {
 	sid := newSession(t, c, nil, nil)
 	mustPrompt(t, c, sid, "/echo-session", "end_turn")
 	before := c.text(sid)
-	if _, err := prompt(c, sid, "/crash"); err == nil {
+	_, err := prompt(c, sid, "/crash")
+	if err == nil {
 		t.Fatal("a crashing prompt should fail")
+	}
+	// The word arrives before the failed prompt's answer, and nothing later
+	// (the turn ending) says otherwise: a client showing the last word shows
+	// crashed.
+	if last := c.lastStatus(sid); last.Status != "crashed" {
+		t.Fatalf("last status when the crashed prompt answered: %+v (all %+v) err %v", last, c.statuses, err)
 	}
 	st := c.waitStatus(sid, "crashed")
 	if st.Detail == "" {
 		t.Fatalf("crashed status without detail: %+v", st)
 	}
-	if _, err := prompt(c, sid, "hello"); err == nil || !strings.Contains(err.Error(), "restart") {
+	if _, err = prompt(c, sid, "hello"); err == nil || !strings.Contains(err.Error(), "restart") {
 		t.Fatalf("prompt to a crashed agent: %v", err)
 	}
 	c.mustCall("torii/session/restart", map[string]string{"sessionId": sid}, nil)

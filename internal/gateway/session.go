@@ -79,6 +79,8 @@ type Session struct {
 
 	sending atomic.Bool
 
+	notifyMu sync.Mutex // orders torii/agent_status sends (notifyStatus)
+
 	mu         sync.Mutex
 	conn       *link.Conn
 	attachGen  int
@@ -271,8 +273,18 @@ func (s *Session) spawn(ctx context.Context, load bool) error {
 func (s *Session) watch(proc *agents.Process, gen int, h [32]byte) {
 	<-proc.Exited()
 	s.g.revoke(h)
+	s.recordEnd(proc, gen)
+}
+
+// recordEnd marks the session crashed or exited once its process has ended,
+// and says so once. The prompt whose call the exit broke records it too, and
+// returns only once the word is sent (by whichever got there first), so it
+// reaches the client before the prompt's answer does.
+func (s *Session) recordEnd(proc *agents.Process, gen int) {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
 	s.mu.Lock()
-	if s.procGen != gen || s.closed {
+	if s.procGen != gen || s.closed || s.status == StatusCrashed || s.status == StatusExited {
 		s.mu.Unlock()
 		return
 	}
@@ -283,7 +295,7 @@ func (s *Session) watch(proc *agents.Process, gen int, h [32]byte) {
 	s.status, s.detail = st, proc.ExitDetail()
 	s.mu.Unlock()
 	s.g.log.Warn("gateway: agent ended", "session", s.ID, "agent", s.Agent, "status", st, "detail", proc.ExitDetail())
-	s.notifyStatus()
+	s.sendStatus()
 }
 
 func (s *Session) onNotify(gen int, method string, params json.RawMessage) {
@@ -414,7 +426,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 		s.mu.Unlock()
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
 	}
-	proc, sid := s.proc, s.agentSID
+	proc, sid, gen := s.proc, s.agentSID, s.procGen
 	t := &turn{cancelCh: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	s.turn = t
@@ -439,19 +451,22 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	})
 	err = proc.Call(callCtx, "session/prompt", p, &res)
 	stop()
+	closed := errors.Is(err, agents.ErrClosed)
+	if closed {
+		select {
+		case <-proc.Exited():
+			s.recordEnd(proc, gen)
+		case <-time.After(2 * time.Second):
+		}
+	}
 	s.flush(2 * time.Second)
 	s.endTurn(t)
 	switch {
 	case t.killed.Load():
 		return map[string]string{"stopReason": "cancelled"}, nil
+	case closed:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
 	case err != nil:
-		if errors.Is(err, agents.ErrClosed) {
-			select {
-			case <-proc.Exited():
-			case <-time.After(2 * time.Second):
-			}
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
-		}
 		return nil, agentErr("session/prompt", err)
 	}
 	return res, nil
@@ -815,7 +830,18 @@ type StatusParams struct {
 	Detail    string `json:"detail,omitempty"`
 }
 
+// notifyStatus sends the session's current status. Sends are serialised, and
+// each takes its snapshot inside that order, so the last word a client gets is
+// the latest status: two goroutines (a turn ending, the process exiting) never
+// deliver an older word after a newer one.
 func (s *Session) notifyStatus() {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
+	s.sendStatus()
+}
+
+// sendStatus sends the current status; the caller holds notifyMu.
+func (s *Session) sendStatus() {
 	s.mu.Lock()
 	c := s.conn
 	p := StatusParams{SessionID: s.ID, Agent: s.Agent, Status: s.status, Detail: s.detail}

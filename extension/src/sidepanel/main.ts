@@ -477,10 +477,6 @@ function onTurnEnd(sessionId: string, stopReason: string, error?: RpcErrorShape)
   if (error || stopReason !== "end_turn") undelivered(a.turnFrom, a.name, error ? "Failed" : stopReason === "cancelled" ? "Stopped" : `Stopped: ${stopReason}`);
   a.turnFrom = undefined;
   if (a.state === "busy" || a.state === "not_responding") a.state = "ready";
-  // The daemon's answer says when the turn failed because the agent ended; the chip follows it even
-  // if the status word that also says so has not arrived (yet).
-  const ended = error ? /the agent (?:is )?(crashed|exited)\b/.exec(error.message) : null;
-  if (ended && !UNHEALTHY.includes(a.state)) a.state = ended[1] as AgentState;
   // The daemon's message names its method for clients; the person's way to the same is the chip.
   if (error) note(`${a.name}: the turn failed — ${error.message.replace(/call torii\/session\/restart/, "click its chip to restart it")}`, "error");
   else if (stopReason === "cancelled") note(`${a.name} stopped.`, "info");
