@@ -1,14 +1,12 @@
 // The side panel and its multi-agent room: the real extension's sidepanel.html, opened as a tab for
 // one window, chatting through the real daemon with the deterministic scripted ACP agent
 // (internal/agents/scripted) configured twice, as "alpha" (the default) and "beta".
-import { readFile, writeFile } from "node:fs/promises";
 import { type Server, createServer } from "node:http";
-import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, pairBrowser } from "../src/browser.ts";
-import { EXTENSION_ORIGIN } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
+import { configure, openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
 import { testAgent } from "../src/test-agent.ts";
 import { allowEverything } from "../src/tools-rig.ts";
 import type { Torii } from "../src/torii.ts";
@@ -57,41 +55,8 @@ describeBrowser("side panel", () => {
   let site: Server;
   let siteUrl: string;
 
-  const transcript = () => panel.getByTestId("transcript");
-  const agentMsgs = (agent?: string) =>
-    transcript().locator(agent ? `[data-testid="msg-agent"][data-agent="${agent}"]` : '[data-testid="msg-agent"]');
-  const chip = (agent: string) => panel.locator(`[data-testid="agent-chip"][data-agent="${agent}"]`);
-
-  async function send(text: string): Promise<void> {
-    const input = panel.getByTestId("composer-input");
-    await input.fill(text);
-    await input.press("Enter");
-  }
-
-  /** Waits for the n-th (1-based) finished reply of an agent; returns it. */
-  async function reply(agent: string, n: number, timeout = 20_000): Promise<Locator> {
-    const msgs = agentMsgs(agent);
-    await expect.poll(() => msgs.count(), { timeout }).toBeGreaterThanOrEqual(n);
-    const m = msgs.nth(n - 1);
-    await expect.poll(() => m.getAttribute("data-streaming"), { timeout }).toBe("false");
-    return m;
-  }
-
-  async function idle(): Promise<void> {
-    await expect.poll(() => panel.evaluate(() => document.body.dataset.busy), { timeout: 20_000 }).toBe("false");
-  }
-
-  async function clearScreen(): Promise<void> {
-    await panel.getByTestId("clear").click();
-    await expect.poll(() => transcript().locator("li").count()).toBe(0);
-  }
-
-  async function openPanel(): Promise<Page> {
-    const p = await browser.context.newPage();
-    await p.goto(`${EXTENSION_ORIGIN}/sidepanel.html?window=${windowId}`);
-    await p.waitForFunction(() => document.body.dataset.ready === "true");
-    return p;
-  }
+  const { transcript, agentMsgs, chip, send, reply, idle, clearScreen } = panelDriver(() => panel);
+  const openPanel = () => openPanelOf(browser.context, windowId);
 
   beforeAll(async () => {
     tmp = await shortTempDir();
@@ -105,26 +70,22 @@ describeBrowser("side panel", () => {
     siteUrl = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}/fixture`;
 
     torii = await rig.daemon();
-    const cfgPath = join(torii.configDir, "config.json");
-    const cfg = JSON.parse(await readFile(cfgPath, "utf8")) as Record<string, unknown>;
-    cfg.agents = [
-      { name: "alpha", command: agent },
-      { name: "beta", command: agent },
-    ];
-    cfg.defaultAgent = "alpha";
-    cfg.relayLimit = RELAY_LIMIT;
-    cfg.agentIdleTimeoutSec = IDLE_SEC;
-    await writeFile(cfgPath, JSON.stringify(cfg) + "\n", { mode: 0o600 });
+    await configure(torii, {
+      agents: [
+        { name: "alpha", command: agent },
+        { name: "beta", command: agent },
+      ],
+      defaultAgent: "alpha",
+      relayLimit: RELAY_LIMIT,
+      agentIdleTimeoutSec: IDLE_SEC,
+    });
     await torii.start();
     browser = await rig.browser();
     const { popup } = await pairBrowser(browser, torii);
     // The person's policy lets the fixture origin through (as `torii launch --permissive` would);
     // tab access still comes only from the room's window grant (SECURITY I-29).
     await allowEverything(popup);
-    windowId = await popup.evaluate(async () => {
-      const c = (globalThis as unknown as { chrome: { windows: { getCurrent(): Promise<{ id: number }> } } }).chrome;
-      return (await c.windows.getCurrent()).id;
-    });
+    windowId = await windowOf(popup);
     panel = await openPanel();
     await panel.setViewportSize({ width: 380, height: 760 });
     await pollUntil("the default agent to be ready", async () => (await chip("alpha").getAttribute("data-state")) === "ready", {

@@ -3,13 +3,14 @@
 // must keep every visible text at WCAG AA contrast and never scroll or cut off sideways
 // (src/ui-audit.ts). With TORII_WRITE_SCREENSHOTS=1 it also writes the screenshots docs/ shows
 // (docs/img/*.png, at 400 px); without it, it only checks, so CI never changes the tree.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, clickPairAndReadCode, setDaemonUrl, waitForPopupConnected } from "../src/browser.ts";
 import { EXTENSION_ORIGIN, repoRoot } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
+import { configure, openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
 import { Mcp } from "../src/mcp.ts";
 import { setPolicy } from "../src/safety.ts";
 import { Site } from "../src/site.ts";
@@ -63,50 +64,25 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
   let site: Site;
   let mcp: Mcp | undefined;
 
-  const transcript = () => panel.getByTestId("transcript");
-  const chip = (agent: string) => panel.locator(`[data-testid="agent-chip"][data-agent="${agent}"]`);
-  const idle = () => expect.poll(() => panel.evaluate(() => document.body.dataset.busy), { timeout: T }).toBe("false");
-  async function send(text: string): Promise<void> {
-    const input = panel.getByTestId("composer-input");
-    await input.fill(text);
-    await input.press("Enter");
-  }
-  async function reply(agent: string, n: number): Promise<void> {
-    const msgs = transcript().locator(`[data-testid="msg-agent"][data-agent="${agent}"]`);
-    await expect.poll(() => msgs.count(), { timeout: T }).toBeGreaterThanOrEqual(n);
-    await expect.poll(() => msgs.nth(n - 1).getAttribute("data-streaming"), { timeout: T }).toBe("false");
-  }
-  async function clearScreen(): Promise<void> {
-    await panel.getByTestId("clear").click();
-    await expect.poll(() => transcript().locator("li").count()).toBe(0);
-  }
-  async function openPanel(): Promise<Page> {
-    const p = await browser.context.newPage();
-    await p.goto(`${EXTENSION_ORIGIN}/sidepanel.html?window=${windowId}`);
-    await p.waitForFunction(() => document.body.dataset.ready === "true");
-    return p;
-  }
+  const { transcript, chip, send, reply, idle, clearScreen } = panelDriver(() => panel, T);
+  const openPanel = () => openPanelOf(browser.context, windowId);
 
   beforeAll(async () => {
     tmp = await shortTempDir();
     const agent = await testAgent(tmp);
     site = await Site.start();
     torii = await rig.daemon();
-    const cfgPath = join(torii.configDir, "config.json");
-    const cfg = JSON.parse(await readFile(cfgPath, "utf8")) as Record<string, unknown>;
-    cfg.agents = [
-      { name: "alpha", command: agent },
-      { name: "beta", command: agent },
-    ];
-    cfg.defaultAgent = "alpha";
-    await writeFile(cfgPath, JSON.stringify(cfg) + "\n", { mode: 0o600 });
+    await configure(torii, {
+      agents: [
+        { name: "alpha", command: agent },
+        { name: "beta", command: agent },
+      ],
+      defaultAgent: "alpha",
+    });
     await torii.start();
     browser = await rig.browser();
     popup = await browser.openPopup();
-    windowId = await popup.evaluate(async () => {
-      const c = (globalThis as unknown as { chrome: { windows: { getCurrent(): Promise<{ id: number }> } } }).chrome;
-      return (await c.windows.getCurrent()).id;
-    });
+    windowId = await windowOf(popup);
   }, 180_000);
 
   afterAll(async () => {

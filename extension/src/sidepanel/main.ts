@@ -7,46 +7,14 @@ import { relayTargets, routePersonMessage, type RoomAgent, type RoomMode } from 
 import type { PanelToWorker, RpcErrorShape, WorkerToPanel } from "../room/port.js";
 import { LoopGuard, wrapRelay } from "../room/relay.js";
 import { Transcript } from "../room/transcript.js";
+import { newAgent, type Agent } from "./agent.js";
 import { Composer } from "./composer.js";
 import { emptyState } from "./empty.js";
 import { onCopyClick } from "./markdown.js";
 import { chip, NEXT_ACCESS, UNHEALTHY, type Access, type AgentState } from "./roster.js";
 import { PanelCallError, WorkerPort } from "./rpc.js";
+import { RoomStore } from "./store.js";
 import { View } from "./view.js";
-
-/** A message waiting for an agent, and the person's message it answers (none for a relay). */
-interface Queued {
-  text: string;
-  from?: string;
-}
-
-interface Agent {
-  name: string;
-  available: boolean;
-  /** null: never chosen (the default agent connects by itself); false: the person disconnected it. */
-  enabled: boolean | null;
-  sessionId: string;
-  access: Access;
-  state: AgentState;
-  detail: string;
-  queue: Queued[];
-  /** A session/prompt is in flight (whatever the agent's reported state). */
-  inTurn: boolean;
-  /** Counts the daemon's torii/agent_status words, so an answer that raced one does not overwrite it. */
-  statusSeq: number;
-  /** The person's message the turn in flight answers. */
-  turnFrom?: string;
-  /** session/new in flight. */
-  starting?: Promise<boolean>;
-}
-
-interface Saved {
-  v: 1;
-  mode: RoomMode;
-  agents: Record<string, { sessionId: string; access: Access; enabled: boolean | null; turnFrom?: string }>;
-  guard: { count: number; tripped: boolean };
-  transcript: unknown;
-}
 
 const DEFAULT_RELAY_LIMIT = 4;
 const HEARTBEAT_MS = 15_000;
@@ -77,7 +45,6 @@ const ui = {
 };
 
 let windowId = -1;
-let storeKey = "";
 let transcript = new Transcript();
 let mode: RoomMode = "mention";
 let relayLimit = DEFAULT_RELAY_LIMIT;
@@ -113,56 +80,15 @@ const composer = new Composer(ui.form, ui.input, ui.send, ui.menu, {
 
 // ---------------------------------------------------------------- persistence
 
-let saveTimer: ReturnType<typeof setTimeout> | null = null;
-
-function save(): void {
-  if (saveTimer || !storeKey) return;
-  saveTimer = setTimeout(() => {
-    saveTimer = null;
-    void writeSaved();
-  }, 150);
-}
-
-async function writeSaved(): Promise<void> {
-  const s: Saved = {
-    v: 1,
-    mode,
-    agents: Object.fromEntries(
-      [...agents.values()].map((a) => [a.name, { sessionId: a.sessionId, access: a.access, enabled: a.enabled, ...(a.turnFrom ? { turnFrom: a.turnFrom } : {}) }]),
-    ),
-    guard: guard.snapshot(),
-    transcript: transcript.persist(),
-  };
-  try {
-    await chrome.storage.local.set({ [storeKey]: s });
-  } catch {
-    // Over quota: keep the newest part of the transcript.
-    const p = transcript.persist();
-    await chrome.storage.local.set({ [storeKey]: { ...s, transcript: { ...p, entries: p.entries.slice(-200) } } }).catch(() => undefined);
-  }
-}
+let store: RoomStore | null = null;
+const save = (): void => store?.save();
 
 async function load(): Promise<void> {
-  const raw = (await chrome.storage.local.get(storeKey))[storeKey] as Partial<Saved> | undefined;
-  if (!raw || raw.v !== 1) return;
-  mode = raw.mode === "ambient" ? "ambient" : "mention";
-  guard.restore(raw.guard);
-  transcript = Transcript.restore(raw.transcript);
-  for (const [name, a] of Object.entries(raw.agents ?? {})) {
-    agents.set(name, {
-      name,
-      available: true,
-      enabled: a.enabled ?? null,
-      sessionId: typeof a.sessionId === "string" ? a.sessionId : "",
-      access: a.access === "act" || a.access === "none" ? a.access : "read",
-      state: a.sessionId ? "connecting" : "off",
-      detail: "",
-      queue: [],
-      inTurn: false,
-      statusSeq: 0,
-      ...(typeof a.turnFrom === "string" ? { turnFrom: a.turnFrom } : {}),
-    });
-  }
+  const saved = await store?.load(guard);
+  if (!saved) return;
+  mode = saved.mode;
+  transcript = saved.transcript;
+  for (const a of saved.agents) agents.set(a.name, a);
 }
 
 // ---------------------------------------------------------------- worker messages
@@ -255,18 +181,7 @@ async function doSync(): Promise<void> {
       const o = x as { name?: unknown; available?: unknown; detail?: unknown };
       if (typeof o.name !== "string") continue;
       seen.add(o.name);
-      const a = agents.get(o.name) ?? {
-        name: o.name,
-        available: true,
-        enabled: null,
-        sessionId: "",
-        access: "read" as Access,
-        state: "off" as AgentState,
-        detail: "",
-        queue: [],
-        inTurn: false,
-        statusSeq: 0,
-      };
+      const a = agents.get(o.name) ?? newAgent(o.name);
       a.available = o.available !== false;
       if (!a.available && !a.sessionId) a.state = "unavailable";
       // The daemon names the config key to fix; say it once for the default agent, which
@@ -792,19 +707,13 @@ function wire(): void {
     return false;
   });
   setInterval(() => void heartbeat(), HEARTBEAT_MS);
-  // Closing or reloading the panel must not lose the last quarter second of the transcript.
-  addEventListener("pagehide", () => {
-    if (!saveTimer) return;
-    clearTimeout(saveTimer);
-    saveTimer = null;
-    void writeSaved();
-  });
+  addEventListener("pagehide", () => store?.flush());
 }
 
 async function main(): Promise<void> {
   const q = new URLSearchParams(location.search).get("window");
   windowId = q && /^\d+$/.test(q) ? Number(q) : ((await chrome.windows.getCurrent()).id ?? -1);
-  storeKey = `torii.room.${windowId}`;
+  store = new RoomStore(`torii.room.${windowId}`, () => ({ mode, guard, transcript, agents: agents.values() }));
   document.body.dataset.window = String(windowId);
   await load();
   showGuard();
