@@ -70,6 +70,22 @@ describe("snapshot outline", () => {
     await page.close();
   });
 
+  test("labels.html: text that only repeats the control beside it is left out; one-control list items print as the control", async () => {
+    const page = await open(env, "labels.html");
+    const s = await ok(page, "snapshot", {});
+    // The visible task text is already the checkbox's name.
+    expect(s.text).toMatch(/checkbox "Done: Book venue" \[[a-gi-z]+\d+\]\n\s*button "Delete task: Book venue"/);
+    expect(s.text).not.toMatch(/text: Book venue|text: Update roadmap/);
+    // Whole words only: "Page 1" (the current page) is not the start of a link "Go to page 10".
+    expect(s.text).toMatch(/text: Page 1\n\s*link "Go to page 10"/);
+    // "Remove" is a whole word of "Remove everything": left out.
+    expect(s.text).not.toMatch(/text: Remove\n/);
+    // A list item that is one link prints as the link, straight under its list; a text item keeps its role.
+    expect(s.text).toMatch(/navigation "Sections":\n\s*list:\n\s*link "Inbox" \[[a-gi-z]+\d+\]\n\s*link "Files" \[[a-gi-z]+\d+\]\n\s*listitem: Archive \(read only\)/);
+    expect(s.text).not.toMatch(/listitem: link/);
+    await page.close();
+  });
+
   test("shadow.html: open shadow roots and slots, in flat-tree order, hidden parts skipped", async () => {
     const page = await open(env, "shadow.html");
     const s = await ok(page, "snapshot", {});

@@ -4,7 +4,9 @@
 // ('row: Alice | 42 | button "Edit" [b13]'); in a run of such rows, a control identical (role and
 // name) to the one in the same column of the row above prints as just "[b13]" — the first row of the run, and any
 // row that opens a page or a diff hunk, print it in full. That is what keeps a 1,000-row table
-// with two controls per row under 60 k characters.
+// with two controls per row under 60 k characters. Nothing is said twice: a text beside a control
+// whose name already holds it (its visible label) is left out, and a list item that is one
+// control prints as that control.
 import { clip, norm } from "./dom";
 import { BREAK, isText, type Item, type TNode } from "./tree";
 
@@ -12,6 +14,7 @@ const TEXT_MAX = 200;
 const NAME_MAX = 120;
 const CELL_ROLES = new Set(["cell", "columnheader", "rowheader", "gridcell"]);
 const TABLE_ROLES = new Set(["table", "grid", "treegrid"]);
+const WORD = /[\p{L}\p{N}]/u;
 
 export interface Rendered {
   lines: string[];
@@ -105,16 +108,37 @@ export function render(items: Item[], interactiveOnly: boolean): Rendered {
 
 function renderItems(items: Item[], depth: number, r: Rendered, ditto: Ditto | null): void {
   const ind = "  ".repeat(depth);
-  for (const it of items) {
-    if (it === BREAK) continue;
+  items.forEach((it, i) => {
+    if (it === BREAK) return;
     if (isText(it)) {
       const s = norm(it.t);
-      if (s) r.lines.push(`${ind}text: ${textRun(s)}`);
+      if (s && !namedBeside(items, i, s)) r.lines.push(`${ind}text: ${textRun(s)}`);
       if (ditto) ditto.prev = [];
-      continue;
+      return;
     }
     renderNode(it, depth, ind, r, ditto);
+  });
+}
+
+/**
+ * Whether the control right before or after a text already says it in its name: a checkbox named
+ * "Done: Book venue" beside its visible "Book venue", a button "Remove jacket" after "jacket".
+ * Such text is the control's label and would only repeat it.
+ */
+function namedBeside(items: Item[], i: number, text: string): boolean {
+  if (text.length > NAME_MAX) return false;
+  const t = text.toLowerCase();
+  for (const step of [-1, 1]) {
+    let j = i + step;
+    while (items[j] === BREAK) j += step;
+    const k = items[j];
+    if (!k || isText(k) || !k.ref || !isLeaf(k)) continue;
+    const name = k.name.toLowerCase();
+    const at = name.indexOf(t);
+    // Whole words only: the "1" of a current page is not in a link "Go to page 10".
+    if (at >= 0 && !WORD.test(name[at - 1] ?? " ") && !WORD.test(name[at + t.length] ?? " ")) return true;
   }
+  return false;
 }
 
 function renderNode(n: TNode, depth: number, ind: string, r: Rendered, ditto: Ditto | null): void {
@@ -148,7 +172,8 @@ function renderNode(n: TNode, depth: number, ind: string, r: Rendered, ditto: Di
   if (nonBreak === 1 && n.role === "listitem" && !n.ref) {
     const only = kids.find((k) => k !== BREAK) as TNode;
     if (isLeaf(only)) {
-      r.lines.push(`${ind}${h}: ${inline(only)}`);
+      // An item that is just one control is that control: the list above it says it is an item.
+      r.lines.push(h === "listitem" ? `${ind}${inline(only)}` : `${ind}${h}: ${inline(only)}`);
       return;
     }
   }
