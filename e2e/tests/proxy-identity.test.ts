@@ -172,6 +172,11 @@ describeBrowser("proxy profiles and a per-tab user agent", () => {
     await options.click('#proxy-profiles tr[data-profile="system"] button.use');
     await expect.poll(() => chromeProxy()).toEqual({ mode: "system", control: "controllable_by_this_extension" });
     expect(await popupActive()).toBe("system");
+    const mine = await options.evaluate(async () => {
+      const c = (globalThis as unknown as { chrome: { runtime: { sendMessage(m: unknown): Promise<{ entries: { tool: string; detail?: string; session?: string }[] }> } } }).chrome;
+      return (await c.runtime.sendMessage({ type: "torii.audit.list" })).entries.find((e) => e.session === "person");
+    });
+    expect(mine).toMatchObject({ tool: "proxy_switch", outcome: "ok", detail: "proxy direct -> system" });
     await person.close();
 
     // The person turns switching off again: refused once more.
