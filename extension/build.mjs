@@ -55,6 +55,8 @@ const options = {
     guard: "src/guard/index.ts",
     sidepanel: "src/sidepanel/main.ts",
     options: "src/options/options.ts",
+    "options-proxy": "src/options/proxy.ts",
+    "popup-proxy": "src/popup/proxy.ts",
     approval: "src/approval/approval.ts",
   },
   outdir: dist,

@@ -51,6 +51,9 @@ const (
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
 	TooLarge              Code = "too_large"
+	ProxySwitchOff        Code = "proxy_switch_off"
+	ProfileInvalid        Code = "profile_invalid"
+	ProxyControlled       Code = "proxy_controlled_elsewhere"
 )
 
 type entry struct {
@@ -93,6 +96,9 @@ var list = []entry{
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},
+	{ProxySwitchOff, "The person has not allowed agents to switch the proxy; only they can, in the Torii options (Proxy profiles). Ask them; do not retry."},
+	{ProfileInvalid, "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles)."},
+	{ProxyControlled, "Another extension or the browser's policy controls the proxy; only the person can change that."},
 }
 
 var hints = func() map[Code]string {

@@ -10,6 +10,7 @@ import { toolError } from "../tools/errors.js";
 import { abortAll, callTool, listTools, setAuditSink } from "../tools/registry.js";
 import { approvals, getPolicy, installSafety, policyEnv, recordAudit } from "../tools/safety.js";
 import { installDownloads } from "../tools/downloads.js";
+import { installProxy } from "../tools/proxystore.js";
 import { installPreload } from "../tools/preload.js";
 import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
@@ -24,6 +25,7 @@ installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);
 installSessionMessages();
+installProxy();
 setAuditSink(recordAudit);
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).

@@ -77,7 +77,7 @@ async function refresh(): Promise<void> {
       ...entries.map((e) => {
         const li = document.createElement("li");
         const when = new Date(e.ts).toLocaleTimeString();
-        li.textContent = `${when} ${e.tool} ${e.origin || "-"} ${e.outcome}${e.approval ? ` (${e.approval})` : ""} ${e.ms} ms `;
+        li.textContent = `${when} ${e.tool} ${e.origin || "-"} ${e.outcome}${e.approval ? ` (${e.approval})` : ""}${e.detail ? ` ${e.detail}` : ""} ${e.ms} ms `;
         if (e.code) {
           const c = document.createElement("span");
           c.className = "error-code";

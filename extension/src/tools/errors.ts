@@ -36,6 +36,9 @@ export const ERROR_HINTS = {
   handoff_active: "The person is handling this tab (handoff); wait for the handoff call to return.",
   handoff_cancelled: "The person cancelled the handoff; ask them how to continue.",
   too_large: "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry.",
+  proxy_switch_off: "The person has not allowed agents to switch the proxy; only they can, in the Torii options (Proxy profiles). Ask them; do not retry.",
+  profile_invalid: "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles).",
+  proxy_controlled_elsewhere: "Another extension or the browser's policy controls the proxy; only the person can change that.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

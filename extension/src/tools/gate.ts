@@ -41,6 +41,8 @@ export interface GateContext {
    * for it. The handler arms the effect guard with them (SECURITY I-36, I-38).
    */
   guard?: { approved: EffectKind[] };
+  /** Set by a handler: what the extension's audit adds to the call's record (a proxy switch's profiles; never an argument). */
+  auditNote?: string;
 }
 
 /** What the page says about an action's target (engine `risk`). */
@@ -62,6 +64,8 @@ export interface PolicyEnv {
   allFramesAllowed(tabId: number, p: Policy): Promise<boolean>;
   /** The target element's risk, or undefined when it cannot be described. */
   risk(tabId: number, target: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined>;
+  /** SECURITY I-72: the person let agents switch the browser's proxy profile (absent: never). */
+  proxySwitchAllowed?(): Promise<boolean>;
   /** Throws dialog_blocking while a JavaScript dialog is open on the tab. */
   checkNoDialog(tabId: number): void;
   /**
@@ -113,6 +117,14 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
   const policy = await env.policy();
+  // SECURITY I-72: a proxy switch changes the whole browser, so it needs the person's own switch
+  // whatever tab is in front (it names none).
+  if (tr.switch === "proxy" && !(await env.proxySwitchAllowed?.())) {
+    throw toolError(
+      "proxy_switch_off",
+      `${tool.name} refused: the person has not allowed agents to switch the proxy. Only the person can, with "Let agents switch the proxy profile" in the Torii options (Proxy profiles); ask them instead of retrying`,
+    );
+  }
   if (tr.target === "none") {
     // It judges each tab it lists itself (SECURITY I-14).
     ctx.origin = "";
@@ -176,6 +188,9 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       }
       break;
     }
+    case "proxy":
+      // Checked above, before any tab is looked at.
+      break;
     default:
       // A switch this gate does not know is refused, never skipped.
       throw toolError("internal", `${tool.name}: unknown switch; refused`);

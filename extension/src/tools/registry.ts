@@ -23,6 +23,8 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { proxyProfiles, proxySwitch } from "./proxy.js";
+import { setUserAgent } from "./useragent.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -55,6 +57,10 @@ export const TOOLS: readonly AnyTool[] = [
   evaluate,
   fetchInPage,
   handoff,
+  // identity: the browser's proxy profile, one tab's user agent
+  proxyProfiles,
+  proxySwitch,
+  setUserAgent,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -91,7 +97,7 @@ export function listTools(): McpTool[] {
 }
 
 /** Metadata the audit keeps for each call (SECURITY I-21); set by the service worker. */
-export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string }) => void;
+export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string; detail?: string }) => void;
 let auditSink: AuditSink = () => undefined;
 const active = new Set<AbortController>();
 
@@ -153,6 +159,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     ...(code ? { code } : {}),
     ms: Date.now() - t0,
     ...(gctx.approval ? { approval: gctx.approval } : {}),
+    ...(gctx.auditNote ? { detail: gctx.auditNote } : {}),
   });
   return withAuditMeta(r, a);
 }

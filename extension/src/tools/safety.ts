@@ -12,6 +12,7 @@ import { checkNoDialog, resolveTab } from "./browser.js";
 import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from "./origin.js";
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
+import { proxySwitchAllowed } from "./proxystore.js";
 
 export const POLICY_KEY = "policy";
 const AUDIT_KEY = "audit";
@@ -137,6 +138,7 @@ export const policyEnv: PolicyEnv = {
   risk: riskOf,
   inputFacts,
   ask: (req, ms, signal) => approvals.ask(req, ms, signal),
+  proxySwitchAllowed: () => proxySwitchAllowed(),
 };
 
 // ---------- messages from the extension's own pages ----------
