@@ -126,17 +126,58 @@ var migrations = []string{
 		'` + "0000000000000000000000000000000000000000000000000000000000000000" + `', 'genesis', CAST(strftime('%s', 'now') AS INTEGER) * 1000;`,
 }
 
+// textColumns are the records' text columns, in one place: the row
+// scanner, the insert, sealing and verify's packed read all follow it. A
+// field Record gains gets its column (a migration) and its entry here.
+var textColumns = []struct {
+	col    string
+	field  func(r *Record) *string
+	sealed bool // prev and hash are the chain's, not the caller's
+}{
+	{"tool", func(r *Record) *string { return &r.Tool }, false},
+	{"session", func(r *Record) *string { return &r.Session }, false},
+	{"origin", func(r *Record) *string { return &r.Origin }, false},
+	{"outcome", func(r *Record) *string { return &r.Outcome }, false},
+	{"code", func(r *Record) *string { return &r.Code }, false},
+	{"approval", func(r *Record) *string { return &r.Approval }, false},
+	{"prev", func(r *Record) *string { return &r.Prev }, true},
+	{"hash", func(r *Record) *string { return &r.Hash }, true},
+}
+
 // recordCols are the columns scanRecord reads, in its order.
-const recordCols = `id, ts, tool, session, origin, outcome, code, duration_ms, approval, prev, hash`
+var recordCols = func() string {
+	cols := []string{"id", "ts", "duration_ms"}
+	for _, c := range textColumns {
+		cols = append(cols, c.col)
+	}
+	return strings.Join(cols, ", ")
+}()
 
 // scanRecord reads one row of recordCols.
 func scanRecord(sc interface{ Scan(...any) error }, r *Record) error {
 	var ts int64
-	if err := sc.Scan(&r.ID, &ts, &r.Tool, &r.Session, &r.Origin, &r.Outcome, &r.Code, &r.DurationMs, &r.Approval, &r.Prev, &r.Hash); err != nil {
+	dst := make([]any, 0, 3+len(textColumns))
+	dst = append(dst, &r.ID, &ts, &r.DurationMs)
+	for _, c := range textColumns {
+		dst = append(dst, c.field(r))
+	}
+	if err := sc.Scan(dst...); err != nil {
 		return err
 	}
 	r.Time = time.UnixMilli(ts).UTC()
 	return nil
+}
+
+// insertSQL writes one row of recordCols.
+var insertSQL = `INSERT INTO calls(` + recordCols + `) VALUES (?` + strings.Repeat(", ?", 2+len(textColumns)) + `)`
+
+func insertArgs(r *Record) []any {
+	args := make([]any, 0, 3+len(textColumns))
+	args = append(args, r.ID, r.Time.UnixMilli(), r.DurationMs)
+	for _, c := range textColumns {
+		args = append(args, *c.field(r))
+	}
+	return args
 }
 
 // Open opens (creating when missing) the database at path, migrates it and
@@ -397,8 +438,7 @@ func (s *Store) insert(ctx context.Context, recs []*Record) error {
 	if err != nil {
 		return err
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO calls(id, ts, tool, session, origin, outcome, code, duration_ms, approval, prev, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, insertSQL)
 	if err != nil {
 		tx.Rollback()
 		return err
@@ -407,8 +447,7 @@ func (s *Store) insert(ctx context.Context, recs []*Record) error {
 	head := s.Head()
 	for _, r := range recs {
 		seal(r, head)
-		if _, err := st.ExecContext(ctx, r.ID, r.Time.UnixMilli(), r.Tool, r.Session, r.Origin,
-			r.Outcome, r.Code, r.DurationMs, r.Approval, r.Prev, r.Hash); err != nil {
+		if _, err := st.ExecContext(ctx, insertArgs(r)...); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -497,6 +536,9 @@ func (s *Store) HashAt(ctx context.Context, seq int64) (string, bool, error) {
 func clip(s string) string {
 	const maxField = 256
 	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexByte(s, unitSep) >= 0 { // verify's packed read splits on it
+		s = strings.ReplaceAll(s, string(rune(unitSep)), "\uFFFD")
+	}
 	if len(s) <= maxField {
 		return s
 	}

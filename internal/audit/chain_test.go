@@ -57,6 +57,13 @@ func wantBroken(t *testing.T, err error, seq int64, problem string) *ChainError 
 	return ce
 }
 
+// splitVerify makes verify split even a short chain into parts ranges.
+func splitVerify(t *testing.T, parts int) {
+	oldSpan, oldParts := verifyMinSpan, verifyParts
+	verifyMinSpan, verifyParts = 1, parts
+	t.Cleanup(func() { verifyMinSpan, verifyParts = oldSpan, oldParts })
+}
+
 // SECURITY I-70: records from many sessions at once form one chain.
 func TestConcurrentSessionsFormOneChain(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
@@ -75,6 +82,7 @@ func TestConcurrentSessionsFormOneChain(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	splitVerify(t, 3)
 	rep, err := s.Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -127,12 +135,15 @@ func TestVerifyFindsHandEdits(t *testing.T) {
 		{"checkpoints emptied", []string{`DELETE FROM checkpoints`}, 0, ProblemNoCheckpoint},
 		{"deleted first rows", []string{`DELETE FROM calls WHERE id <= 2`}, 1, ProblemMissing},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			path, _ := chained(t, 10)
-			edit(t, path, c.stmts...)
-			_, err := VerifyFile(context.Background(), path)
-			wantBroken(t, err, c.seq, c.problem)
-		})
+		for _, parts := range []int{1, 2, 3, 5} { // in one walk, and split into ranges with seams at every record
+			t.Run(fmt.Sprintf("%s/%d", c.name, parts), func(t *testing.T) {
+				splitVerify(t, parts)
+				path, _ := chained(t, 10)
+				edit(t, path, c.stmts...)
+				_, err := VerifyFile(context.Background(), path)
+				wantBroken(t, err, c.seq, c.problem)
+			})
+		}
 	}
 	// A forged record with a correct hash of its own, but a prev of its making.
 	path, s := chained(t, 10)
@@ -146,6 +157,7 @@ func TestVerifyFindsHandEdits(t *testing.T) {
 // Retention deletes from the start and leaves a checkpoint: verify passes,
 // an export made afterwards verifies, and the checkpoint is kept in history.
 func TestRetentionKeepsTheChainVerifiable(t *testing.T) {
+	splitVerify(t, 2)
 	now := t0.Add(20 * time.Minute)
 	path := filepath.Join(t.TempDir(), "audit.db")
 	s := open(t, path, Options{MaxAge: 30 * time.Minute, MaxRows: 6, Interval: time.Hour, Now: func() time.Time { return now }})
@@ -415,4 +427,3 @@ func TestVerifyWhileTheDaemonWrites(t *testing.T) {
 	close(stop)
 	<-done
 }
-

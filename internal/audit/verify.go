@@ -3,10 +3,13 @@ package audit
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"math"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
 )
 
 // What a ChainError found.
@@ -93,47 +96,153 @@ func (s *Store) Verify(ctx context.Context) (Report, error) {
 }
 
 func verifyDB(ctx context.Context, db *sql.DB) (Report, error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return Report{}, err
+	rep, err := verifyOnce(ctx, db)
+	if _, broken := err.(*ChainError); broken {
+		// The ranges are read in separate snapshots: retention running in
+		// between can look like a gap. Then the checkpoint moved; once more.
+		if cp, cerr := latestCheckpoint(ctx, db); cerr == nil && cp.Seq != rep.Checkpoint.Seq {
+			return verifyOnce(ctx, db)
+		}
 	}
-	defer tx.Rollback()
+	return rep, err
+}
+
+// verifyOnce splits the chain into contiguous id ranges verified in
+// parallel (reading rows is most of the cost), then checks the links
+// between the ranges, in order, so the error is the first broken link.
+func verifyOnce(ctx context.Context, db *sql.DB) (Report, error) {
 	var v int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 		return Report{}, fmt.Errorf("audit: not an audit database: %w", err)
 	}
 	if v < 2 {
 		return Report{}, &ChainError{Problem: ProblemNotChained, Detail: fmt.Sprintf("the database is at schema version %d, from before the chain", v)}
 	}
-	cp, err := latestCheckpoint(ctx, tx)
+	cp, err := latestCheckpoint(ctx, db)
 	if err != nil {
+		return Report{}, err
+	}
+	var maxID sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT MAX(id) FROM calls`).Scan(&maxID); err != nil {
 		return Report{}, err
 	}
 	rep := Report{Checkpoint: cp, Head: cp.Link, Complete: true}
-	rows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM calls ORDER BY id`)
+	if !maxID.Valid {
+		return rep, nil
+	}
+	n := min(runtime.GOMAXPROCS(0), 4)
+	if verifyParts > 0 {
+		n = verifyParts
+	}
+	span := maxID.Int64 - cp.Seq
+	if span < verifyMinSpan {
+		n = 1
+	}
+	parts := make([]rangeResult, n)
+	var wg sync.WaitGroup
+	for k := 0; k < n; k++ {
+		lo, hi := cp.Seq+1+span*int64(k)/int64(n), cp.Seq+span*int64(k+1)/int64(n)
+		if k == 0 {
+			lo = math.MinInt64 // the first range also reads what lies before the checkpoint
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[k] = verifyRange(ctx, db, cp, lo, hi, k == 0)
+		}()
+	}
+	wg.Wait()
+	carry := cp.Link
+	for k, p := range parts {
+		if p.ioErr != nil {
+			return rep, p.ioErr
+		}
+		if k > 0 && p.n > 0 {
+			switch {
+			case p.first.Seq > carry.Seq+1:
+				return rep, &ChainError{Seq: carry.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", carry.Seq+1, p.first.Seq-1, p.first.Seq)}
+			case p.first.Hash != carry.Hash:
+				return rep, brokenLink(p.first.Seq, carry, cp)
+			}
+		}
+		if p.err != nil {
+			return rep, p.err
+		}
+		if p.n > 0 {
+			carry = p.last
+		}
+		rep.Records += p.n
+		rep.Legacy += p.legacy
+	}
+	rep.Head = carry
+	return rep, nil
+}
+
+// How verify splits a chain: ranges only past verifyMinSpan records;
+// verifyParts (tests) overrides the number of ranges.
+var (
+	verifyMinSpan int64 = 100_000
+	verifyParts   int
+)
+
+// rangeResult is one range's walk: first is its first record's id and
+// prev, last its last record's link.
+type rangeResult struct {
+	first, last Link
+	n, legacy   int64
+	err         error // the range's first broken link
+	ioErr       error
+}
+
+func verifyRange(ctx context.Context, db *sql.DB, cp Checkpoint, lo, hi int64, fromCheckpoint bool) (res rangeResult) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return Report{}, err
+		return rangeResult{ioErr: err}
+	}
+	defer tx.Rollback()
+	// One packed text column per row: the driver's per-column cost is most
+	// of a verify's time.
+	rows, err := tx.QueryContext(ctx, packedSelect, lo, hi)
+	if err != nil {
+		return rangeResult{ioErr: err}
 	}
 	defer rows.Close()
-	w := newWalk(cp)
+	var w *walk
+	if fromCheckpoint {
+		w = newWalk(cp)
+	}
 	var r Record
+	var ts int64
+	var packed sql.NullString
+	buf := make([]byte, 0, 512)
 	for rows.Next() {
-		if err := scanRecord(rows, &r); err != nil {
-			return Report{}, err
+		if err := rows.Scan(&r.ID, &ts, &r.DurationMs, &packed); err != nil {
+			return rangeResult{ioErr: err}
 		}
+		r.Time = time.UnixMilli(ts).UTC()
+		whole := unpack(&r, packed)
 		if r.Hash == "" && r.ID <= cp.Seq && cp.Kind == CheckpointGenesis {
-			rep.Legacy++
+			res.legacy++
 			continue
 		}
-		if err := w.next(&r, HashRecord(&r)); err != nil {
-			return Report{}, err
+		if w == nil { // a later range starts where its first record says; the caller checks the seam
+			res.first = Link{Seq: r.ID, Hash: r.Prev}
+			w = &walk{cp: cp, head: Link{Seq: r.ID - 1, Hash: r.Prev}}
+		}
+		var ok bool
+		buf, ok = hashMatches(buf, &r)
+		if err := w.next(&r, ok && whole); err != nil {
+			res.err = err
+			break
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Report{}, err
+		return rangeResult{ioErr: err}
 	}
-	rep.Records, rep.Head = w.n, w.head
-	return rep, nil
+	if w != nil {
+		res.n, res.last = w.n, w.head
+	}
+	return res
 }
 
 // walk checks records in ascending chain order from a checkpoint.
@@ -145,8 +254,8 @@ type walk struct {
 
 func newWalk(cp Checkpoint) *walk { return &walk{cp: cp, head: cp.Link} }
 
-// next checks r (whose recomputed hash is sum) follows the head.
-func (w *walk) next(r *Record, sum string) error {
+// next checks r (whose fields give its hash when hashOK) follows the head.
+func (w *walk) next(r *Record, hashOK bool) error {
 	switch {
 	case r.ID <= w.head.Seq && r.ID <= w.cp.Seq:
 		return &ChainError{Seq: r.ID, Problem: ProblemBeforeCheckpoint, Detail: fmt.Sprintf("a record lies at or before the checkpoint (%d) the kept chain starts from", w.cp.Seq)}
@@ -154,23 +263,49 @@ func (w *walk) next(r *Record, sum string) error {
 		return &ChainError{Seq: r.ID, Problem: ProblemOutOfOrder, Detail: fmt.Sprintf("it comes after record %d", w.head.Seq)}
 	case r.ID > w.head.Seq+1:
 		return &ChainError{Seq: w.head.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", w.head.Seq+1, r.ID-1, r.ID)}
-	case sum != r.Hash:
+	case !hashOK:
 		return &ChainError{Seq: r.ID, Problem: ProblemAltered, Detail: "its fields do not give its hash: the record was edited, or swapped with another"}
 	case r.Prev != w.head.Hash:
-		what := fmt.Sprintf("record %d's hash", w.head.Seq)
-		if w.head.Seq == w.cp.Seq {
-			what = fmt.Sprintf("the %s checkpoint's hash", w.cp.Kind)
-		}
-		return &ChainError{Seq: r.ID, Problem: ProblemBrokenLink, Detail: "its prev is not " + what + ": a record was replaced, or the chain rewritten from here"}
+		return brokenLink(r.ID, w.head, w.cp)
 	}
 	w.head = Link{Seq: r.ID, Hash: r.Hash}
 	w.n++
 	return nil
 }
 
-// errAs is errors.As for a *ChainError.
-func errAs(err error) (*ChainError, bool) {
-	var ce *ChainError
-	ok := errors.As(err, &ce)
-	return ce, ok
+func brokenLink(seq int64, before Link, cp Checkpoint) *ChainError {
+	what := fmt.Sprintf("record %d's hash", before.Seq)
+	if before.Seq == cp.Seq {
+		what = fmt.Sprintf("the %s checkpoint's hash", cp.Kind)
+	}
+	return &ChainError{Seq: seq, Problem: ProblemBrokenLink, Detail: "its prev is not " + what + ": a record was replaced, or the chain rewritten from here"}
+}
+
+// unitSep separates the text columns in verify's packed read; sealed
+// fields never hold it (clip).
+const unitSep = 0x1f
+
+var packedSelect = func() string {
+	var cols []string
+	for _, c := range textColumns {
+		cols = append(cols, c.col)
+	}
+	return `SELECT id, ts, duration_ms, ` + strings.Join(cols, " || char(31) || ") + ` FROM calls WHERE id BETWEEN ? AND ? ORDER BY id`
+}()
+
+// unpack sets r's text fields from a packed row; false when the row does
+// not split into them (a NULL or a separator put in by hand).
+func unpack(r *Record, p sql.NullString) bool {
+	rest := p.String
+	whole := p.Valid
+	for i, c := range textColumns {
+		v := rest
+		if i < len(textColumns)-1 {
+			var ok bool
+			v, rest, ok = strings.Cut(rest, string(rune(unitSep)))
+			whole = whole && ok
+		}
+		*c.field(r) = v
+	}
+	return whole
 }
