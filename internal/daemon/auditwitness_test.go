@@ -29,7 +29,9 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 	ctx := tctx(t)
 	p := mcpbridgetest.New(serverID, []map[string]any{
 		{"name": "read", "description": "Read.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
-	}, func(context.Context, string, json.RawMessage) (any, error) { return mcpbridgetest.TextResult("ok"), nil })
+	}, func(context.Context, string, json.RawMessage) (any, error) {
+		return mcpbridgetest.TextResult("ok"), nil
+	})
 	var otp daemon.LaunchOTPResult
 	d.Call(t, "launch.otp", nil, &otp)
 	dev, err := linktest.NewDevice("witness browser")
@@ -146,4 +148,3 @@ func rewrite(t *testing.T, path string, from int64) {
 		}
 	}
 }
-
