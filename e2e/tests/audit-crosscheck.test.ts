@@ -33,7 +33,11 @@ describeBrowser("audit cross-check", () => {
       const r = await torii.cli(["exec", "--session-label", "e2e-audit", "tabs"], { timeoutMs: 60_000 });
       expect(r.code, r.stderr).toBe(0);
     }
-    const witness = () => popup.evaluate(async () => (await chrome.storage.local.get("auditWitness")).auditWitness as Witness | undefined);
+    const witness = () =>
+      popup.evaluate(async () => {
+        const c = (globalThis as unknown as { chrome: { storage: { local: { get(k: string): Promise<Record<string, unknown>> } } } }).chrome;
+        return (await c.storage.local.get("auditWitness")).auditWitness as Witness | undefined;
+      });
     // The extension learns the head a few seconds after the calls: it now holds record 3.
     const held = await pollUntil("the extension to hold the chain's head", async () => {
       const w = await witness();
