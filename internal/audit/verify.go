@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -85,6 +86,22 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	}
 	defer db.Close()
 	return verifyDB(ctx, db)
+}
+
+// HashInFile is the hash the database at path holds for record seq (ok
+// false when it holds no such record), read-only.
+func HashInFile(ctx context.Context, path string, seq int64) (string, bool, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return "", false, err
+	}
+	defer db.Close()
+	var h string
+	err = db.QueryRowContext(ctx, `SELECT hash FROM calls WHERE id = ?`, seq).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return h, err == nil, err
 }
 
 // Verify verifies the store's chain (records queued before it included).
