@@ -427,3 +427,23 @@ func TestVerifyWhileTheDaemonWrites(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// A row inserted by hand at the next id does not stop the audit: the
+// writer goes on after it, and verify names the forged row.
+func TestWriterGoesOnAfterAForgedRow(t *testing.T) {
+	path, s := chained(t, 3)
+	edit(t, path, `INSERT INTO calls(id, ts, tool, outcome, prev, hash) VALUES (4, 0, 'forged', 'ok', '', '`+strings.Repeat("ab", 32)+`')`)
+	s.Add(Record{Tool: "t5", Outcome: OutcomeOK}) // collides with 4, dropped
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Add(Record{Tool: "t6", Outcome: OutcomeOK})
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := tools(all(t, s, Filter{})); g != "t6,forged,t3,t2,t1" {
+		t.Fatalf("records: %s", g)
+	}
+	_, err := s.Verify(context.Background())
+	wantBroken(t, err, 4, ProblemAltered)
+}
