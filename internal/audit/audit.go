@@ -53,6 +53,9 @@ type Record struct {
 	Code       string    `json:"code"`
 	DurationMs int64     `json:"durationMs"`
 	Approval   string    `json:"approval"`
+	// Prev and Hash chain the record to the one before it (chain.go).
+	Prev string `json:"prev"`
+	Hash string `json:"hash"`
 }
 
 // Options configure a Store. Zero values take the defaults.
@@ -76,6 +79,14 @@ type Store struct {
 	mu      sync.Mutex
 	closed  bool
 	dropped int64
+
+	// wmu serialises what changes the chain (appends and retention), so
+	// that records from any number of sessions form one chain.
+	wmu sync.Mutex
+	// head is the last record written (or the checkpoint when none is
+	// kept); guarded by hmu for readers outside the writer.
+	hmu  sync.Mutex
+	head Link
 }
 
 // op is a record to write, or a flush marker (rec nil).
@@ -99,6 +110,74 @@ var migrations = []string{
 		approval    TEXT    NOT NULL DEFAULT ''
 	);
 	CREATE INDEX calls_ts ON calls(ts);`,
+	// The hash chain (chain.go). Rows written before it keep an empty hash
+	// and lie at or before the genesis checkpoint; the chain starts after
+	// the highest id ever used, so no id an older export holds is reused.
+	`ALTER TABLE calls ADD COLUMN prev TEXT NOT NULL DEFAULT '';
+	ALTER TABLE calls ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+	CREATE TABLE checkpoints (
+		seq  INTEGER PRIMARY KEY,            -- the last record before the kept chain
+		hash TEXT    NOT NULL,               -- that record's hash (zeros at genesis)
+		kind TEXT    NOT NULL,               -- genesis | retention
+		at   INTEGER NOT NULL                -- Unix milliseconds
+	);
+	INSERT INTO checkpoints(seq, hash, kind, at) SELECT
+		MAX(COALESCE((SELECT MAX(id) FROM calls), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'calls'), 0)),
+		'` + "0000000000000000000000000000000000000000000000000000000000000000" + `', 'genesis', CAST(strftime('%s', 'now') AS INTEGER) * 1000;`,
+}
+
+// textColumns are the records' text columns, in one place: the row
+// scanner, the insert, sealing and verify's packed read all follow it. A
+// field Record gains gets its column (a migration) and its entry here.
+var textColumns = []struct {
+	col    string
+	field  func(r *Record) *string
+	sealed bool // prev and hash are the chain's, not the caller's
+}{
+	{"tool", func(r *Record) *string { return &r.Tool }, false},
+	{"session", func(r *Record) *string { return &r.Session }, false},
+	{"origin", func(r *Record) *string { return &r.Origin }, false},
+	{"outcome", func(r *Record) *string { return &r.Outcome }, false},
+	{"code", func(r *Record) *string { return &r.Code }, false},
+	{"approval", func(r *Record) *string { return &r.Approval }, false},
+	{"prev", func(r *Record) *string { return &r.Prev }, true},
+	{"hash", func(r *Record) *string { return &r.Hash }, true},
+}
+
+// recordCols are the columns scanRecord reads, in its order.
+var recordCols = func() string {
+	cols := []string{"id", "ts", "duration_ms"}
+	for _, c := range textColumns {
+		cols = append(cols, c.col)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// scanRecord reads one row of recordCols.
+func scanRecord(sc interface{ Scan(...any) error }, r *Record) error {
+	var ts int64
+	dst := make([]any, 0, 3+len(textColumns))
+	dst = append(dst, &r.ID, &ts, &r.DurationMs)
+	for _, c := range textColumns {
+		dst = append(dst, c.field(r))
+	}
+	if err := sc.Scan(dst...); err != nil {
+		return err
+	}
+	r.Time = time.UnixMilli(ts).UTC()
+	return nil
+}
+
+// insertSQL writes one row of recordCols.
+var insertSQL = `INSERT INTO calls(` + recordCols + `) VALUES (?` + strings.Repeat(", ?", 2+len(textColumns)) + `)`
+
+func insertArgs(r *Record) []any {
+	args := make([]any, 0, 3+len(textColumns))
+	args = append(args, r.ID, r.Time.UnixMilli(), r.DurationMs)
+	for _, c := range textColumns {
+		args = append(args, *c.field(r))
+	}
+	return args
 }
 
 // Open opens (creating when missing) the database at path, migrates it and
@@ -159,6 +238,11 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{db: db, opts: opts, log: log, q: make(chan op, queueLen), done: make(chan struct{}), stop: cancel}
+	if err := s.loadHead(ctx); err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
 	if _, err := s.Prune(ctx); err != nil {
 		log.Warn("audit: retention failed", "err", err)
 	}
@@ -284,6 +368,12 @@ func (s *Store) writer(ctx context.Context) {
 		if len(batch) > 0 {
 			if err := s.insert(ctx, batch); err != nil {
 				s.log.Warn("audit: write failed", "records", len(batch), "err", err)
+				// A row put in by hand at the next id would fail every later
+				// batch: continue after what the database holds (verify
+				// shows that row as not the chain's).
+				if err := s.loadHead(ctx); err != nil {
+					s.log.Warn("audit: read the chain head", "err", err)
+				}
 			}
 			since += len(batch)
 			batch = batch[:0]
@@ -344,50 +434,180 @@ func (s *Store) prune(ctx context.Context) {
 	}
 }
 
+// insert appends recs to the chain in one transaction. SECURITY I-70: the
+// chain is extended only here, under wmu, from the head the last commit
+// left, so concurrent sessions' records form one chain.
 func (s *Store) insert(ctx context.Context, recs []*Record) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO calls(ts, tool, session, origin, outcome, code, duration_ms, approval)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, insertSQL)
 	if err != nil {
 		tx.Rollback()
 		return err
 	}
 	defer st.Close()
+	head := s.Head()
 	for _, r := range recs {
-		if _, err := st.ExecContext(ctx, r.Time.UnixMilli(), clip(r.Tool), clip(r.Session), clip(r.Origin),
-			clip(r.Outcome), clip(r.Code), r.DurationMs, clip(r.Approval)); err != nil {
+		seal(r, head)
+		if _, err := st.ExecContext(ctx, insertArgs(r)...); err != nil {
 			tx.Rollback()
 			return err
 		}
+		head = Link{Seq: r.ID, Hash: r.Hash}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.setHead(head)
+	return nil
+}
+
+// Head is the chain's last link: the newest record written, or the latest
+// checkpoint when no chained record is kept.
+func (s *Store) Head() Link {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	return s.head
+}
+
+func (s *Store) setHead(l Link) {
+	s.hmu.Lock()
+	s.head = l
+	s.hmu.Unlock()
+}
+
+// loadHead reads the head from the database at open.
+func (s *Store) loadHead(ctx context.Context) error {
+	cp, err := s.LatestCheckpoint(ctx)
+	if err != nil {
+		return err
+	}
+	head := cp.Link
+	var l Link
+	err = s.db.QueryRowContext(ctx, `SELECT id, hash FROM calls ORDER BY id DESC LIMIT 1`).Scan(&l.Seq, &l.Hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("audit: read the chain head: %w", err)
+	}
+	if err == nil && l.Seq > head.Seq && l.Hash != "" {
+		head = l
+	}
+	s.setHead(head)
+	return nil
+}
+
+// LatestCheckpoint is where the kept chain starts.
+func (s *Store) LatestCheckpoint(ctx context.Context) (Checkpoint, error) {
+	return latestCheckpoint(ctx, s.db)
+}
+
+func latestCheckpoint(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (Checkpoint, error) {
+	var c Checkpoint
+	var at int64
+	err := q.QueryRowContext(ctx, `SELECT seq, hash, kind, at FROM checkpoints ORDER BY seq DESC LIMIT 1`).Scan(&c.Seq, &c.Hash, &c.Kind, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, &ChainError{Problem: ProblemNoCheckpoint, Detail: "the database has no checkpoint, so the chain's start is unknown (the checkpoints table was emptied)"}
+	}
+	if err != nil {
+		return c, fmt.Errorf("audit: read the checkpoint: %w", err)
+	}
+	c.At = time.UnixMilli(at).UTC()
+	return c, nil
+}
+
+// HashAt is the hash the store holds for the record seq: ok false when it
+// keeps no such record (and it is not the latest checkpoint's).
+func (s *Store) HashAt(ctx context.Context, seq int64) (string, bool, error) {
+	var h string
+	err := s.db.QueryRowContext(ctx, `SELECT hash FROM calls WHERE id = ?`, seq).Scan(&h)
+	if err == nil {
+		return h, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", false, err
+	}
+	err = s.db.QueryRowContext(ctx, `SELECT hash FROM checkpoints WHERE seq = ?`, seq).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return h, err == nil, err
 }
 
 // clip bounds a field: they are names and codes, never free text.
 func clip(s string) string {
 	const maxField = 256
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexByte(s, unitSep) >= 0 { // verify's packed read splits on it
+		s = strings.ReplaceAll(s, string(rune(unitSep)), "\uFFFD")
+	}
 	if len(s) <= maxField {
 		return s
 	}
 	return strings.ToValidUTF8(s[:maxField], "")
 }
 
-// Prune applies the retention policy now: rows older than MaxAge, then the
-// oldest rows past MaxRows. It returns how many rows it deleted.
+// Prune applies the retention policy now: the oldest rows, up to the first
+// one newer than MaxAge, and those past MaxRows. It returns how many rows
+// it deleted. SECURITY I-70: it deletes only from the start of the chain
+// and, in the same transaction, records the last deleted record's hash as
+// the checkpoint the kept chain is verified from.
 func (s *Store) Prune(ctx context.Context) (int64, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	cutoff := s.opts.Now().Add(-s.opts.MaxAge).UnixMilli()
-	r1, err := s.db.ExecContext(ctx, `DELETE FROM calls WHERE ts < ?`, cutoff)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	r2, err := s.db.ExecContext(ctx, `DELETE FROM calls WHERE id <= (SELECT id FROM calls ORDER BY id DESC LIMIT 1 OFFSET ?)`, s.opts.MaxRows)
+	defer tx.Rollback()
+	var maxID, firstNew sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM calls`).Scan(&maxID); err != nil || !maxID.Valid {
+		return 0, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT MIN(id) FROM calls WHERE ts >= ?`, cutoff).Scan(&firstNew); err != nil {
+		return 0, err
+	}
+	upTo := maxID.Int64 // every row is older than MaxAge
+	if firstNew.Valid {
+		upTo = firstNew.Int64 - 1
+	}
+	var byCount int64
+	err = tx.QueryRowContext(ctx, `SELECT id FROM calls ORDER BY id DESC LIMIT 1 OFFSET ?`, s.opts.MaxRows).Scan(&byCount)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	upTo = max(upTo, byCount)
+	var last Link
+	err = tx.QueryRowContext(ctx, `SELECT id, hash FROM calls WHERE id <= ? ORDER BY id DESC LIMIT 1`, upTo).Scan(&last.Seq, &last.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}
-	n1, _ := r1.RowsAffected()
-	n2, _ := r2.RowsAffected()
-	return n1 + n2, nil
+	r, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE id <= ?`, last.Seq)
+	if err != nil {
+		return 0, err
+	}
+	if last.Hash != "" { // rows from before the chain need none: genesis is after them
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoints(seq, hash, kind, at) VALUES (?, ?, ?, ?)`,
+			last.Seq, last.Hash, CheckpointRetention, s.opts.Now().UnixMilli()); err != nil {
+			return 0, err
+		}
+		// The latest checkpoints are enough to verify from; keep a bounded history.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE kind = ? AND seq < (SELECT seq FROM checkpoints
+			WHERE kind = ? ORDER BY seq DESC LIMIT 1 OFFSET 99)`, CheckpointRetention, CheckpointRetention); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	n, _ := r.RowsAffected()
+	return n, nil
 }

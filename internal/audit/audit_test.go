@@ -151,24 +151,33 @@ func TestExportShape(t *testing.T) {
 	if err := s.Export(context.Background(), Filter{}, "json", &j); err != nil {
 		t.Fatal(err)
 	}
-	wantJSON := `[
-{"id":2,"time":"2026-08-01T12:00:01.5Z","tool":"fill","session":"=HYPERLINK(\"x\")","origin":"","outcome":"ok","code":"","durationMs":3,"approval":"approved"},
-{"id":1,"time":"2026-08-01T12:00:00Z","tool":"click","session":"agent:x","origin":"https://a.example","outcome":"error","code":"stale_ref","durationMs":12,"approval":""}
-]
+	const h1 = "b260618eada4283134266b695ee14470ff64592b302feb99cbc0129381753014"
+	const h2 = "579213bf1b7a97baa3c6d31c6080c681be137d4d630d42955a36b28fba0656c6"
+	cp, _ := s.LatestCheckpoint(context.Background())
+	at, _ := json.Marshal(cp.At)
+	wantJSON := `{"format":"torii-audit-export","version":1,"chain":{"head":{"seq":2,"hash":"` + h2 + `"},"checkpoint":{"seq":0,"hash":"` + Genesis + `","kind":"genesis","at":` + string(at) + `}},"complete":true,
+"records": [
+{"id":2,"time":"2026-08-01T12:00:01.5Z","tool":"fill","session":"=HYPERLINK(\"x\")","origin":"","outcome":"ok","code":"","durationMs":3,"approval":"approved","prev":"` + h1 + `","hash":"` + h2 + `"},
+{"id":1,"time":"2026-08-01T12:00:00Z","tool":"click","session":"agent:x","origin":"https://a.example","outcome":"error","code":"stale_ref","durationMs":12,"approval":"","prev":"` + Genesis + `","hash":"` + h1 + `"}
+],
+"count": 2}
 `
 	if j.String() != wantJSON {
 		t.Fatalf("json:\n%s\nwant:\n%s", j.String(), wantJSON)
 	}
-	var parsed []Record
-	if err := json.Unmarshal(j.Bytes(), &parsed); err != nil || len(parsed) != 2 {
+	var parsed struct {
+		Records []Record `json:"records"`
+		Count   int      `json:"count"`
+	}
+	if err := json.Unmarshal(j.Bytes(), &parsed); err != nil || len(parsed.Records) != 2 || parsed.Count != 2 {
 		t.Fatalf("json does not parse: %v", err)
 	}
 	if err := s.Export(context.Background(), Filter{}, "csv", &c); err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := "id,time,tool,session,origin,outcome,code,durationMs,approval\n" +
-		"2,2026-08-01T12:00:01.5Z,fill,\"'=HYPERLINK(\"\"x\"\")\",,ok,,3,approved\n" +
-		"1,2026-08-01T12:00:00Z,click,agent:x,https://a.example,error,stale_ref,12,\n"
+	wantCSV := "id,time,tool,session,origin,outcome,code,durationMs,approval,prev,hash\n" +
+		"2,2026-08-01T12:00:01.5Z,fill,\"'=HYPERLINK(\"\"x\"\")\",,ok,,3,approved," + h1 + "," + h2 + "\n" +
+		"1,2026-08-01T12:00:00Z,click,agent:x,https://a.example,error,stale_ref,12,," + Genesis + "," + h1 + "\n"
 	if c.String() != wantCSV {
 		t.Fatalf("csv:\n%s\nwant:\n%s", c.String(), wantCSV)
 	}
@@ -177,7 +186,7 @@ func TestExportShape(t *testing.T) {
 	c.Reset()
 	_ = s.Export(context.Background(), Filter{Tool: "none"}, "json", &j)
 	_ = s.Export(context.Background(), Filter{Tool: "none"}, "csv", &c)
-	if j.String() != "[]\n" || c.String() != "id,time,tool,session,origin,outcome,code,durationMs,approval\n" {
+	if !strings.HasSuffix(j.String(), `"records": [],`+"\n"+`"count": 0}`+"\n") || c.String() != "id,time,tool,session,origin,outcome,code,durationMs,approval,prev,hash\n" {
 		t.Fatalf("empty: %q %q", j.String(), c.String())
 	}
 	if err := s.Export(context.Background(), Filter{}, "xml", &j); err == nil {
@@ -252,7 +261,7 @@ func TestRecordFieldsAreMetadataOnly(t *testing.T) {
 	for i := 0; i < rt.NumField(); i++ {
 		names = append(names, rt.Field(i).Name)
 	}
-	if got := strings.Join(names, ","); got != "ID,Time,Tool,Session,Origin,Outcome,Code,DurationMs,Approval" {
+	if got := strings.Join(names, ","); got != "ID,Time,Tool,Session,Origin,Outcome,Code,DurationMs,Approval,Prev,Hash" {
 		t.Fatalf("Record fields changed: %s — the audit is metadata only (SECURITY I-31)", got)
 	}
 }

@@ -63,7 +63,7 @@ func (f Filter) sql() (string, []any) {
 	if f.BeforeID > 0 {
 		add("id < ?", f.BeforeID)
 	}
-	q := `SELECT id, ts, tool, session, origin, outcome, code, duration_ms, approval FROM calls`
+	q := `SELECT ` + recordCols + ` FROM calls`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -91,11 +91,9 @@ func (s *Store) Each(ctx context.Context, f Filter, fn func(Record) error) error
 	defer rows.Close()
 	for rows.Next() {
 		var r Record
-		var ts int64
-		if err := rows.Scan(&r.ID, &ts, &r.Tool, &r.Session, &r.Origin, &r.Outcome, &r.Code, &r.DurationMs, &r.Approval); err != nil {
+		if err := scanRecord(rows, &r); err != nil {
 			return err
 		}
-		r.Time = time.UnixMilli(ts).UTC()
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -104,11 +102,38 @@ func (s *Store) Each(ctx context.Context, f Filter, fn func(Record) error) error
 }
 
 // Page is one Query answer. Next, when non-zero, is the BeforeID of the
-// following page.
+// following page. Chain is the chain's head and checkpoint when the page
+// was read; a page holds no record newer than that head.
 type Page struct {
-	Records []Record `json:"records"`
-	Next    int64    `json:"next,omitempty"`
+	Records []Record  `json:"records"`
+	Next    int64     `json:"next,omitempty"`
+	Chain   *ChainTip `json:"chain,omitempty"`
 }
+
+// ChainTip is what an export needs to be verified later: the chain's last
+// link and where the kept chain starts.
+type ChainTip struct {
+	Head       Link       `json:"head"`
+	Checkpoint Checkpoint `json:"checkpoint"`
+}
+
+// Tip is the chain's head and latest checkpoint, once queued records are
+// written.
+func (s *Store) Tip(ctx context.Context) (ChainTip, error) {
+	if err := s.Flush(ctx); err != nil {
+		return ChainTip{}, err
+	}
+	s.wmu.Lock() // not between a retention's delete and its checkpoint
+	defer s.wmu.Unlock()
+	cp, err := s.LatestCheckpoint(ctx)
+	if err != nil {
+		return ChainTip{}, err
+	}
+	return ChainTip{Head: s.Head(), Checkpoint: cp}, nil
+}
+
+// zero reports whether f selects every record (no condition, no limit).
+func (f Filter) zero() bool { return f == Filter{} }
 
 // Query returns one page of at most f.Limit records (default 100, at most
 // MaxLimit), newest first.
@@ -121,8 +146,15 @@ func (s *Store) Query(ctx context.Context, f Filter) (Page, error) {
 	}
 	want := f.Limit
 	f.Limit++ // one more tells whether a next page exists
-	p := Page{Records: []Record{}}
-	err := s.Each(ctx, f, func(r Record) error {
+	tip, err := s.Tip(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	if f.BeforeID == 0 || f.BeforeID > tip.Head.Seq+1 {
+		f.BeforeID = tip.Head.Seq + 1
+	}
+	p := Page{Records: []Record{}, Chain: &tip}
+	err = s.Each(ctx, f, func(r Record) error {
 		p.Records = append(p.Records, r)
 		return nil
 	})
@@ -137,7 +169,7 @@ func (s *Store) Query(ctx context.Context, f Filter) (Page, error) {
 }
 
 // CSVHeader is the first line of a CSV export.
-var CSVHeader = []string{"id", "time", "tool", "session", "origin", "outcome", "code", "durationMs", "approval"}
+var CSVHeader = []string{"id", "time", "tool", "session", "origin", "outcome", "code", "durationMs", "approval", "prev", "hash"}
 
 // CSVWriter writes records as CSV, one per line, after CSVHeader.
 type CSVWriter struct {
@@ -157,7 +189,7 @@ func (c *CSVWriter) Write(r Record) error {
 		}
 	}
 	return c.w.Write([]string{strconv.FormatInt(r.ID, 10), r.Time.UTC().Format(time.RFC3339Nano), cell(r.Tool), cell(r.Session),
-		cell(r.Origin), cell(r.Outcome), cell(r.Code), strconv.FormatInt(r.DurationMs, 10), cell(r.Approval)})
+		cell(r.Origin), cell(r.Outcome), cell(r.Code), strconv.FormatInt(r.DurationMs, 10), cell(r.Approval), r.Prev, r.Hash})
 }
 
 // Close writes the header if nothing was written, and flushes.
@@ -182,25 +214,66 @@ func cell(s string) string {
 	return s
 }
 
-// JSONWriter writes records as one JSON array, one record per line, so an
-// export of any size streams without being held in memory.
-type JSONWriter struct {
-	w io.Writer
-	n int
+// ExportFormat names a JSON export (docs/audit.md, "Verifying an export").
+const ExportFormat = "torii-audit-export"
+
+// ExportVersion is the JSON export's version.
+const ExportVersion = 1
+
+// ExportHeader opens a JSON export: the chain's tip when it was read, and
+// whether the export holds every kept record (no filter, no limit), so its
+// records must run unbroken from the head down to the checkpoint.
+type ExportHeader struct {
+	Format   string   `json:"format"`
+	Version  int      `json:"version"`
+	Chain    ChainTip `json:"chain"`
+	Complete bool     `json:"complete"`
 }
 
-// NewJSONWriter writes to w.
+// JSONWriter writes an export: one JSON object, the header's fields, then
+// "records" (newest first, one per line) and "count" last, so an export of
+// any size streams without being held in memory and one cut short is seen.
+type JSONWriter struct {
+	w        io.Writer
+	n        int
+	tip      ChainTip
+	complete bool
+	started  bool
+}
+
+// NewJSONWriter writes to w. Call SetChain before the first Write.
 func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
+
+// SetChain sets the header's tip and completeness.
+func (j *JSONWriter) SetChain(tip ChainTip, complete bool) {
+	j.tip, j.complete = tip, complete
+}
+
+func (j *JSONWriter) start() error {
+	if j.started {
+		return nil
+	}
+	j.started = true
+	h, err := json.Marshal(ExportHeader{Format: ExportFormat, Version: ExportVersion, Chain: j.tip, Complete: j.complete})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(j.w, "%s,\n\"records\": [", h[:len(h)-1])
+	return err
+}
 
 // Write writes one record.
 func (j *JSONWriter) Write(r Record) error {
+	if err := j.start(); err != nil {
+		return err
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	sep := ",\n"
 	if j.n == 0 {
-		sep = "[\n"
+		sep = "\n"
 	}
 	j.n++
 	if _, err := io.WriteString(j.w, sep); err != nil {
@@ -210,13 +283,16 @@ func (j *JSONWriter) Write(r Record) error {
 	return err
 }
 
-// Close ends the array ("[]" when nothing was written).
+// Close ends the records and writes the count.
 func (j *JSONWriter) Close() error {
-	end := "\n]\n"
-	if j.n == 0 {
-		end = "[]\n"
+	if err := j.start(); err != nil {
+		return err
 	}
-	_, err := io.WriteString(j.w, end)
+	nl := "\n"
+	if j.n == 0 {
+		nl = ""
+	}
+	_, err := fmt.Fprintf(j.w, "%s],\n\"count\": %d}\n", nl, j.n)
 	return err
 }
 
@@ -226,9 +302,19 @@ func (s *Store) Export(ctx context.Context, f Filter, format string, w io.Writer
 		Write(Record) error
 		Close() error
 	}
+	complete := f.zero()
+	tip, err := s.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	if f.BeforeID == 0 || f.BeforeID > tip.Head.Seq+1 {
+		f.BeforeID = tip.Head.Seq + 1
+	}
 	switch format {
 	case "json":
-		rw = NewJSONWriter(w)
+		jw := NewJSONWriter(w)
+		jw.SetChain(tip, complete)
+		rw = jw
 	case "csv":
 		rw = NewCSVWriter(w)
 	default:

@@ -17,9 +17,13 @@ import (
 // runAudit is `torii audit`: the daemon's call records (docs/audit.md),
 // newest first, paged over the control method audit.query.
 func runAudit(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "audit", "audit [--since 1h] [--until T] [--tool T] [--session S] [--outcome ok|error] [--code C] [--origin O] [--limit N] [--format table|json|csv] [--out FILE]\n\n"+
+	if len(args) > 0 && args[0] == "verify" {
+		return runAuditVerify(ctx, s, args[1:])
+	}
+	fs := newFlags(s, "audit", "audit [verify] [--since 1h] [--until T] [--tool T] [--session S] [--outcome ok|error] [--code C] [--origin O] [--limit N] [--format table|json|csv] [--out FILE]\n\n"+
 		"Browser tool calls the daemon recorded, newest first: time, tool, session, origin, outcome, error code,\n"+
 		"duration and approval. Metadata only: never arguments, typed text, page content or results.\n"+
+		"A JSON export carries the hash chain's head; `torii audit verify [--file EXPORT]` checks it.\n"+
 		"--since and --until take a duration back from now (90s, 15m, 1h, 7d) or an RFC 3339 time.")
 	since := fs.String("since", "", "only calls at or after this (duration ago or RFC 3339)")
 	until := fs.String("until", "", "only calls before this (duration ago or RFC 3339)")
@@ -80,6 +84,8 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 		return err
 	}
 	defer c.Close()
+	complete := f == (audit.Filter{}) && *limit == 0
+	first := true
 	left := *limit
 	for {
 		page := audit.MaxLimit
@@ -91,6 +97,14 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 		if err := c.Call(ctx, "audit.query", f, &r); err != nil {
 			return err
 		}
+		if jw, ok := w.(*audit.JSONWriter); ok && first {
+			if r.Chain == nil {
+				return fmt.Errorf("the daemon sent no chain head: it predates the audit chain; `torii restart` to run this version")
+			}
+			// The first page's head bounds every later page (beforeId).
+			jw.SetChain(*r.Chain, complete)
+		}
+		first = false
 		for _, rec := range r.Records {
 			if err := w.Write(rec); err != nil {
 				return err

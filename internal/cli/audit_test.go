@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,23 +56,23 @@ func TestAuditCommand(t *testing.T) {
 	// JSON, filtered.
 	r = e.run("", "audit", "--format", "json", "--session", "bob", "--since", "1h")
 	var recs []audit.Record
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 2 || recs[0].Tool != "echo" || recs[1].Code != "not_found" {
+	if r.code != 0 || exportRecords(r.stdout, &recs) != nil || len(recs) != 2 || recs[0].Tool != "echo" || recs[1].Code != "not_found" {
 		t.Fatalf("audit json: %+v", r)
 	}
 	r = e.run("", "audit", "--format", "json", "--outcome", "error")
-	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Tool != "fail" || recs[0].Outcome != "error" {
+	if exportRecords(r.stdout, &recs) != nil || len(recs) != 1 || recs[0].Tool != "fail" || recs[0].Outcome != "error" {
 		t.Fatalf("--outcome error: %+v", r)
 	}
 	r = e.run("", "audit", "--format", "json", "--code", "not_found", "--tool", "fail")
-	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 {
+	if exportRecords(r.stdout, &recs) != nil || len(recs) != 1 {
 		t.Fatalf("--code --tool: %+v", r)
 	}
 	r = e.run("", "audit", "--format", "json", "--limit", "1")
-	if json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Session != "bob" {
+	if exportRecords(r.stdout, &recs) != nil || len(recs) != 1 || recs[0].Session != "bob" {
 		t.Fatalf("--limit 1: %+v", r)
 	}
 	r = e.run("", "audit", "--format", "json", "--until", "1h")
-	if r.stdout != "[]\n" {
+	if exportRecords(r.stdout, &recs) != nil || len(recs) != 0 {
 		t.Fatalf("--until 1h ago: %+v", r)
 	}
 	// CSV to a file, owner-only.
@@ -86,13 +87,49 @@ func TestAuditCommand(t *testing.T) {
 	}
 	b, _ := os.ReadFile(out)
 	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
-	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(audit.CSVHeader, ",") || rows[3][3] != "alice" || rows[3][5] != "ok" {
+	if err != nil || len(rows) != 4 || len(rows[1][10]) != 64 || strings.Join(rows[0], ",") != strings.Join(audit.CSVHeader, ",") || rows[3][3] != "alice" || rows[3][5] != "ok" {
 		t.Fatalf("csv: %v %q", err, b)
 	}
 	if strings.Contains(string(b), secret) {
 		t.Fatal("the export holds the typed value")
 	}
+
+	// SECURITY I-70: the chain the real daemon wrote verifies, and so does a
+	// saved export, after more calls too; an export edited by one byte, or
+	// cut short, does not (exit 1, the first broken link, what to do).
+	if r := e.run("", "audit", "verify"); r.code != 0 || !strings.Contains(r.stdout, "chain ok: 3 record(s) verified (1 to 3)") {
+		t.Fatalf("audit verify: %+v", r)
+	}
+	saved := filepath.Join(t.TempDir(), "audit.json")
+	if r := e.run("", "audit", "--format", "json", "--limit", "0", "--out", saved); r.code != 0 {
+		t.Fatalf("export: %+v", r)
+	}
+	if r := e.run("", "exec", "--session-label", "carol", "echo", "text=later"); r.code != 0 {
+		t.Fatalf("exec echo: %+v", r)
+	}
+	if r := e.run("", "audit", "verify", "--file", saved); r.code != 0 || !strings.Contains(r.stdout, "chain ok: 3 record(s) verified (1 to 3), head 3") {
+		t.Fatalf("verify the saved export after more calls: %+v", r)
+	}
+	if r := e.run("", "audit", "verify", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"records": 4`) {
+		t.Fatalf("verify --json after more calls: %+v", r)
+	}
+	good, _ := os.ReadFile(saved)
+	edited := filepath.Join(t.TempDir(), "edited.json")
+	_ = os.WriteFile(edited, []byte(strings.Replace(string(good), `"session":"alice"`, `"session":"alicf"`, 1)), 0o600)
+	if r := e.run("", "audit", "verify", "--file", edited); r.code != 1 || !strings.Contains(r.stderr, "audit chain broken at record 1 (altered)") || !strings.Contains(r.stderr, "keep the file as evidence") {
+		t.Fatalf("verify an edited export: %+v", r)
+	}
+	_ = os.WriteFile(edited, good[:len(good)-40], 0o600)
+	if r := e.run("", "audit", "verify", "--file", edited); r.code != 1 || !strings.Contains(r.stderr, "(truncated)") || !strings.Contains(r.stderr, "export again") {
+		t.Fatalf("verify a truncated export: %+v", r)
+	}
+	if r := e.run("", "audit", "verify", "--file", filepath.Join(t.TempDir(), "none.json")); r.code != 1 {
+		t.Fatalf("verify a missing file: %+v", r)
+	}
+
 	for _, args := range [][]string{
+		{"audit", "verify", "extra"},
+		{"audit", "verify", "--file", "a", "--db", "b"},
 		{"audit", "--format", "xml"},
 		{"audit", "--since", "yesterday"},
 		{"audit", "--outcome", "maybe"},
@@ -103,6 +140,22 @@ func TestAuditCommand(t *testing.T) {
 			t.Errorf("torii %v: exit %d (%q), want 2", args, r.code, r.stderr)
 		}
 	}
+}
+
+// exportRecords reads the records of a JSON export.
+func exportRecords(s string, recs *[]audit.Record) error {
+	var x struct {
+		Format  string         `json:"format"`
+		Records []audit.Record `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(s), &x); err != nil {
+		return err
+	}
+	if x.Format != audit.ExportFormat {
+		return fmt.Errorf("format %q", x.Format)
+	}
+	*recs = x.Records
+	return nil
 }
 
 func TestParseWhen(t *testing.T) {

@@ -73,6 +73,7 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 	fmt.Fprintf(w, "state:       %s\n", p.StateDir)
 	extra := decodeStatusExtra(raw)
 	printConfigState(w, extra.Config)
+	printAudit(w, raw)
 	link := "down — run `" + launchFix() + "`, or open the Torii extension popup in your Chrome"
 	if st.ExtensionConnected {
 		link = "up"

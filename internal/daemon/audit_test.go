@@ -119,6 +119,17 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	if !bytes.Contains(blob.Bytes(), []byte("shop.example")) {
 		t.Fatal("the audit database holds no records: the byte check would prove nothing")
 	}
+	// SECURITY I-70: the real daemon wrote one chain that verifies, from
+	// the database file and from the daemon's own view.
+	rep, err := audit.VerifyFile(ctx, d.Paths.AuditDB())
+	if err != nil || rep.Records != 4 || rep.Head != page.Chain.Head || rep.Head.Seq != 4 {
+		t.Fatalf("verify the real daemon's chain: %+v %v (page chain %+v)", rep, err, page.Chain)
+	}
+	var tip audit.ChainTip
+	d.Call(t, "audit.tip", nil, &tip)
+	if tip.Head != rep.Head || tip.Checkpoint.Kind != audit.CheckpointGenesis {
+		t.Fatalf("audit.tip %+v, verified %+v", tip, rep)
+	}
 	var exp bytes.Buffer
 	jw, cw := audit.NewJSONWriter(&exp), audit.NewCSVWriter(&exp)
 	for _, rec := range page.Records {

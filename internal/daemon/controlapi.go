@@ -43,6 +43,8 @@ type (
 		Agents gateway.AgentsResult `json:"agents"`
 		// Config: the file in force, and why a change to it was not applied.
 		Config ConfigState `json:"config"`
+		// Audit: the audit chain's head and the last cross-check with a browser.
+		Audit *AuditStatus `json:"audit,omitempty"`
 	}
 	PairPendingResult struct {
 		Requests []PendingPair `json:"requests"`
@@ -115,7 +117,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			DaemonID: d.identity.ID(), StartedAt: d.startedAt, Connections: d.link.Hub().Connections(),
 			ExtensionConnected: d.link.Hub().ExtensionConnected(), Sessions: d.broker.Sessions(), Broker: d.broker.Stats(),
 			MCPSessions: d.mcpSess.count(), Browsers: d.browsersStatus(), AgentSessions: d.gateway.Sessions(), Agents: d.gateway.Agents(),
-			Config: d.configState()}, nil
+			Config: d.configState(), Audit: d.auditStatus(ctx)}, nil
 	case "config.reload":
 		return d.reloadConfig(true), nil
 	case "gateway.sessions":
@@ -215,6 +217,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			URL: "chrome-extension://" + link.ExtensionID + "/connect.html#" + frag}, nil
 	case "audit.query":
 		return d.handleAuditQuery(ctx, raw)
+	case "audit.tip":
+		return d.handleAuditTip(ctx)
 	case "tools.list", "tools.call", "tools.cancel":
 		return d.handleToolsControl(ctx, method, raw)
 	case "shutdown":

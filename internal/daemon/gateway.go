@@ -37,6 +37,9 @@ func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, pa
 	if method == DeviceRename {
 		return h.d.renameSelf(c, params)
 	}
+	if method == AuditWitness {
+		return h.d.auditWitness(ctx, c, params)
+	}
 	if res, err, ok := h.gw.Handle(ctx, c, method, params); ok {
 		return res, err
 	}

@@ -106,6 +106,21 @@ type DaemonStatus struct {
 		Error         string   `json:"error"`
 		RestartNeeded []string `json:"restartNeeded"`
 	} `json:"config"`
+	Audit *AuditStatus `json:"audit"`
+}
+
+// AuditStatus is the part of `status`'s audit doctor reads.
+type AuditStatus struct {
+	Head struct {
+		Seq int64 `json:"seq"`
+	} `json:"head"`
+	CrossCheck *struct {
+		DeviceName string `json:"deviceName"`
+		Checked    int    `json:"checked"`
+		OK         bool   `json:"ok"`
+		Seq        int64  `json:"seq"`
+		Mismatch   string `json:"mismatch"`
+	} `json:"crossCheck"`
 }
 
 // BrowserStatus is the part of a `status` browsers entry doctor reads.
@@ -148,6 +163,7 @@ var Checks = []Check{
 	checkPaired,
 	checkAgents,
 	checkClock,
+	checkAudit,
 }
 
 // Gather probes the daemon once (if it runs) for the checks to read.

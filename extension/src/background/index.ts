@@ -10,6 +10,7 @@ import { SettingsStore, TicketStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
 import { launchRequested, linkChanged, noteBrowserRun } from "./managed.js";
 import "./panel.js"; // the side panel's port (torii.panel) bridged to the link
+import { witnessConnected } from "./auditwitness.js";
 
 const KEEPALIVE_ALARM = "torii.keepalive";
 
@@ -51,6 +52,7 @@ export const link = new Link({
   clientInfo: { name: "torii-extension", version: chrome.runtime.getManifest().version },
   onState: broadcast,
   log: (m) => console.info(m),
+  onConnected: (daemonId) => witnessConnected(daemonId, (m, p) => link.request(m, p)),
 });
 
 // Start resuming the link at once; the listeners below wait for this before touching it.

@@ -39,6 +39,8 @@ export interface LinkDeps {
   origin: string;
   clientInfo: { name: string; version: string };
   onState?: (s: LinkState) => void;
+  /** The link is up (after session/new): the audit cross-check runs here (SECURITY I-70). */
+  onConnected?: (daemonId: string) => void;
   random?: () => number;
   now?: () => number;
   log?: (msg: string) => void;
@@ -565,6 +567,7 @@ export class Link {
       });
     }, PING_INTERVAL_MS);
     this.set("connected");
+    this.deps.onConnected?.(this.settings?.daemonId ?? "");
   }
 
   private onHandshakeError(c: Conn, e: unknown): void {

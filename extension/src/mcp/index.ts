@@ -16,6 +16,7 @@ import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
+import { witnessCallDone } from "../background/auditwitness.js";
 
 installDebugger();
 installBrowser();
@@ -26,7 +27,10 @@ installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) }
 installPreload(getPolicy);
 installSessionMessages();
 installProxy();
-setAuditSink(recordAudit);
+setAuditSink((e) => {
+  recordAudit(e);
+  witnessCallDone();
+});
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
 let paused: boolean | undefined;

@@ -13,6 +13,7 @@ import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from ".
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
 import { proxySwitchAllowed } from "./proxystore.js";
+import { auditWitness } from "../background/auditwitness.js";
 
 export const POLICY_KEY = "policy";
 const AUDIT_KEY = "audit";
@@ -169,6 +170,7 @@ async function handlePage(m: PolicyRequest): Promise<unknown> {
       return { entries: await audit.list(typeof m.limit === "number" ? m.limit : undefined) };
     case "torii.audit.clear":
       await audit.clear();
+      await auditWitness.clear(); // a fresh copy witnesses the daemon's chain afresh (SECURITY I-70)
       return { ok: true };
     case "torii.handoff.list":
       return { handoffs: listHandoffs() };

@@ -1,0 +1,329 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// What a ChainError found.
+const (
+	ProblemAltered          = "altered"           // a record's fields do not give its hash
+	ProblemBrokenLink       = "broken_link"       // a record's prev is not the hash of the record before it
+	ProblemMissing          = "missing"           // a record is not there (deleted)
+	ProblemOutOfOrder       = "out_of_order"      // records are not in chain order
+	ProblemBeforeCheckpoint = "before_checkpoint" // a chained record at or before the checkpoint the chain starts from
+	ProblemHeadMismatch     = "head_mismatch"     // the newest record is not the head the export (or the daemon) names
+	ProblemNoCheckpoint     = "no_checkpoint"     // nothing says where the chain starts
+	ProblemTruncated        = "truncated"         // an export cut short
+	ProblemNotExport        = "not_export"        // not a torii JSON export (or a malformed one)
+	ProblemNotChained       = "not_chained"       // a database from before the chain
+)
+
+// ChainError is a chain that does not verify: the first broken link (the
+// lowest record id at fault), what is wrong there and what to do.
+type ChainError struct {
+	Seq     int64  // the record at fault; 0 when none is
+	Problem string // a Problem* constant
+	Detail  string
+}
+
+func (e *ChainError) Error() string {
+	s := "audit chain broken"
+	if e.Seq > 0 {
+		s += fmt.Sprintf(" at record %d", e.Seq)
+	}
+	return s + " (" + e.Problem + "): " + e.Detail + " — " + e.Next()
+}
+
+// Next is the step to take.
+func (e *ChainError) Next() string {
+	switch e.Problem {
+	case ProblemTruncated:
+		return "the file was cut short: export again with `torii audit --format json --limit 0 --out FILE`"
+	case ProblemNotExport:
+		return "verify a JSON export made with `torii audit --format json --limit 0 --out FILE`"
+	case ProblemNotChained:
+		return "start the daemon once (`torii serve`) to add the chain to it"
+	case ProblemNoCheckpoint:
+		return "keep the file as evidence; to start a new chain, `torii stop` and move audit.db aside"
+	}
+	before := "no record before it can be trusted either"
+	if e.Seq > 1 {
+		before = fmt.Sprintf("records before %d verify", e.Seq)
+	}
+	return before + "; treat " + fmt.Sprint(e.Seq) + " and later as untrusted, keep the file as evidence and compare with a saved export (`torii audit verify --file EXPORT`)"
+}
+
+// Report is a chain that verified.
+type Report struct {
+	Records    int64      `json:"records"` // chained records verified
+	Legacy     int64      `json:"legacy"`  // records from before the chain (at or before genesis), not covered
+	Head       Link       `json:"head"`
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Complete   bool       `json:"complete"` // every kept record (an export can hold a selection)
+}
+
+// VerifyFile verifies the audit database at path, read-only: the daemon
+// may run and write meanwhile (the walk reads one snapshot).
+func VerifyFile(ctx context.Context, path string) (Report, error) {
+	if _, err := os.Stat(path); err != nil {
+		return Report{}, fmt.Errorf("audit: no database at %s (the daemon creates it when it starts): %w", path, err)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return Report{}, fmt.Errorf("audit: database path must not contain ? or #")
+	}
+	// mmap: a walk reads every page once; mapping them saves a copy each.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=mmap_size(1073741824)")
+	if err != nil {
+		return Report{}, err
+	}
+	defer db.Close()
+	return verifyDB(ctx, db)
+}
+
+// HashInFile is the hash the database at path holds for record seq (ok
+// false when it holds no such record), read-only.
+func HashInFile(ctx context.Context, path string, seq int64) (string, bool, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return "", false, err
+	}
+	defer db.Close()
+	var h string
+	err = db.QueryRowContext(ctx, `SELECT hash FROM calls WHERE id = ?`, seq).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return h, err == nil, err
+}
+
+// Verify verifies the store's chain (records queued before it included).
+func (s *Store) Verify(ctx context.Context) (Report, error) {
+	if err := s.Flush(ctx); err != nil {
+		return Report{}, err
+	}
+	return verifyDB(ctx, s.db)
+}
+
+func verifyDB(ctx context.Context, db *sql.DB) (Report, error) {
+	rep, err := verifyOnce(ctx, db)
+	if _, broken := err.(*ChainError); broken {
+		// The ranges are read in separate snapshots: retention running in
+		// between can look like a gap. Then the checkpoint moved; once more.
+		if cp, cerr := latestCheckpoint(ctx, db); cerr == nil && cp.Seq != rep.Checkpoint.Seq {
+			return verifyOnce(ctx, db)
+		}
+	}
+	return rep, err
+}
+
+// verifyOnce splits the chain into contiguous id ranges verified in
+// parallel (reading rows is most of the cost), then checks the links
+// between the ranges, in order, so the error is the first broken link.
+func verifyOnce(ctx context.Context, db *sql.DB) (Report, error) {
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return Report{}, fmt.Errorf("audit: not an audit database: %w", err)
+	}
+	if v < 2 {
+		return Report{}, &ChainError{Problem: ProblemNotChained, Detail: fmt.Sprintf("the database is at schema version %d, from before the chain", v)}
+	}
+	cp, err := latestCheckpoint(ctx, db)
+	if err != nil {
+		return Report{}, err
+	}
+	var maxID sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT MAX(id) FROM calls`).Scan(&maxID); err != nil {
+		return Report{}, err
+	}
+	rep := Report{Checkpoint: cp, Head: cp.Link, Complete: true}
+	if !maxID.Valid {
+		return rep, nil
+	}
+	n := min(runtime.GOMAXPROCS(0), 4)
+	if verifyParts > 0 {
+		n = verifyParts
+	}
+	span := maxID.Int64 - cp.Seq
+	if span < verifyMinSpan {
+		n = 1
+	}
+	parts := make([]rangeResult, n)
+	var wg sync.WaitGroup
+	for k := 0; k < n; k++ {
+		lo, hi := cp.Seq+1+span*int64(k)/int64(n), cp.Seq+span*int64(k+1)/int64(n)
+		if k == 0 {
+			lo = math.MinInt64 // the first range also reads what lies before the checkpoint
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[k] = verifyRange(ctx, db, cp, lo, hi, k == 0)
+		}()
+	}
+	wg.Wait()
+	carry := cp.Link
+	for k, p := range parts {
+		if p.ioErr != nil {
+			return rep, p.ioErr
+		}
+		if k > 0 && p.n > 0 {
+			switch {
+			case p.first.Seq > carry.Seq+1:
+				return rep, &ChainError{Seq: carry.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", carry.Seq+1, p.first.Seq-1, p.first.Seq)}
+			case p.first.Hash != carry.Hash:
+				return rep, brokenLink(p.first.Seq, carry, cp)
+			}
+		}
+		if p.err != nil {
+			return rep, p.err
+		}
+		if p.n > 0 {
+			carry = p.last
+		}
+		rep.Records += p.n
+		rep.Legacy += p.legacy
+	}
+	rep.Head = carry
+	return rep, nil
+}
+
+// How verify splits a chain: ranges only past verifyMinSpan records;
+// verifyParts (tests) overrides the number of ranges.
+var (
+	verifyMinSpan int64 = 100_000
+	verifyParts   int
+)
+
+// rangeResult is one range's walk: first is its first record's id and
+// prev, last its last record's link.
+type rangeResult struct {
+	first, last Link
+	n, legacy   int64
+	err         error // the range's first broken link
+	ioErr       error
+}
+
+func verifyRange(ctx context.Context, db *sql.DB, cp Checkpoint, lo, hi int64, fromCheckpoint bool) (res rangeResult) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return rangeResult{ioErr: err}
+	}
+	defer tx.Rollback()
+	// One packed text column per row: the driver's per-column cost is most
+	// of a verify's time.
+	rows, err := tx.QueryContext(ctx, packedSelect, lo, hi)
+	if err != nil {
+		return rangeResult{ioErr: err}
+	}
+	defer rows.Close()
+	var w *walk
+	if fromCheckpoint {
+		w = newWalk(cp)
+	}
+	var r Record
+	var ts int64
+	var packed sql.NullString
+	buf := make([]byte, 0, 512)
+	for rows.Next() {
+		if err := rows.Scan(&r.ID, &ts, &r.DurationMs, &packed); err != nil {
+			return rangeResult{ioErr: err}
+		}
+		r.Time = time.UnixMilli(ts).UTC()
+		whole := unpack(&r, packed)
+		if r.Hash == "" && r.ID <= cp.Seq && cp.Kind == CheckpointGenesis {
+			res.legacy++
+			continue
+		}
+		if w == nil { // a later range starts where its first record says; the caller checks the seam
+			res.first = Link{Seq: r.ID, Hash: r.Prev}
+			w = &walk{cp: cp, head: Link{Seq: r.ID - 1, Hash: r.Prev}}
+		}
+		var ok bool
+		buf, ok = hashMatches(buf, &r)
+		if err := w.next(&r, ok && whole); err != nil {
+			res.err = err
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return rangeResult{ioErr: err}
+	}
+	if w != nil {
+		res.n, res.last = w.n, w.head
+	}
+	return res
+}
+
+// walk checks records in ascending chain order from a checkpoint.
+type walk struct {
+	cp   Checkpoint
+	head Link
+	n    int64
+}
+
+func newWalk(cp Checkpoint) *walk { return &walk{cp: cp, head: cp.Link} }
+
+// next checks r (whose fields give its hash when hashOK) follows the head.
+func (w *walk) next(r *Record, hashOK bool) error {
+	switch {
+	case r.ID <= w.head.Seq && r.ID <= w.cp.Seq:
+		return &ChainError{Seq: r.ID, Problem: ProblemBeforeCheckpoint, Detail: fmt.Sprintf("a record lies at or before the checkpoint (%d) the kept chain starts from", w.cp.Seq)}
+	case r.ID <= w.head.Seq:
+		return &ChainError{Seq: r.ID, Problem: ProblemOutOfOrder, Detail: fmt.Sprintf("it comes after record %d", w.head.Seq)}
+	case r.ID > w.head.Seq+1:
+		return &ChainError{Seq: w.head.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", w.head.Seq+1, r.ID-1, r.ID)}
+	case !hashOK:
+		return &ChainError{Seq: r.ID, Problem: ProblemAltered, Detail: "its fields do not give its hash: the record was edited, or swapped with another"}
+	case r.Prev != w.head.Hash:
+		return brokenLink(r.ID, w.head, w.cp)
+	}
+	w.head = Link{Seq: r.ID, Hash: r.Hash}
+	w.n++
+	return nil
+}
+
+func brokenLink(seq int64, before Link, cp Checkpoint) *ChainError {
+	what := fmt.Sprintf("record %d's hash", before.Seq)
+	if before.Seq == cp.Seq {
+		what = fmt.Sprintf("the %s checkpoint's hash", cp.Kind)
+	}
+	return &ChainError{Seq: seq, Problem: ProblemBrokenLink, Detail: "its prev is not " + what + ": a record was replaced, or the chain rewritten from here"}
+}
+
+// unitSep separates the text columns in verify's packed read; sealed
+// fields never hold it (clip).
+const unitSep = 0x1f
+
+var packedSelect = func() string {
+	var cols []string
+	for _, c := range textColumns {
+		cols = append(cols, c.col)
+	}
+	return `SELECT id, ts, duration_ms, ` + strings.Join(cols, " || char(31) || ") + ` FROM calls WHERE id BETWEEN ? AND ? ORDER BY id`
+}()
+
+// unpack sets r's text fields from a packed row; false when the row does
+// not split into them (a NULL or a separator put in by hand).
+func unpack(r *Record, p sql.NullString) bool {
+	rest := p.String
+	whole := p.Valid
+	for i, c := range textColumns {
+		v := rest
+		if i < len(textColumns)-1 {
+			var ok bool
+			v, rest, ok = strings.Cut(rest, string(rune(unitSep)))
+			whole = whole && ok
+		}
+		*c.field(r) = v
+	}
+	return whole
+}
