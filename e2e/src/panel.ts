@@ -1,18 +1,8 @@
 // The side panel as a person drives it: the real extension's sidepanel.html opened as a tab for one
-// window, with agents configured in the daemon's config.json. Shared by the side-panel test files.
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+// window. Shared by the side-panel test files.
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import { expect } from "vitest";
 import { EXTENSION_ORIGIN } from "./env.ts";
-import type { Torii } from "./torii.ts";
-
-/** Adds to the daemon's config.json (before it starts): `agents`, `defaultAgent`, limits. */
-export async function configure(torii: Torii, settings: Record<string, unknown>): Promise<void> {
-  const path = join(torii.configDir, "config.json");
-  const cfg = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
-  await writeFile(path, JSON.stringify({ ...cfg, ...settings }) + "\n", { mode: 0o600 });
-}
 
 /** The id of the window an extension page is in. */
 export function windowOf(page: Page): Promise<number> {

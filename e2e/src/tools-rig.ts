@@ -54,12 +54,14 @@ export async function allowEverything(extPage: Page): Promise<void> {
   if (reply && reply.ok === false) throw new Error(`torii.policy.set: ${reply.error}`);
 }
 
-export function useToolsRig(): { (): ToolsRig } {
+/** `config`: added to the daemon's config.json before it starts (e.g. `broker.toolGroups`). */
+export function useToolsRig(opts: { config?: Record<string, unknown> } = {}): { (): ToolsRig } {
   const rig = useRig();
   let r: ToolsRig | undefined;
   const opened: Page[] = [];
   beforeAll(async () => {
     const torii = await rig.daemon();
+    if (opts.config) await torii.configure(opts.config);
     await torii.start();
     const browser = await rig.browser();
     // Playwright dismisses a JavaScript dialog itself unless the page has a listener: a no-op one

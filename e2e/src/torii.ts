@@ -1,7 +1,7 @@
 // A real `torii serve` on a free loopback port with its own state and config
 // dirs, and the real CLI pointed at it.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { toriiBin } from "./env.ts";
 import { Tail, freePort, pollUntil, removeDir, shortTempDir } from "./util.ts";
@@ -86,6 +86,13 @@ export class Torii {
     const t = new Torii(root, stateDir, configDir, port);
     await writeFile(join(configDir, "config.json"), JSON.stringify({ listen: t.addr }) + "\n", { mode: 0o600 });
     return t;
+  }
+
+  /** Adds to config.json (before start, or before a reload): `agents`, `broker`, limits. */
+  async configure(settings: Record<string, unknown>): Promise<void> {
+    const path = join(this.configDir, "config.json");
+    const cfg = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
+    await writeFile(path, JSON.stringify({ ...cfg, ...settings }) + "\n", { mode: 0o600 });
   }
 
   get addr(): string {

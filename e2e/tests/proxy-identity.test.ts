@@ -39,7 +39,8 @@ async function recorder(kind: "proxy" | "echo"): Promise<{ server: Server; port:
 }
 
 describeBrowser("proxy profiles and a per-tab user agent", () => {
-  const rig = useToolsRig();
+  // These tools are in groups the person turns on; the default catalogue leaves them out.
+  const rig = useToolsRig({ config: { broker: { toolGroups: ["proxy", "emulation"] } } });
   let proxy: Awaited<ReturnType<typeof recorder>>;
   let echo: Awaited<ReturnType<typeof recorder>>;
   let options: Page;

@@ -3,14 +3,14 @@
 import { expect, test } from "vitest";
 import { pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
-import { configure, openPanel, windowOf } from "../src/panel.ts";
+import { openPanel, windowOf } from "../src/panel.ts";
 
 describeBrowser("side panel with a missing agent", () => {
   const rig = useRig();
 
   test("the default agent's missing command is reported with the config key to fix", { timeout: 120_000 }, async () => {
     const torii = await rig.daemon();
-    await configure(torii, { agents: [{ name: "ghost", command: "torii-no-such-agent" }] });
+    await torii.configure({ agents: [{ name: "ghost", command: "torii-no-such-agent" }] });
     await torii.start();
     const browser = await rig.browser();
     const { popup } = await pairBrowser(browser, torii);

@@ -6,7 +6,7 @@ import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
-import { configure, openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
+import { openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
 import { testAgent } from "../src/test-agent.ts";
 import { allowEverything } from "../src/tools-rig.ts";
 import type { Torii } from "../src/torii.ts";
@@ -70,7 +70,7 @@ describeBrowser("side panel", () => {
     siteUrl = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}/fixture`;
 
     torii = await rig.daemon();
-    await configure(torii, {
+    await torii.configure({
       agents: [
         { name: "alpha", command: agent },
         { name: "beta", command: agent },

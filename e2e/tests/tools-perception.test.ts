@@ -15,6 +15,8 @@ describeBrowser("browser tools: perception", () => {
 
   test("the catalogue served by torii mcp is docs/tools.md's (names, order, read/write class, size, instructions)", async () => {
     const md = await readFile(join(repoRoot, "docs", "tools.md"), "utf8");
+    // The default catalogue: a tool of a group ("write · group `proxy`") is served only when the
+    // person turns its group on, so its row does not match.
     const documented = [...md.matchAll(/^\| \[`([a-z_]+)`\]\(#[a-z_]+\) \| ([a-z, ]+) \|/gm)].map((m) => ({
       name: m[1],
       class: m[2],

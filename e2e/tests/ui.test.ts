@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, clickPairAndReadCode, setDaemonUrl, waitForPopupConnected } from "../src/browser.ts";
 import { EXTENSION_ORIGIN, repoRoot } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
-import { configure, openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
+import { openPanel as openPanelOf, panelDriver, windowOf } from "../src/panel.ts";
 import { Mcp } from "../src/mcp.ts";
 import { setPolicy } from "../src/safety.ts";
 import { Site } from "../src/site.ts";
@@ -72,7 +72,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     const agent = await testAgent(tmp);
     site = await Site.start();
     torii = await rig.daemon();
-    await configure(torii, {
+    await torii.configure({
       agents: [
         { name: "alpha", command: agent },
         { name: "beta", command: agent },

@@ -97,6 +97,7 @@ type Broker struct {
 	resolve  Resolver
 	tools    []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName   map[string]*mcp.Tool
+	groups   map[string]bool // tool groups the person turned on (groups.go)
 
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)
@@ -189,7 +190,7 @@ func (b *Broker) Connected() bool {
 func (b *Broker) Tools() []*mcp.Tool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return withDaemonTools(b.tools)
+	return b.servedLocked()
 }
 
 // Gate is the daemon-side check every tool call passes before it reaches
@@ -209,6 +210,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	b.mu.Lock()
 	tool, anyTools := b.byName[call.Name], len(b.tools) > 0
 	cur := len(b.liveLocked()) > 0
+	off := tool != nil && b.groupOffLocked(tool)
 	b.mu.Unlock()
 	switch {
 	case call.Name == "":
@@ -219,6 +221,8 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 		return nil, nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
 	case tool == nil:
 		return nil, nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
+	case off:
+		return nil, nil, groupRefusal(tool)
 	}
 	if call.Access == AccessRead && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
 		return nil, nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)

@@ -84,6 +84,7 @@ func (b *Broker) AttachBrowser(id, name string, srv ToolServer) {
 			b.byName[t.Name] = t
 		}
 	}
+	served := b.servedLocked()
 	b.mu.Unlock()
 	if old != nil && old.srv != srv {
 		b.failWaitingFor(old, toolerr.New(toolerr.ExtensionNotConnected, "browser %q reconnected while the call was queued; nothing was sent", name))
@@ -94,7 +95,7 @@ func (b *Broker) AttachBrowser(id, name string, srv ToolServer) {
 	b.log.Info("broker: browser tool server attached", "device", id, "name", name, "link", srv.LinkID(), "tools", len(tools), "catalogueChanged", changed)
 	if changed {
 		for _, f := range b.listeners {
-			f(withDaemonTools(tools))
+			f(served)
 		}
 	}
 }

@@ -21,8 +21,9 @@ func (b *Broker) SeedCatalogue(tools []*mcp.Tool) {
 	for _, t := range tools {
 		b.byName[t.Name] = t
 	}
+	served := b.servedLocked()
 	b.mu.Unlock()
 	for _, f := range b.listeners {
-		f(withDaemonTools(tools))
+		f(served)
 	}
 }

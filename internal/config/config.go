@@ -49,6 +49,9 @@ type Broker struct {
 	MaxQueuedPerSession int  `json:"maxQueuedPerSession,omitempty"` // a session's calls waiting at once: 16
 	TabCap              int  `json:"tabCap,omitempty"`              // open agent tabs, all sessions: 20
 	CloseTabsOnEnd      bool `json:"closeTabsOnEnd,omitempty"`      // close a session's tabs when it ends
+	// ToolGroups are the tool groups offered to agents beside the core tools
+	// (docs/tools.md lists each tool's group); none by default.
+	ToolGroups []string `json:"toolGroups,omitempty"`
 }
 
 // BrokerDefaults are the broker's default limits.

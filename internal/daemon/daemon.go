@@ -144,6 +144,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
 	d.broker.SetLimits(opts.Config.Broker)
+	d.broker.SetToolGroups(opts.Config.Broker.ToolGroups)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
 	d.broker.SetResolver(d.resolveBrowser)
 	if err := d.seedCatalogue(); err != nil {

@@ -139,6 +139,7 @@ func (d *daemon) reloadConfig(force bool) ReloadResult {
 // applyConfig puts the keys that apply live into force.
 func (d *daemon) applyConfig(c config.Config) {
 	d.broker.SetLimits(c.Broker)
+	d.broker.SetToolGroups(c.Broker.ToolGroups)
 	d.gateway.Reconfigure(c.ResolvedAgents(), c.DefaultAgentName(), c.RelayLimit, c.MCPServers,
 		time.Duration(c.AgentIdleTimeoutSec)*time.Second)
 }

@@ -54,6 +54,7 @@ const (
 	ProxySwitchOff        Code = "proxy_switch_off"
 	ProfileInvalid        Code = "profile_invalid"
 	ProxyControlled       Code = "proxy_controlled_elsewhere"
+	ToolDisabled          Code = "tool_disabled"
 )
 
 type entry struct {
@@ -99,6 +100,7 @@ var list = []entry{
 	{ProxySwitchOff, "The person has not allowed agents to switch the proxy; only they can, in the Torii options (Proxy profiles). Ask them; do not retry."},
 	{ProfileInvalid, "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles)."},
 	{ProxyControlled, "Another extension or the browser's policy controls the proxy; only the person can change that."},
+	{ToolDisabled, "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry."},
 }
 
 var hints = func() map[Code]string {

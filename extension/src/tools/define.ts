@@ -99,8 +99,17 @@ export interface Traits {
   destination?(args: Record<string, unknown>): string | undefined;
 }
 
+/**
+ * The groups a tool beyond the core ones belongs to. Every agent turn pays for the whole catalogue,
+ * so the daemon offers a group's tools only when the person turned the group on (config
+ * broker.toolGroups); its calls are refused (tool_disabled) while it is off.
+ */
+export type ToolGroup = "capture" | "storage" | "emulation" | "pdf" | "proxy";
+
 export interface ToolDef<A = Record<string, unknown>> {
   name: string;
+  /** Absent for a core tool, always offered. */
+  group?: ToolGroup;
   /**
    * One short sentence: tools/list is paid for on every agent turn. Conventions shared by every
    * tool (tabId, refs, waitFor, observe) are in the server instructions, not here.

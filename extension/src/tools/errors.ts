@@ -39,6 +39,7 @@ export const ERROR_HINTS = {
   proxy_switch_off: "The person has not allowed agents to switch the proxy; only they can, in the Torii options (Proxy profiles). Ask them; do not retry.",
   profile_invalid: "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles).",
   proxy_controlled_elsewhere: "Another extension or the browser's policy controls the proxy; only the person can change that.",
+  tool_disabled: "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -9,6 +9,7 @@ import { proxySettings, switchNote, switchProfile } from "./proxystore.js";
 
 export const proxyProfiles = defineTool<Record<string, never>>({
   name: "proxy_profiles",
+  group: "proxy",
   description: "List the person's proxy profiles and the active one.",
   inputSchema: { type: "object", properties: {} },
   traits: { target: "none", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
@@ -28,6 +29,7 @@ export const proxyProfiles = defineTool<Record<string, never>>({
 
 export const proxySwitch = defineTool<{ name: string }>({
   name: "proxy_switch",
+  group: "proxy",
   description: "Switch the whole browser's proxy profile: the person's tabs too.",
   inputSchema: { type: "object", properties: { name: { type: "string", minLength: 1, maxLength: 40 } }, required: ["name"] },
   traits: { target: "none", reads: "none", effects: ["identity"], switch: "proxy", dialog: "ignores", handoff: "allowed" },

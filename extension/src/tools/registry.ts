@@ -2,7 +2,7 @@
 // pinned catalogue are all derived from this list; callTool is the single entry for execution
 // (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
-import type { AnyTool, ToolContext } from "./define.js";
+import type { AnyTool, ToolContext, ToolGroup } from "./define.js";
 import { toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, type GateContext } from "./gate.js";
@@ -71,11 +71,15 @@ export function getTool(name: string): AnyTool | undefined {
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 
+/** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
+export const GROUP_META_KEY = "torii/group";
+
 export interface McpTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
   annotations: { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  _meta?: { [GROUP_META_KEY]: ToolGroup };
 }
 
 /**
@@ -93,6 +97,7 @@ export function listTools(): McpTool[] {
     annotations: t.readOnly
       ? { readOnlyHint: true, idempotentHint: t.idempotent ?? true }
       : { readOnlyHint: false, destructiveHint: t.destructive, idempotentHint: t.idempotent ?? false },
+    ...(t.group ? { _meta: { [GROUP_META_KEY]: t.group } } : {}),
   }));
 }
 

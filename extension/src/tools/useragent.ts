@@ -13,6 +13,7 @@ import { identityOf, MAX_UA_BYTES, userAgentProblem } from "./uadata.js";
 
 export const setUserAgent = defineTool<{ tabId?: number; userAgent?: string; reset?: boolean }>({
   name: "set_user_agent",
+  group: "emulation",
   description: "This tab's user agent and client hints only; reset restores.",
   inputSchema: {
     type: "object",
