@@ -51,6 +51,9 @@ const (
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
 	TooLarge              Code = "too_large"
+	SecretNotFound        Code = "secret_not_found"
+	SecretOriginMismatch  Code = "secret_origin_mismatch"
+	SecretStoreLocked     Code = "secret_store_locked"
 )
 
 type entry struct {
@@ -93,6 +96,9 @@ var list = []entry{
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},
+	{SecretNotFound, "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options."},
+	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options)."},
+	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
 }
 
 var hints = func() map[Code]string {

@@ -15,11 +15,13 @@ import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
+import { installSecrets } from "../tools/secrets.js";
 
 installDebugger();
 installBrowser();
 installSafety();
 installGuardLink();
+installSecrets();
 installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);

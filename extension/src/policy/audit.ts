@@ -16,9 +16,11 @@ export interface AuditEntry {
   ms: number;
   /** "approved" | "denied" | "timeout" | "cancelled" when the person was asked; "auto" when policy allowed it. */
   approval?: string;
+  /** The secrets the call used, as "NAME on ORIGIN" (SECURITY I-69): names, never values. */
+  secrets?: string;
 }
 
-const FIELDS = ["ts", "tool", "session", "origin", "outcome", "code", "ms", "approval"] as const;
+const FIELDS = ["ts", "tool", "session", "origin", "outcome", "code", "ms", "approval", "secrets"] as const;
 
 /** Keeps only the known metadata fields, with bounded sizes (nothing else can slip in). */
 export function cleanEntry(e: AuditEntry): AuditEntry {
@@ -32,6 +34,7 @@ export function cleanEntry(e: AuditEntry): AuditEntry {
   if (e.session) out.session = String(e.session).slice(0, 120);
   if (e.code) out.code = String(e.code).slice(0, 64);
   if (e.approval) out.approval = String(e.approval).slice(0, 16);
+  if (e.secrets) out.secrets = String(e.secrets).slice(0, 500);
   return out;
 }
 

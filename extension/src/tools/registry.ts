@@ -23,6 +23,7 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { maskResult, secrets, secretsAudit } from "./secrets.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -55,6 +56,8 @@ export const TOOLS: readonly AnyTool[] = [
   evaluate,
   fetchInPage,
   handoff,
+  // the person's secrets (names only)
+  secrets,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -91,7 +94,7 @@ export function listTools(): McpTool[] {
 }
 
 /** Metadata the audit keeps for each call (SECURITY I-21); set by the service worker. */
-export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string }) => void;
+export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string; secrets?: string }) => void;
 let auditSink: AuditSink = () => undefined;
 const active = new Set<AbortController>();
 
@@ -136,6 +139,8 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
+    // SECURITY I-69: no result carries a secret's value, whatever the page did with it.
+    r = maskResult(r);
   } finally {
     active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);
@@ -153,6 +158,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     ...(code ? { code } : {}),
     ms: Date.now() - t0,
     ...(gctx.approval ? { approval: gctx.approval } : {}),
+    ...(secretsAudit(gctx) ? { secrets: secretsAudit(gctx) } : {}),
   });
   return withAuditMeta(r, a);
 }
