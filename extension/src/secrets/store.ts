@@ -74,27 +74,54 @@ function aad(i: SecretInfo): Uint8Array {
   return new TextEncoder().encode(JSON.stringify([i.name, i.kind, i.origins]));
 }
 
+interface Loaded {
+  key: CryptoKey | undefined;
+  locked: boolean;
+  records: Map<string, SecretRecord>;
+}
+
 export class SecretStore {
+  /**
+   * The stored state as read once (ciphertext, the key handle, the lock), so a fill costs a
+   * decryption and no database round trip. Only this store writes the database (the worker is its
+   * one owner), and every write updates both.
+   */
+  private loaded: Promise<Loaded> | null = null;
+
   constructor(private readonly b: SecretBackend) {}
 
+  private state(): Promise<Loaded> {
+    this.loaded ??= (async () => {
+      const [key, locked, all] = await Promise.all([this.b.key(), this.b.locked(), this.b.all()]);
+      return { key, locked, records: new Map(all.map((r) => [r.name, r])) };
+    })().catch((e: unknown) => {
+      this.loaded = null;
+      throw e;
+    });
+    return this.loaded;
+  }
+
   private async keyOrNew(): Promise<CryptoKey> {
-    const k = await this.b.key();
-    if (k) return k;
+    const st = await this.state();
+    if (st.key) return st.key;
     const fresh = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
     await this.b.setKey(fresh);
+    st.key = fresh;
     return fresh;
   }
 
   async list(): Promise<SecretInfo[]> {
-    return (await this.b.all()).map((r) => ({ name: r.name, kind: r.kind, origins: [...r.origins] })).sort((x, y) => x.name.localeCompare(y.name));
+    return [...(await this.state()).records.values()].map((r) => ({ name: r.name, kind: r.kind, origins: [...r.origins] })).sort((x, y) => x.name.localeCompare(y.name));
   }
 
   async locked(): Promise<boolean> {
-    return this.b.locked();
+    return (await this.state()).locked;
   }
 
   async setLocked(v: boolean): Promise<void> {
+    const st = await this.state();
     await this.b.setLocked(v);
+    st.locked = v;
   }
 
   /** Adds or replaces a secret; every field is checked before anything is stored. */
@@ -113,17 +140,22 @@ export class SecretStore {
     const os = [...new Set(origins.map(canonicalOrigin))];
     if (os.length === 0) throw new SecretError("invalid", "origins: give at least one origin the secret may be used on");
     if (os.length > MAX_ORIGINS) throw new SecretError("invalid", `origins: at most ${MAX_ORIGINS}`);
-    if (!(await this.b.get(name)) && (await this.b.all()).length >= MAX_SECRETS) throw new SecretError("invalid", `at most ${MAX_SECRETS} secrets`);
+    const st = await this.state();
+    if (!st.records.has(name) && st.records.size >= MAX_SECRETS) throw new SecretError("invalid", `at most ${MAX_SECRETS} secrets`);
     const info: SecretInfo = { name, kind: kind as SecretKind, origins: os };
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv: iv as BufferSource, additionalData: aad(info) as BufferSource }, await this.keyOrNew(), new TextEncoder().encode(value));
-    await this.b.put({ ...info, iv, ct });
+    const rec: SecretRecord = { ...info, iv, ct };
+    await this.b.put(rec);
+    st.records.set(name, rec);
     return info;
   }
 
   async remove(name: string): Promise<boolean> {
-    const had = !!(await this.b.get(name));
+    const st = await this.state();
+    const had = st.records.has(name);
     await this.b.delete(name);
+    st.records.delete(name);
     return had;
   }
 
@@ -135,19 +167,16 @@ export class SecretStore {
   async resolve(names: string[], nowMs = Date.now()): Promise<Map<string, { value: string; info: SecretInfo }>> {
     const out = new Map<string, { value: string; info: SecretInfo }>();
     if (names.length === 0) return out;
-    let locked: boolean;
-    let key: CryptoKey | undefined;
+    let st: Loaded;
     try {
-      locked = await this.b.locked();
-      key = await this.b.key();
+      st = await this.state();
     } catch {
       throw new SecretError("secret_store_locked", "the secret store cannot be opened; nothing was filled");
     }
-    if (locked) throw new SecretError("secret_store_locked", "the person has locked the secret store; nothing was filled");
+    if (st.locked) throw new SecretError("secret_store_locked", "the person has locked the secret store; nothing was filled");
+    const key = st.key;
     for (const n of names) {
-      const r = await this.b.get(n).catch(() => {
-        throw new SecretError("secret_store_locked", "the secret store cannot be read; nothing was filled");
-      });
+      const r = st.records.get(n);
       if (!r) throw new SecretError("secret_not_found", `no secret named ${n}; nothing was filled`);
       if (!key) throw new SecretError("secret_store_locked", "the secret store's key is gone; the person must add the secrets again");
       const info: SecretInfo = { name: r.name, kind: r.kind, origins: [...r.origins] };
@@ -192,7 +221,7 @@ export class MemorySecretBackend implements SecretBackend {
   async setLocked(v: boolean) {
     this.lock = v;
   }
-  /** Tests: tamper with a stored record. */
+  /** Tests: tamper with a stored record (or drop the key) as another program could. */
   raw(n: string): SecretRecord | undefined {
     return this.recs.get(n);
   }

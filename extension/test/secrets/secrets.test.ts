@@ -94,7 +94,11 @@ describe("secret store", () => {
     const s2 = new SecretStore(b2);
     await s2.add("pw", "password", "x", ["https://a.example"]);
     (b2 as unknown as { k: undefined }).k = undefined;
-    await expect(s2.resolve(["pw"])).rejects.toMatchObject({ code: "secret_store_locked" });
+    // A worker that starts later finds the records without their key.
+    await expect(new SecretStore(b2).resolve(["pw"])).rejects.toMatchObject({ code: "secret_store_locked" });
+    // The lock is stored: a new worker starts locked.
+    await s.setLocked(true);
+    await expect(new SecretStore(b).resolve(["pw"])).rejects.toMatchObject({ code: "secret_store_locked" });
   });
   it("checks every field before storing", async () => {
     const s = new SecretStore(new MemorySecretBackend());
