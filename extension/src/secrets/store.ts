@@ -47,6 +47,7 @@ export class SecretError extends Error {
 
 const MAX_SECRETS = 200;
 const MAX_VALUE = 4096;
+const MIN_VALUE = 4;
 const MAX_ORIGINS = 20;
 
 /**
@@ -130,6 +131,8 @@ export class SecretStore {
     if (!SECRET_KINDS.includes(kind as SecretKind)) throw new SecretError("invalid", `kind: one of ${SECRET_KINDS.join(", ")}`);
     if (typeof value !== "string" || value.length === 0) throw new SecretError("invalid", "value: empty");
     if (value.length > MAX_VALUE) throw new SecretError("invalid", `value: at most ${MAX_VALUE} characters`);
+    // Shorter ones could not be told from page text when results are masked (and are no secret).
+    if (kind !== "totp" && [...value].length < MIN_VALUE) throw new SecretError("invalid", `value: at least ${MIN_VALUE} characters`);
     if (kind === "totp") {
       try {
         if (base32Decode(value).length < 10) throw new Error("the seed is shorter than 80 bits");

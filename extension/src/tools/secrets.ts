@@ -6,18 +6,28 @@
 // and the audit records only "NAME on ORIGIN".
 
 import { defineTool, type ToolContext } from "./define.js";
-import { toolError, type ToolError } from "./errors.js";
+import { toolError, type CallToolResult, type ToolError } from "./errors.js";
 import type { GateContext } from "./gate.js";
 import { withDeadline, left } from "../cdp/deadline.js";
 import { SecretError, SecretStore } from "../secrets/store.js";
 import { IndexedDbSecretBackend } from "../secrets/idb.js";
-import { maskDeep, secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
+import { maskDeep, maskText, secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
 
 export const secretStore = new SecretStore(new IndexedDbSecretBackend());
 
 /** Values resolved since the worker started → their names, to mask out of results. */
 const used = new Map<string, string>();
-const MAX_USED = 512;
+/** Per secret, its values in the order resolved: a seed yields a new code every 30 s. */
+const byName = new Map<string, string[]>();
+const PER_NAME = 4;
+
+function remember(name: string, value: string): void {
+  const vs = byName.get(name) ?? [];
+  if (!vs.includes(value)) vs.push(value);
+  while (vs.length > PER_NAME) used.delete(vs.shift() as string);
+  byName.set(name, vs);
+  used.set(value, name);
+}
 
 export interface Prepared {
   bundle: SecretBundle;
@@ -56,8 +66,7 @@ export async function prepareSecrets(names: string[]): Promise<Prepared | undefi
   const bundle: SecretBundle = {};
   for (const [n, { value, info }] of got) {
     bundle[n] = { v: value, o: info.origins };
-    if (used.size >= MAX_USED) used.delete(used.keys().next().value as string);
-    used.set(value, n);
+    remember(n, value);
   }
   return { bundle, names };
 }
@@ -108,9 +117,15 @@ export function secretsAudit(g: GateContext): string | undefined {
   return s && s.size ? [...s].join(", ") : undefined;
 }
 
-/** A tool result with every value resolved since the worker started replaced by its reference. */
-export function maskResult<T>(r: T): T {
-  return used.size ? maskDeep(r, used) : r;
+/**
+ * A tool result with every value resolved since the worker started replaced by its reference: its
+ * text blocks and structured content (an image's pixels are not text).
+ */
+export function maskResult(r: CallToolResult): CallToolResult {
+  if (used.size === 0) return r;
+  const out: CallToolResult = { ...r, content: r.content.map((c) => (c.type === "text" ? { ...c, text: maskText(c.text, used) } : c)) };
+  if (r.structuredContent) out.structuredContent = maskDeep(r.structuredContent, used);
+  return out;
 }
 
 export const secrets = defineTool<Record<string, never>>({

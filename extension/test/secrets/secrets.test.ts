@@ -92,7 +92,7 @@ describe("secret store", () => {
     await expect(s.resolve(["pw"])).rejects.toMatchObject({ code: "secret_store_locked" });
     const b2 = new MemorySecretBackend();
     const s2 = new SecretStore(b2);
-    await s2.add("pw", "password", "x", ["https://a.example"]);
+    await s2.add("pw", "password", "xyzw", ["https://a.example"]);
     (b2 as unknown as { k: undefined }).k = undefined;
     // A worker that starts later finds the records without their key.
     await expect(new SecretStore(b2).resolve(["pw"])).rejects.toMatchObject({ code: "secret_store_locked" });
@@ -105,7 +105,8 @@ describe("secret store", () => {
     await expect(s.add("bad name", "password", "x", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
     await expect(s.add("n", "magic", "x", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
     await expect(s.add("n", "password", "", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
-    await expect(s.add("n", "password", "x", [])).rejects.toBeInstanceOf(SecretError);
+    await expect(s.add("n", "password", "abc", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
+    await expect(s.add("n", "password", "long enough", [])).rejects.toBeInstanceOf(SecretError);
     await expect(s.add("n", "totp", "not-a-seed!", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
     expect(await s.list()).toEqual([]);
   });
