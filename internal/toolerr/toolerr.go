@@ -55,6 +55,9 @@ const (
 	ProfileInvalid        Code = "profile_invalid"
 	ProxyControlled       Code = "proxy_controlled_elsewhere"
 	ToolDisabled          Code = "tool_disabled"
+	SecretNotFound        Code = "secret_not_found"
+	SecretOriginMismatch  Code = "secret_origin_mismatch"
+	SecretStoreLocked     Code = "secret_store_locked"
 )
 
 type entry struct {
@@ -101,6 +104,9 @@ var list = []entry{
 	{ProfileInvalid, "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles)."},
 	{ProxyControlled, "Another extension or the browser's policy controls the proxy; only the person can change that."},
 	{ToolDisabled, "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry."},
+	{SecretNotFound, "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options."},
+	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options)."},
+	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
 }
 
 var hints = func() map[Code]string {

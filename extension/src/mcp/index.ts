@@ -17,11 +17,13 @@ import { daemonConnected, installOwnership, sessionEnded } from "../tools/owners
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
+import { installSecrets } from "../tools/secrets.js";
 
 installDebugger();
 installBrowser();
 installSafety();
 installGuardLink();
+installSecrets();
 installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);

@@ -5,6 +5,7 @@
 import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withoutRule, withRule, type Choice, type OriginRule, type Policy } from "../policy/policy.js";
 import { auditToCSV, auditToJSON } from "../policy/audit.js";
 import { download, el, getPolicy, listAudit, onPolicyChanged, setPolicy } from "./api.js";
+import "./secrets.js";
 
 const patternInput = el<HTMLInputElement>("pattern");
 const addBtn = el<HTMLButtonElement>("add");

@@ -6,6 +6,8 @@ import { fail } from "./errors";
 import { isRef } from "./refs";
 import type { Engine } from "./engine";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
+import { isPasswordField } from "./risk";
+import { useSecrets } from "./secrets";
 
 const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
 
@@ -25,7 +27,7 @@ export function domClick(engine: Engine, a: { ref?: string; selector?: string })
 }
 
 /** Native value setter of the element's own prototype chain, bypassing instance overrides (React's tracker). */
-function nativeSetter(el: HTMLInputElement | HTMLTextAreaElement): (v: string) => void {
+export function nativeSetter(el: HTMLInputElement | HTMLTextAreaElement): (v: string) => void {
   const win = (el.ownerDocument.defaultView ?? window) as unknown as { HTMLInputElement: typeof HTMLInputElement; HTMLTextAreaElement: typeof HTMLTextAreaElement };
   const proto = el.localName === "textarea" ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
   const d = Object.getOwnPropertyDescriptor(proto, "value");
@@ -34,7 +36,7 @@ function nativeSetter(el: HTMLInputElement | HTMLTextAreaElement): (v: string) =
   return (v: string) => set.call(el, v);
 }
 
-function nativeGet(el: HTMLInputElement | HTMLTextAreaElement): string {
+export function nativeGet(el: HTMLInputElement | HTMLTextAreaElement): string {
   const win = (el.ownerDocument.defaultView ?? window) as unknown as { HTMLInputElement: typeof HTMLInputElement; HTMLTextAreaElement: typeof HTMLTextAreaElement };
   const proto = el.localName === "textarea" ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
   return Object.getOwnPropertyDescriptor(proto, "value")?.get?.call(el) as string;
@@ -57,14 +59,18 @@ export function fill(engine: Engine, a: FillArgs) {
   } else if (!editableHost) {
     fail("not_editable", `<${tag}> is not a text field or contenteditable`);
   }
-  const mode = a.mode === "insertText" || !isField ? "insertText" : "set";
+  // SECURITY I-69: references become values here, in the field's own document, after every check
+  // above and in the same turn as the value is set. A secret goes into a password field through the
+  // setter: typing events there are the effect guard's to stop.
+  const value = a.secrets ? useSecrets(a.value, a.secrets) : a.value;
+  const mode = (a.mode === "insertText" || !isField) && !(a.secrets && isPasswordField(el)) ? "insertText" : "set";
   (el as HTMLElement).focus();
   if (mode === "set") {
     const f = el as HTMLInputElement;
-    nativeSetter(f)(a.value);
-    f.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: a.value }));
+    nativeSetter(f)(value);
+    f.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: value }));
     f.dispatchEvent(new Event("change", { bubbles: true }));
-    return { mode, applied: nativeGet(f) === a.value, events: ["input", "change"] };
+    return { mode, applied: nativeGet(f) === value, events: ["input", "change"] };
   }
   // insertText: select everything in the field / editing host, then let the browser edit, which
   // fires beforeinput/input as a user's typing would (rich editors listen to those).
@@ -76,10 +82,10 @@ export function fill(engine: Engine, a: FillArgs) {
     sel?.removeAllRanges();
     sel?.addRange(range);
   }
-  const ok = a.value === "" ? doc.execCommand("delete") : doc.execCommand("insertText", false, a.value);
+  const ok = value === "" ? doc.execCommand("delete") : doc.execCommand("insertText", false, value);
   let applied: boolean;
-  if (isField) applied = nativeGet(el as HTMLInputElement) === a.value;
-  else applied = norm((el as HTMLElement).innerText) === norm(a.value);
+  if (isField) applied = nativeGet(el as HTMLInputElement) === value;
+  else applied = norm((el as HTMLElement).innerText) === norm(value);
   if (isField) el.dispatchEvent(new Event("change", { bubbles: true }));
   return { mode, applied: ok && applied, events: isField ? ["beforeinput", "input", "change"] : ["beforeinput", "input"] };
 }

@@ -19,6 +19,8 @@ import { reveal } from "./reveal";
 import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
+import { maskReply } from "./secrets";
+import { typeSecret } from "./type-secret";
 
 export { PROTOCOL } from "./types";
 
@@ -68,13 +70,15 @@ export class Engine {
       if (typeof a.docId === "string" && a.docId !== this.docId) {
         fail("stale_ref", "the page navigated: this is a different document than the one the ref came from");
       }
-      const value = await this.dispatch(name, a);
+      // SECURITY I-69: a secret substituted in this document never comes back in a reply.
+      const value = maskReply(await this.dispatch(name, a));
       return { ok: true, docId: this.docId, refTag: this.refs.tag, origin: self.origin, url: location.href, value };
     } catch (e) {
       const err = e instanceof EngineError
         ? e.toJSON()
         : { code: "invalid_argument" as const, message: String((e as Error)?.message ?? e), hint: "Check the arguments; if it persists, take a new snapshot." };
-      return { ok: false, docId: this.docId, refTag: this.refs.tag, origin, url, error: err };
+      // An error may quote a field's value (a number field refusing it): no secret in it either.
+      return { ok: false, docId: this.docId, refTag: this.refs.tag, origin, url, error: maskReply(err) };
     }
   }
 
@@ -114,6 +118,8 @@ export class Engine {
         return this.markFile(a as { ref?: string; selector?: string; mark?: string });
       case "frameRect":
         return this.frameRect(a as { frame?: number; frameId?: number });
+      case "typeSecret":
+        return typeSecret(this, a as never);
       default:
         fail("unknown_method", `unknown page method ${name}`);
     }

@@ -24,6 +24,8 @@ const HINTS: Record<PageErrorCode, string> = {
   invalid_argument: "Check the arguments against the tool's schema.",
   unknown_method: "The extension and page engine disagree; reload the tab.",
   origin_not_allowed: "This document's origin is not on the person's allowlist; only the person can add it. Nothing was read or done.",
+  secret_not_found: "No secret has that name; call secrets for the names the person keeps.",
+  secret_origin_mismatch: "The secret is not bound to this document's origin; nothing was filled. Only the person can add the origin to the secret.",
 };
 
 export function fail(code: PageErrorCode, message: string, hint?: string): never {

@@ -7,6 +7,8 @@ import { EngineError, fail } from "./errors";
 import type { Engine } from "./engine";
 import * as actions from "./actions";
 import { isPasswordField } from "./risk";
+import { useSecrets } from "./secrets";
+import { onlySecret, type SecretBundle } from "../secrets/template";
 
 export type FieldValue = string | boolean | string[];
 
@@ -24,6 +26,11 @@ export interface FillFormArgs {
   apply: boolean;
   /** Filling: password fields of this document may be filled (SECURITY I-18). */
   allowPassword: boolean;
+  /**
+   * The values of the `{{secret:NAME}}` references in the fields (SECURITY I-69); when checking,
+   * the origins only (every value empty).
+   */
+  secrets?: SecretBundle;
 }
 
 type FieldKind = "text" | "value" | "editable" | "select" | "multiselect" | "checkbox" | "radio";
@@ -207,10 +214,25 @@ function setChecked(el: HTMLInputElement, want: boolean): boolean {
 
 export function fillForm(engine: Engine, a: FillFormArgs): FillFormResult {
   if (!Array.isArray(a.fields) || a.fields.length === 0) fail("invalid_argument", "fields: give at least one field");
-  const plans = planAll(engine, a);
+  // SECURITY I-69: references become values in this document, bound to its own origin, before the
+  // fields are planned; a field that is one secret of this origin may be a password field.
+  const bySecret = new Set<number>();
+  const fields = a.secrets
+    ? a.fields.map((f) => {
+        if (typeof f.value !== "string") return f;
+        if (onlySecret(f.value)) bySecret.add(f.i);
+        try {
+          return { ...f, value: useSecrets(f.value, a.secrets, a.apply) };
+        } catch (e) {
+          if (e instanceof EngineError) throw new EngineError(e.code, `fields.${f.i}: ${e.message}`, e.hint);
+          throw e;
+        }
+      })
+    : a.fields;
+  const plans = planAll(engine, { ...a, fields });
   // SECURITY I-18: a password field needs the call's permission and this document's origin's
   // switch (the worker judges the origin this reports); refused before anything is filled.
-  const password = plans.filter((p) => isPasswordField(p.el)).map((p) => p.f.i);
+  const password = plans.filter((p) => isPasswordField(p.el) && !bySecret.has(p.f.i)).map((p) => p.f.i);
   if (!a.apply) return { ...(password.length ? { password } : {}), origin: self.origin, url: location.href };
   if (password.length && !a.allowPassword) return { password };
   const filled: NonNullable<FillFormResult["filled"]> = [];

@@ -19,7 +19,9 @@ export type PageErrorCode =
   | "disabled"
   | "invalid_argument"
   | "unknown_method"
-  | "origin_not_allowed";
+  | "origin_not_allowed"
+  | "secret_not_found"
+  | "secret_origin_mismatch";
 
 export interface PageError {
   code: PageErrorCode;
@@ -184,6 +186,8 @@ export interface FillArgs extends CallBase {
   selector?: string;
   value: string;
   mode?: "set" | "insertText";
+  /** The values of the `{{secret:NAME}}` references in `value` (SECURITY I-69). */
+  secrets?: import("../secrets/template").SecretBundle;
 }
 
 export interface SelectArgs extends CallBase {

@@ -18,9 +18,11 @@ export interface AuditEntry {
   approval?: string;
   /** A note the extension itself writes, never from the call's arguments: e.g. which proxy profile replaced which (SECURITY I-72). */
   detail?: string;
+  /** The secrets the call used, as "NAME on ORIGIN" (SECURITY I-69): names, never values. */
+  secrets?: string;
 }
 
-const FIELDS = ["ts", "tool", "session", "origin", "outcome", "code", "ms", "approval", "detail"] as const;
+const FIELDS = ["ts", "tool", "session", "origin", "outcome", "code", "ms", "approval", "detail", "secrets"] as const;
 
 /** Keeps only the known metadata fields, with bounded sizes (nothing else can slip in). */
 export function cleanEntry(e: AuditEntry): AuditEntry {
@@ -35,6 +37,7 @@ export function cleanEntry(e: AuditEntry): AuditEntry {
   if (e.code) out.code = String(e.code).slice(0, 64);
   if (e.approval) out.approval = String(e.approval).slice(0, 16);
   if (e.detail) out.detail = String(e.detail).slice(0, 120);
+  if (e.secrets) out.secrets = String(e.secrets).slice(0, 500);
   return out;
 }
 

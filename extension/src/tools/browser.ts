@@ -242,6 +242,11 @@ export interface EngineOpts {
   frameId?: number;
   /** The document the ref came from: the engine refuses with stale_ref on another one. */
   docId?: string;
+  /**
+   * Chrome's id of the one document the call may reach: the arguments go to it or nowhere, so a
+   * frame that navigated meanwhile never receives them (a secret's value, SECURITY I-69).
+   */
+  documentId?: string;
 }
 
 export interface EngineReply<T> {
@@ -320,8 +325,8 @@ export async function guarded<T>(
   }
 }
 
-async function execute(tabId: number, frameId: number, method: string, args: unknown): Promise<unknown> {
-  const target = { tabId, frameIds: [frameId] };
+async function execute(tabId: number, frameId: number, method: string, args: unknown, documentId?: string): Promise<unknown> {
+  const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
   try {
     const run = { target, world: "ISOLATED" as const, func: runner, args: [method, args, PROTOCOL] as [string, unknown, number] };
     let [r] = await chrome.scripting.executeScript(run);
@@ -377,7 +382,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
     // none yet. Given back only when the reply shows it was not taken.
     const offered = await store.offer();
     const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
-    const op = execute(tabId, frameId, method, callArgs).then(async (raw) => {
+    const op = execute(tabId, frameId, method, callArgs, o.documentId).then(async (raw) => {
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
         // The engine always answers; no answer means its document went away mid-call (Chrome

@@ -398,9 +398,11 @@ export async function guardPassword(
   tabId: number,
   t: Target,
   allow: boolean | undefined,
-  o: { signal: AbortSignal; checkFocus: boolean; policy: () => Promise<Policy> },
+  o: { signal: AbortSignal; checkFocus: boolean; policy: () => Promise<Policy>; secret?: boolean },
 ): Promise<string | undefined> {
-  const ok = async (doc: { origin?: unknown; url?: unknown }) => allow === true && documentAllowsPassword(await o.policy(), doc, true);
+  // SECURITY I-69: a value that is one secret reference may go into a password field: the secret's
+  // origins, checked in the document that holds the field, stand in for the switch.
+  const ok = async (doc: { origin?: unknown; url?: unknown }) => o.secret === true || (allow === true && documentAllowsPassword(await o.policy(), doc, true));
   let docId: string | undefined;
   if (t.ref !== undefined || t.selector !== undefined) {
     const r = await riskIn(tabId, t, o.signal);

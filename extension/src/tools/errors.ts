@@ -40,6 +40,9 @@ export const ERROR_HINTS = {
   profile_invalid: "The person's stored proxy profile is invalid; ask them to fix it in the Torii options (Proxy profiles).",
   proxy_controlled_elsewhere: "Another extension or the browser's policy controls the proxy; only the person can change that.",
   tool_disabled: "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry.",
+  secret_not_found: "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options.",
+  secret_origin_mismatch: "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options).",
+  secret_store_locked: "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;
@@ -116,7 +119,7 @@ export function classifyChromeError(raw: string): ToolError {
   if (/cannot access (a |contents of)|cannot be scripted|chrome:\/\/|chrome-extension:\/\/|showing error page|extensions gallery|missing host permission|cannot attach to this target/.test(m)) {
     return toolError("unsupported_page", msg);
   }
-  if (/frame with id \d+ (was removed|is not)|no frame with id|frame was removed|the frame was removed|document was unloaded|execution context was destroyed/.test(m)) {
+  if (/frame with id \d+ (was removed|is not)|no frame with id|frame was removed|the frame was removed|document was unloaded|execution context was destroyed|no document with id/.test(m)) {
     return toolError("navigation_failed", msg);
   }
   return toolError("internal", msg);

@@ -11,6 +11,8 @@ import { callTab, engine, resolveTarget } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { getPolicy } from "./safety.js";
 import { documentAllowsPassword } from "../policy/policy.js";
+import { noteUse, originsOnly, prepareSecrets, referenced, secretDocument, type Prepared } from "./secrets.js";
+import type { SecretBundle } from "../secrets/template.js";
 
 const MAX_FORM_FIELDS = 50;
 
@@ -26,6 +28,9 @@ interface Group {
   fields: FillFormArgs["fields"];
   /** Its password fields may be filled (checkPasswords). */
   allowPassword?: boolean;
+  /** The secrets its fields refer to, and the one document that may receive them (SECURITY I-69). */
+  secretNames?: string[];
+  documentId?: string;
 }
 
 function checkValue(v: unknown, i: number): void {
@@ -65,14 +70,26 @@ function named(e: unknown, i: number): unknown {
   return e instanceof ToolError ? toolError(e.code, `fields.${i}: ${e.message}`, e.hint, e.data) : e;
 }
 
-async function pageCall(tabId: number, g: Group, apply: boolean, ctx: ToolContext): Promise<FillFormResult> {
-  const args: FillFormArgs = { fields: g.fields, apply, allowPassword: g.allowPassword === true };
+/** A group's secrets: values when filling, origins alone when checking, only those its fields name. */
+function bundleFor(g: Group, sec: Prepared | undefined, apply: boolean): SecretBundle | undefined {
+  if (!sec || !g.secretNames?.length) return undefined;
+  const all = apply ? sec.bundle : originsOnly(sec);
+  const b: SecretBundle = {};
+  for (const n of g.secretNames) if (all[n]) b[n] = all[n];
+  return b;
+}
+
+async function pageCall(tabId: number, g: Group, apply: boolean, ctx: ToolContext, sec?: Prepared): Promise<FillFormResult> {
+  const secrets = bundleFor(g, sec, apply);
+  const args: FillFormArgs = { fields: g.fields, apply, allowPassword: g.allowPassword === true, ...(secrets ? { secrets } : {}) };
   const r = await engine<FillFormResult>(tabId, "fillForm", args as unknown as Record<string, unknown>, {
     signal: ctx.signal,
     deadline: ctx.deadline,
     frameId: g.frameId,
     ...(g.docId ? { docId: g.docId } : {}),
+    ...(secrets && g.documentId ? { documentId: g.documentId } : {}),
   });
+  if (apply && secrets) noteUse(ctx, g.secretNames ?? [], r.origin);
   return r.value ?? {};
 }
 
@@ -122,15 +139,25 @@ export const fillForm = defineTool<ActionArgs & { fields: FieldArg[]; allowPassw
   },
   traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
+    const names = referenced(a.fields.map((f, i) => ({ field: `fields.${i}.value`, text: f.value })));
     const tabId = await callTab(a.tabId, ctx);
     const gs = await groups(tabId, a.fields);
     return act(tabId, a, ctx, async () => {
+      // SECURITY I-69: each frame's document is judged against the secrets its own fields name
+      // before any value is sent, and receives those values alone.
+      const sec = await prepareSecrets(names);
+      if (sec) {
+        for (const g of gs) {
+          g.secretNames = referenced(g.fields.map((f) => ({ field: `fields.${f.i}.value`, text: f.value })));
+          if (g.secretNames.length) g.documentId = await secretDocument(tabId, g.frameId, g.secretNames, sec, ctx);
+        }
+      }
       // Every frame's fields checked before any frame is filled; each frame checks its own again
       // in the same turn as it fills them.
-      for (const g of gs) await checkPasswords(g, await pageCall(tabId, g, false, ctx), ctx);
+      for (const g of gs) await checkPasswords(g, await pageCall(tabId, g, false, ctx, sec), ctx);
       const filled: NonNullable<FillFormResult["filled"]> = [];
       for (const g of gs) {
-        const v = await pageCall(tabId, g, true, ctx);
+        const v = await pageCall(tabId, g, true, ctx, sec);
         if (v.password?.length) throw passwordError(v.password);
         filled.push(...(v.filled ?? []));
       }

@@ -11,6 +11,8 @@ import { callTab, engine, frameOffset, guarded, onNav, resolveTarget, type Targe
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
 import { checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
 import { getPolicy } from "./safety.js";
+import { noteUse, prepareSecrets, referenced, secretDocument } from "./secrets.js";
+import { onlySecret, pieces } from "../secrets/template.js";
 
 /** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
 const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
@@ -20,8 +22,8 @@ const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
  * and the field's own document's origin allows it (SECURITY I-18); the effect guard checks the
  * focused field again at every key. Resolves to the document the target was checked in.
  */
-function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean): Promise<string | undefined> {
-  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, checkFocus, policy: getPolicy });
+function pw(tabId: number, t: Target, ctx: ToolContext, checkFocus: boolean, secret = false): Promise<string | undefined> {
+  return guardPassword(tabId, t, ctx.gate?.allowPassword, { signal: ctx.signal, checkFocus, policy: getPolicy, secret });
 }
 
 const TARGET_PROPS = { tabId: S.tabId, ref: S.ref, selector: S.selector };
@@ -155,15 +157,27 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
   traits: { target: "tab", reads: "page", effects: ["input"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     requireTarget(a);
+    const names = referenced([{ field: "value", text: a.value }]);
     const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
       // The value goes through the native setter, before the effect guard sees any event: it is set
       // only in the document whose password switch was just judged (SECURITY I-18).
-      const checked = await pw(tabId, a, ctx, a.mode === "insertText");
+      const checked = await pw(tabId, a, ctx, a.mode === "insertText", onlySecret(a.value));
       const r = await resolveTarget(tabId, a);
       const docId = r.docId ?? checked;
-      await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set" }, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(docId ? { docId } : {}) });
-      return { text: `filled ${a.ref ?? a.selector} (${[...a.value].length} chars)` };
+      // SECURITY I-69: decrypted now, sent only to the document the frame holds once its URL is
+      // judged against the secrets' origins; that document checks its own origin and substitutes.
+      const sec = await prepareSecrets(names);
+      const documentId = sec ? await secretDocument(tabId, r.frameId, names, sec, ctx) : undefined;
+      const e = await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set", ...(sec ? { secrets: sec.bundle } : {}) }, {
+        signal: ctx.signal,
+        deadline: ctx.deadline,
+        frameId: r.frameId,
+        ...(docId ? { docId } : {}),
+        ...(documentId ? { documentId } : {}),
+      });
+      if (sec) noteUse(ctx, names, e.origin);
+      return { text: `filled ${a.ref ?? a.selector} (${sec ? `secret ${names.join(", ")}` : `${[...a.value].length} chars`})` };
     });
   },
 });
@@ -215,6 +229,33 @@ async function typeChar(tabId: number, ch: string, ctx: ToolContext): Promise<vo
   await input(tabId, "Input.dispatchKeyEvent", { type: "keyUp", ...base }, ctx);
 }
 
+/**
+ * SECURITY I-69: the literal runs are typed as usual; each secret is never a key event: it is
+ * inserted by the engine of the target's document, which must still hold the focus and be on the
+ * secret's origins (the value is sent to that document alone).
+ */
+async function typeWithSecrets(tabId: number, t: Target, text: string, keys: boolean, ctx: ToolContext): Promise<void> {
+  const r = await resolveTarget(tabId, t);
+  for (const p of pieces(text)) {
+    if ("text" in p) {
+      await typeText(tabId, p.text, keys, ctx);
+      continue;
+    }
+    checkNotBlocked(tabId);
+    const sec = await prepareSecrets([p.secret]);
+    if (!sec) continue;
+    const documentId = await secretDocument(tabId, r.frameId, [p.secret], sec, ctx);
+    const e = await engine(tabId, "typeSecret", { ...r.args, text: `{{secret:${p.secret}}}`, secrets: sec.bundle }, {
+      signal: ctx.signal,
+      deadline: ctx.deadline,
+      frameId: r.frameId,
+      documentId,
+      ...(r.docId ? { docId: r.docId } : {}),
+    });
+    noteUse(ctx, [p.secret], e.origin);
+  }
+}
+
 async function focusTarget(tabId: number, t: Target, ctx: ToolContext): Promise<void> {
   if (t.ref === undefined && t.selector === undefined) return;
   const { x, y } = await pointOf(tabId, t, ctx);
@@ -245,17 +286,24 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
   },
   traits: { target: "tab", reads: "page", effects: ["click", "keys"], switch: "act", typing: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
+    const names = referenced([{ field: "text", text: a.text }]);
+    if (names.length && a.ref === undefined && a.selector === undefined) {
+      throw toolError("invalid_argument", "type with a {{secret:NAME}} needs ref or selector: the field the secret goes to", "Give the field's ref from a snapshot.");
+    }
     const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
-      await pw(tabId, a, ctx, false);
+      const secretOnly = onlySecret(a.text);
+      await pw(tabId, a, ctx, false, secretOnly);
       await focusTarget(tabId, a, ctx);
-      await pw(tabId, {}, ctx, true);
+      await pw(tabId, {}, ctx, true, secretOnly);
       // SECURITY I-36: keys go to the focused frame, which must be on the list (after a focusing
       // click the point was checked instead).
       if (a.ref === undefined && a.selector === undefined) checkFocusFrame(tabId);
-      if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
+      if (names.length) await typeWithSecrets(tabId, a, a.text, a.keys === true, ctx);
+      else if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
       if (a.submit) await pressCombo(tabId, "Enter", ctx);
-      return { text: `typed ${[...a.text].length} chars${a.submit ? " + Enter" : ""}` };
+      const what = names.length ? `secret ${names.join(", ")}` : `${[...a.text].length} chars`;
+      return { text: `typed ${what}${a.submit ? " + Enter" : ""}` };
     });
   },
 });

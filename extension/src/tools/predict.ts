@@ -112,5 +112,8 @@ export function predictInput(
 
 function maskIf(text: string, secretOk: boolean): string {
   // Typed text is shown to the person only; a field that may be a password is masked.
-  return secretOk ? maskSecret(text) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  if (secretOk) return maskSecret(text);
+  // SECURITY I-69: a secret is shown by its name; its value is never known to the approval.
+  const shown = text.replace(/\{\{secret:([^{}]*)\}\}/g, "[secret $1, hidden]");
+  return shown.length > 200 ? `${shown.slice(0, 200)}…` : shown;
 }

@@ -25,6 +25,7 @@ import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
 import { proxyProfiles, proxySwitch } from "./proxy.js";
 import { setUserAgent } from "./useragent.js";
+import { maskResult, secrets, secretsAudit } from "./secrets.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -61,6 +62,8 @@ export const TOOLS: readonly AnyTool[] = [
   proxyProfiles,
   proxySwitch,
   setUserAgent,
+  // the person's secrets (names only)
+  secrets,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -102,7 +105,7 @@ export function listTools(): McpTool[] {
 }
 
 /** Metadata the audit keeps for each call (SECURITY I-21); set by the service worker. */
-export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string; detail?: string }) => void;
+export type AuditSink = (e: { ts: number; tool: string; session?: string; origin: string; outcome: "ok" | "error"; code?: string; ms: number; approval?: string; detail?: string; secrets?: string }) => void;
 let auditSink: AuditSink = () => undefined;
 const active = new Set<AbortController>();
 
@@ -147,6 +150,8 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
+    // SECURITY I-69: no result carries a secret's value, whatever the page did with it.
+    r = maskResult(r);
   } finally {
     active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);
@@ -165,6 +170,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     ms: Date.now() - t0,
     ...(gctx.approval ? { approval: gctx.approval } : {}),
     ...(gctx.auditNote ? { detail: gctx.auditNote } : {}),
+    ...(secretsAudit(gctx) ? { secrets: secretsAudit(gctx) } : {}),
   });
   return withAuditMeta(r, a);
 }

@@ -112,7 +112,7 @@ describe("audit ring", () => {
   });
   it("exports CSV with formula guard", () => {
     const csv = auditToCSV([{ ts: 0, tool: "click", origin: "=cmd", outcome: "ok", ms: 1 }]);
-    expect(csv.split("\n")[0]).toBe("ts,tool,session,origin,outcome,code,ms,approval,detail");
+    expect(csv.split("\n")[0]).toBe("ts,tool,session,origin,outcome,code,ms,approval,detail,secrets");
     expect(csv).toContain("'=cmd");
   });
 });

@@ -62,4 +62,8 @@ describe("predictInput", () => {
     const p = predictInput(KEYS, { text: "hunter2", submit: true }, { origin: "https://good.example" }, true);
     expect(p[0]?.text).not.toContain("hunter2");
   });
+  it("a secret reference is shown to the person by its name, marked hidden", () => {
+    const p = predictInput(KEYS, { text: "Bearer {{secret:api}}", submit: true }, { origin: "https://good.example" }, false);
+    expect(p[0]?.text).toBe("Bearer [secret api, hidden]");
+  });
 });

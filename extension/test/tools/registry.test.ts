@@ -18,6 +18,8 @@ const EXPECTED = [
   "evaluate", "fetch_in_page", "handoff",
   // identity: the browser's proxy profile (the person's switch), one tab's user agent
   "proxy_profiles", "proxy_switch", "set_user_agent",
+  // the person's secrets, names only
+  "secrets",
 ];
 
 describe("registry → tools/list", () => {
@@ -45,7 +47,7 @@ describe("registry → tools/list", () => {
       t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
-      scroll: "read", reveal: "read", handoff: "read",
+      scroll: "read", reveal: "read", handoff: "read", secrets: "read",
       // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
       // dialog (confirm), uploads, closing tabs and running code.
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",

@@ -1,0 +1,109 @@
+// Two loopback origins for the secrets tests. Every page reports what its fields hold (on input and
+// when it unloads) and that it loaded to its own server, so a test can tell which document ever
+// saw a value. `/leaf` on A sends itself to B's `/leaf` at the first press on its field: a
+// navigation between the check of a document and the act on it.
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+
+export interface Report {
+  origin: string;
+  ev: string;
+  v: string;
+}
+
+const REPORTER = `<script>
+  const report = (ev, v) => navigator.sendBeacon("/report?ev=" + encodeURIComponent(ev) + "&v=" + encodeURIComponent(v || ""));
+  report("loaded", location.pathname);
+  document.addEventListener("input", (e) => report("input", e.target.value ?? e.target.textContent));
+  addEventListener("pagehide", () => { for (const f of document.querySelectorAll("input,textarea")) report("unload", f.value); });
+</script>`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}${REPORTER}</body></html>`;
+}
+
+export class SecretsSite {
+  readonly reports: Report[] = [];
+  private constructor(
+    private readonly servers: Server[],
+    readonly a: string,
+    readonly b: string,
+  ) {}
+
+  static async start(): Promise<SecretsSite> {
+    const servers: Server[] = [];
+    const origins: string[] = [];
+    let site: SecretsSite | undefined;
+    for (let i = 0; i < 2; i++) {
+      const s = createServer((req, res) => handle(req, res, origins, (r) => site?.reports.push(r)));
+      await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", () => resolve()));
+      const ad = s.address();
+      if (!ad || typeof ad === "string") throw new Error("no port");
+      servers.push(s);
+      origins.push(`http://127.0.0.1:${ad.port}`);
+    }
+    site = new SecretsSite(servers, origins[0] as string, origins[1] as string);
+    return site;
+  }
+
+  pattern(o: string): string {
+    return o.replace("http://", "");
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.servers) {
+      s.closeAllConnections();
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+  }
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, origins: string[], onReport: (r: Report) => void): void {
+  const u = new URL(req.url ?? "/", "http://x");
+  const self = `http://${req.headers.host ?? ""}`;
+  const other = origins.find((o) => o !== self) ?? self;
+  const html = (s: string) => {
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+    res.end(s);
+  };
+  switch (u.pathname) {
+    case "/report":
+      onReport({ origin: self, ev: u.searchParams.get("ev") ?? "", v: u.searchParams.get("v") ?? "" });
+      res.writeHead(204).end();
+      return;
+    case "/login":
+      // The page copies the user name into its own text: a read-back path the engine must mask.
+      return html(
+        page(
+          "Sign in",
+          `<h1>Sign in</h1>
+<form id="f" action="/done" onsubmit="return false">
+<label>User <input id="user" aria-label="User name"></label>
+<label>Password <input id="pw" type="password" aria-label="Password"></label>
+<label>Code <input id="otp" aria-label="One-time code" inputmode="numeric"></label>
+<label>Key <input id="key" aria-label="API key"></label>
+</form>
+<div id="note" contenteditable="true" aria-label="Note" role="textbox"></div>
+<p id="echo"></p>
+<iframe id="other" title="Other origin" src="${other}/inner" width="300" height="80"></iframe>
+<script>document.getElementById("user").addEventListener("input", (e) => { document.getElementById("echo").textContent = "Hello " + e.target.value; });</script>`,
+        ),
+      );
+    case "/inner":
+      return html(page("Inner", `<input id="inner" aria-label="Inner field"><input id="inner-pw" type="password" aria-label="Inner password">`));
+    case "/attack":
+      return html(page("Attack", `<h1>Attack</h1><iframe id="leafframe" title="Leaf" src="${self}/leaf" width="300" height="80"></iframe>`));
+    case "/leaf":
+      // On A: the first press on the field sends this frame to the other origin's leaf, whose own
+      // field takes the focus at once (so keys would land there).
+      return html(
+        page(
+          "Leaf",
+          self === origins[0]
+            ? `<input id="leaf" aria-label="Leaf field"><script>document.getElementById("leaf").addEventListener("mousedown", () => { location.href = "${other}/leaf"; });</script>`
+            : `<input id="leaf" aria-label="Leaf field" autofocus>`,
+        ),
+      );
+    default:
+      return html(page("Home", `<h1>Home</h1>`));
+  }
+}

@@ -1,0 +1,49 @@
+// `type` of a `{{secret:NAME}}` reference: the value is never sent as key events (the worker would
+// have to hold it across a sequence of CDP events that land wherever focus is). It is inserted
+// here, in the document that holds the focused target, after that document's origin is checked
+// against the secret's (SECURITY I-69), at the caret, with the input event a paste would fire.
+import { deepActiveElement } from "./dom";
+import { fail } from "./errors";
+import type { Engine } from "./engine";
+import { nativeGet, nativeSetter } from "./actions";
+import { useSecrets } from "./secrets";
+import type { SecretBundle } from "../secrets/template";
+
+const TEXT_INPUTS = new Set(["text", "email", "password", "search", "tel", "url", ""]);
+
+export function typeSecret(engine: Engine, a: { ref?: string; selector?: string; text: string; secrets: SecretBundle }): { typed: true } {
+  if (typeof a.text !== "string") fail("invalid_argument", "typeSecret needs text");
+  const el = engine.target(a);
+  // The focusing click landed on it; a page that moved the focus since gets nothing.
+  if (deepActiveElement() !== el) fail("not_editable", "the target does not have the focus (the page moved it); the secret was not typed");
+  const tag = el.localName;
+  if (tag === "input" || tag === "textarea") {
+    const f = el as HTMLInputElement;
+    if (tag === "input" && !TEXT_INPUTS.has(String(f.type).toLowerCase())) fail("not_editable", `an <input type=${f.type}> takes no secret`);
+    if (f.disabled || f.readOnly) fail("not_editable", "the field is disabled or read-only");
+    const value = useSecrets(a.text, a.secrets);
+    const cur = nativeGet(f);
+    let start = cur.length;
+    let end = cur.length;
+    try {
+      start = f.selectionStart ?? cur.length;
+      end = f.selectionEnd ?? start;
+    } catch {
+      /* email inputs have no selection API: append */
+    }
+    nativeSetter(f)(cur.slice(0, start) + value + cur.slice(end));
+    try {
+      f.setSelectionRange(start + value.length, start + value.length);
+    } catch {
+      /* as above */
+    }
+    f.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertFromPaste" }));
+    return { typed: true };
+  }
+  if ((el as HTMLElement).isContentEditable) {
+    const value = useSecrets(a.text, a.secrets);
+    if (!el.ownerDocument.execCommand("insertText", false, value)) fail("not_editable", "the editor refused the text");
+    return { typed: true };
+  }
+  return fail("not_editable", `<${tag}> is not a text field or contenteditable`);
+}

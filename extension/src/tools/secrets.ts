@@ -1,0 +1,198 @@
+// Secrets the model never sees (SECURITY I-69): the `secrets` tool lists names and origins, never
+// values; fill, type and fill_form resolve `{{secret:NAME}}` references here, as late as they can,
+// and hand the values to the one document that holds the field (Chrome's document id, so a frame
+// that navigated meanwhile receives nothing), whose engine checks its own origin again and
+// substitutes. Every value resolved since the worker started is masked out of every tool result,
+// and the audit records only "NAME on ORIGIN".
+
+import { defineTool, type ToolContext } from "./define.js";
+import { toolError, type CallToolResult, type ToolError } from "./errors.js";
+import type { GateContext } from "./gate.js";
+import { withDeadline, left } from "../cdp/deadline.js";
+import { SecretError, SecretStore } from "../secrets/store.js";
+import { IndexedDbSecretBackend } from "../secrets/idb.js";
+import { maskDeep, maskText, secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
+
+export const secretStore = new SecretStore(new IndexedDbSecretBackend());
+
+/** Values resolved since the worker started → their names, to mask out of results. */
+const used = new Map<string, string>();
+/** Per secret, its values in the order resolved: a seed yields a new code every 30 s. */
+const byName = new Map<string, string[]>();
+const PER_NAME = 4;
+
+function remember(name: string, value: string): void {
+  const vs = byName.get(name) ?? [];
+  if (!vs.includes(value)) vs.push(value);
+  while (vs.length > PER_NAME) used.delete(vs.shift() as string);
+  byName.set(name, vs);
+  used.set(value, name);
+}
+
+export interface Prepared {
+  bundle: SecretBundle;
+  names: string[];
+}
+
+/** The names a call's texts refer to; a malformed reference is invalid_argument naming its field. */
+export function referenced(texts: { field: string; text: unknown }[]): string[] {
+  const out: string[] = [];
+  for (const t of texts) {
+    if (typeof t.text !== "string") continue;
+    try {
+      for (const n of secretRefs(t.text)) if (!out.includes(n)) out.push(n);
+    } catch (e) {
+      if (e instanceof TemplateError) throw toolError("invalid_argument", `${t.field}: ${e.message}`, undefined, { field: t.field });
+      throw e;
+    }
+  }
+  return out;
+}
+
+function storeError(e: unknown): ToolError {
+  if (e instanceof SecretError && (e.code === "secret_not_found" || e.code === "secret_store_locked")) return toolError(e.code, e.message);
+  return toolError("secret_store_locked", "the secret store cannot be read; nothing was filled");
+}
+
+/** The values of `names`, decrypted now (a one-time code computed now); undefined when none. */
+export async function prepareSecrets(names: string[]): Promise<Prepared | undefined> {
+  if (names.length === 0) return undefined;
+  let got;
+  try {
+    got = await secretStore.resolve(names);
+  } catch (e) {
+    throw storeError(e);
+  }
+  const bundle: SecretBundle = {};
+  for (const [n, { value, info }] of got) {
+    bundle[n] = { v: value, o: info.origins };
+    remember(n, value);
+  }
+  return { bundle, names };
+}
+
+/** The bundle with the values left out: the origins alone, for a check that fills nothing. */
+export function originsOnly(p: Prepared): SecretBundle {
+  const b: SecretBundle = {};
+  for (const [n, e] of Object.entries(p.bundle)) b[n] = { v: "", o: e.o };
+  return b;
+}
+
+function mismatch(name: string): ToolError {
+  return toolError("secret_origin_mismatch", `secret ${name} is not bound to the origin of the field's document; nothing was filled`);
+}
+
+/**
+ * The document a frame holds now, judged by its URL against each secret's origins before any value
+ * is sent; the values then go to that document or nowhere (EngineOpts.documentId).
+ */
+export async function secretDocument(tabId: number, frameId: number, names: string[], p: Prepared, ctx: ToolContext): Promise<string> {
+  const f = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId }), left(ctx.deadline, 5_000), "getFrame", ctx.signal).catch(() => null);
+  const id = (f as { documentId?: string } | null)?.documentId;
+  if (!f || !id) throw toolError("navigation_failed", "the field's frame is gone; nothing was filled");
+  let origin = "null";
+  try {
+    origin = new URL(f.url).origin;
+  } catch {
+    /* not a URL: matches nothing */
+  }
+  for (const n of names) if (!p.bundle[n]?.o.includes(origin)) throw mismatch(n);
+  return id;
+}
+
+const uses = new WeakMap<GateContext, Set<string>>();
+
+/** Notes for the audit that these secrets were used on the document's origin (never a value). */
+export function noteUse(ctx: ToolContext, names: string[], origin: string): void {
+  const g = ctx.gate;
+  if (!g || names.length === 0) return;
+  let s = uses.get(g);
+  if (!s) uses.set(g, (s = new Set()));
+  for (const n of names) s.add(`${n} on ${origin}`);
+}
+
+/** What the audit records of a call's secrets: "NAME on ORIGIN", comma separated. */
+export function secretsAudit(g: GateContext): string | undefined {
+  const s = uses.get(g);
+  return s && s.size ? [...s].join(", ") : undefined;
+}
+
+/**
+ * A tool result with every value resolved since the worker started replaced by its reference: its
+ * text blocks and structured content (an image's pixels are not text).
+ */
+export function maskResult(r: CallToolResult): CallToolResult {
+  if (used.size === 0) return r;
+  const out: CallToolResult = { ...r, content: r.content.map((c) => (c.type === "text" ? { ...c, text: maskText(c.text, used) } : c)) };
+  if (r.structuredContent) out.structuredContent = maskDeep(r.structuredContent, used);
+  return out;
+}
+
+export const secrets = defineTool<Record<string, never>>({
+  name: "secrets",
+  description: "The person's secrets: names and origins, never values; fill/type {{secret:NAME}}.",
+  inputSchema: { type: "object", properties: {} },
+  traits: { target: "none", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
+  async handler() {
+    let list;
+    let locked;
+    try {
+      [list, locked] = await Promise.all([secretStore.list(), secretStore.locked()]);
+    } catch (e) {
+      throw storeError(e);
+    }
+    const lines = list.map((s) => `${s.name} (${s.kind}): ${s.origins.join(", ")}`);
+    const head = locked ? "The secret store is locked (only the person can unlock it)." : `${list.length} secret${list.length === 1 ? "" : "s"}.`;
+    return {
+      text: [head, ...lines, ...(list.length ? ["Use one as {{secret:NAME}}; it is filled only on its origins."] : [])].join("\n"),
+      data: { locked, secrets: list },
+      whole: false,
+    };
+  },
+});
+
+// ---------- messages from the extension's own pages ----------
+
+export type SecretRequest =
+  | { type: "torii.secrets.list" }
+  | { type: "torii.secrets.add"; name: string; kind: string; value: string; origins: string[] }
+  | { type: "torii.secrets.remove"; name: string }
+  | { type: "torii.secrets.lock"; locked: boolean };
+
+async function handlePage(m: SecretRequest): Promise<unknown> {
+  switch (m.type) {
+    case "torii.secrets.list":
+      return { secrets: await secretStore.list(), locked: await secretStore.locked() };
+    case "torii.secrets.add": {
+      const origins = Array.isArray(m.origins) ? m.origins.map(String) : [];
+      return { secret: await secretStore.add(String(m.name ?? ""), String(m.kind ?? ""), String(m.value ?? ""), origins) };
+    }
+    case "torii.secrets.remove":
+      return { removed: await secretStore.remove(String(m.name ?? "")) };
+    case "torii.secrets.lock":
+      await secretStore.setLocked(m.locked === true);
+      return { locked: m.locked === true };
+  }
+}
+
+let installed = false;
+
+/**
+ * SECURITY I-69: only the extension's own pages (the options page) add, remove or lock secrets;
+ * content scripts, web pages, other extensions and the link have no path here. No answer carries a
+ * value.
+ */
+export function installSecrets(): void {
+  if (installed) return;
+  installed = true;
+  chrome.runtime.onMessage.addListener((msg: unknown, sender, sendResponse: (r: unknown) => void) => {
+    const t = msg && typeof msg === "object" ? (msg as { type?: unknown }).type : undefined;
+    if (typeof t !== "string" || !t.startsWith("torii.secrets.")) return false;
+    if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(self.location.origin + "/")) return false;
+    handlePage(msg as SecretRequest).then(
+      (r) => sendResponse({ ok: true, ...(r as object) }),
+      (e: unknown) => sendResponse({ ok: false, error: e instanceof SecretError ? e.message : "the secret store failed" }),
+    );
+    return true;
+  });
+}
