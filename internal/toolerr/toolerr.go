@@ -51,6 +51,7 @@ const (
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
 	TooLarge              Code = "too_large"
+	PageError             Code = "page_error"
 )
 
 type entry struct {
@@ -93,6 +94,7 @@ var list = []entry{
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},
+	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
 }
 
 var hints = func() map[Code]string {

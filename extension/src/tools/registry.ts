@@ -23,6 +23,8 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { drag } from "./drag.js";
+import { invoke } from "./invoke.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -42,6 +44,7 @@ export const TOOLS: readonly AnyTool[] = [
   click,
   mouseClick,
   hover,
+  drag,
   fill,
   type,
   pressKey,
@@ -54,6 +57,7 @@ export const TOOLS: readonly AnyTool[] = [
   // code execution and the person
   evaluate,
   fetchInPage,
+  invoke,
   handoff,
 ];
 
