@@ -116,6 +116,18 @@ function route(u: URL): string | undefined {
         }"></iframe>`,
         LOG,
       );
+    case "/move-board":
+      // The partner frame waits out of sight and is moved over the Done column once a drag
+      // begins (HTML5 dragstart, or the press of a pointer drag): the end point was clear when judged.
+      return page(
+        "Move board",
+        `${BOARD}<iframe id="xf" title="Partner column" src="${q("x")}/sink-drop" style="position:absolute;border:0;left:-1000px;top:20px;width:220px;height:400px"></iframe>
+<script>
+const cover = () => { const f = document.getElementById("xf"); f.style.left = "300px"; };
+window.addEventListener("${q("on") || "dragstart"}", cover, true);
+</script>`,
+        LOG,
+      );
     case "/sink-drop":
       return page("Partner column", `<div style="width:100%;height:400px;background:#fcc">Drop here</div>`, SINK_HEAD);
     case "/beacon":

@@ -131,6 +131,21 @@ describeBrowser("invoke and drag", () => {
     });
   }
 
+  for (const on of ["dragstart", "pointerdown"] as const) {
+    it(`a frame of another site moved under the drag's path at its ${on} gets no event; the drag fails`, async () => {
+      const { tabId, page } = await open(`/move-board?x=${encodeURIComponent(site.x)}&on=${on}`);
+      const frame = await foreignFrame(page);
+      const r = await call("drag", { tabId, from: { selector: "#c1" }, to: { selector: "#done" } });
+      expect(r.error?.code, r.text).toBe("origin_not_allowed");
+      // The page did move it there: the test is not vacuous.
+      expect(await page.evaluate(() => document.getElementById("xf")?.style.left)).toBe("300px");
+      const saw = await foreignSaw(frame);
+      expect(saw.page).toEqual([]);
+      expect(saw.server).toEqual([]);
+      expect(await column(page, "done")).toEqual([]);
+    });
+  }
+
   it("a drag whose end point is off-screen is refused, naming the field; nothing was sent", async () => {
     const { tabId, page } = await open("/board");
     const r = await call("drag", { tabId, from: { selector: "#c1" }, to: { x: 5000, y: 200 } });
