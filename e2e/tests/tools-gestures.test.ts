@@ -182,7 +182,7 @@ describeBrowser("invoke and drag", () => {
 
   it("invoke is off by default and on only while the person's switch in the options page is on", async () => {
     const { tabId, page } = await open("/functions");
-    const off = await call("invoke", { tabId, path: "app.store.reset", args: [3] });
+    const off = await call("invoke", { tabId, path: "app.store.reset", args: "[3]" });
     expect(off.error?.code, off.text).toBe("eval_not_allowed");
     expect(off.text).toContain("invoke is off");
     expect(off.text).toContain("Torii options");
@@ -198,14 +198,14 @@ describeBrowser("invoke and drag", () => {
       await box.check();
       await expect.poll(() => options.locator(`tr[data-pattern="${site.aPattern}"] input[data-field="invoke"]`).isChecked()).toBe(true);
       const on = await pollUntil("invoke allowed", async () => {
-        const r = await call("invoke", { tabId, path: "app.store.reset", args: [3] });
+        const r = await call("invoke", { tabId, path: "app.store.reset", args: "[3]" });
         return r.isError ? undefined : r;
       }, { timeoutMs: 10_000, intervalMs: 100 });
       expect(JSON.parse(on.text)).toEqual({ count: 3, items: ["item0", "item1", "item2"] });
       expect(await page.evaluate(() => document.body.dataset.items)).toBe("item0,item1,item2");
       // And off again: refused at once.
       await options.locator(`tr[data-pattern="${site.aPattern}"] input[data-field="invoke"]`).uncheck();
-      await pollUntil("invoke refused", async () => ((await call("invoke", { tabId, path: "app.add", args: [1, 2] })).error?.code === "eval_not_allowed" ? true : undefined), {
+      await pollUntil("invoke refused", async () => ((await call("invoke", { tabId, path: "app.add", args: "[1, 2]" })).error?.code === "eval_not_allowed" ? true : undefined), {
         timeoutMs: 10_000,
         intervalMs: 100,
       });
@@ -214,16 +214,16 @@ describeBrowser("invoke and drag", () => {
     }
     // evaluate's switches do not grant it.
     await policy({ evalExpression: true, evalProgram: true });
-    expect((await call("invoke", { tabId, path: "app.add", args: [1, 2] })).error?.code).toBe("eval_not_allowed");
+    expect((await call("invoke", { tabId, path: "app.add", args: "[1, 2]" })).error?.code).toBe("eval_not_allowed");
   });
 
   it("invoke calls page functions with JSON arguments: methods, async ones, a lexical global", async () => {
     await policy({ invoke: true });
     const { tabId } = await open("/functions");
-    const add = await call("invoke", { tabId, path: "app.add", args: [2, 3] });
+    const add = await call("invoke", { tabId, path: "app.add", args: "[2, 3]" });
     expect(add.text, add.text).toBe("5");
-    expect((await call("invoke", { tabId, path: "app.later", args: [21] })).text).toBe('{"doubled":42}');
-    expect((await call("invoke", { tabId, path: "lexicalApi.hello", args: ["torii"] })).text).toBe('"hello torii"');
+    expect((await call("invoke", { tabId, path: "app.later", args: "[21]" })).text).toBe('{"doubled":42}');
+    expect((await call("invoke", { tabId, path: "lexicalApi.hello", args: '["torii"]' })).text).toBe('"hello torii"');
   });
 
   it("invoke's bad paths and answers: not a function, a throw, a cycle, 10 MB, a getter that navigates, prototype paths, a built-in", async () => {
@@ -257,12 +257,12 @@ describeBrowser("invoke and drag", () => {
     expect(getter.text).toContain("app.session is a getter");
 
     for (const path of ["__proto__.constructor", "app.__proto__.constructor", "app.add.constructor", "Object.prototype.toString"]) {
-      const r = await call("invoke", { tabId, path, args: ["return 1"] });
+      const r = await call("invoke", { tabId, path, args: '["return 1"]' });
       expect(r.error?.code, `${path}: ${r.text}`).toBe("invalid_argument");
       expect(r.text).toContain("prototypes");
     }
     for (const path of ["eval", "location.assign", "fetch"]) {
-      const r = await call("invoke", { tabId, path, args: ["/navigated"] });
+      const r = await call("invoke", { tabId, path, args: '["/navigated"]' });
       expect(r.error?.code, `${path}: ${r.text}`).toBe("invalid_argument");
     }
     // None of it moved the page: the getter never ran, no built-in navigated.

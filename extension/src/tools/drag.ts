@@ -14,6 +14,7 @@ import { callTab, type Target } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { checkNotBlocked, checkPoint } from "./effects.js";
 import { input, navigationStop, pointOf } from "./input.js";
+import type { JsonSchema } from "./schema.js";
 
 /** One end of a drag: an element (ref or selector) or a point in the tab's viewport (CSS pixels). */
 export interface End {
@@ -23,13 +24,18 @@ export interface End {
   y?: number;
 }
 
-const END_SCHEMA = {
+/** tools/list publishes a bare object: the description names the fields once for both ends. */
+const END_SCHEMA: JsonSchema = {
   type: "object",
   properties: { ref: S.ref, selector: S.selector, x: { type: "number" }, y: { type: "number" } },
   additionalProperties: false,
-} as const;
+  wire: { type: "object", properties: {} },
+};
 
-const DEFAULT_STEPS = 12;
+/** Moves of at most ~20 px, 5 to 40 of them: enough for a sortable list to follow, and a drag threshold to pass. */
+export function stepsFor(a: { x: number; y: number }, b: { x: number; y: number }): number {
+  return Math.min(40, Math.max(5, Math.ceil(Math.hypot(b.x - a.x, b.y - a.y) / 20)));
+}
 const DRAG_DATA_MS = 2_000;
 
 /** An end is a ref, a selector or both coordinates, exactly one of them; invalid_argument naming the field otherwise. */
@@ -112,11 +118,11 @@ async function inFrames<R>(tabId: number, func: (a: boolean) => R, arg: boolean)
 }
 
 /** Runs the press, the moves and the release (or Chrome's drag events); leaves no button held. */
-async function perform(tabId: number, a: Pt, b: Pt, steps: number, ctx: ToolContext): Promise<{ html5: boolean }> {
+async function perform(tabId: number, a: Pt, b: Pt, ctx: ToolContext): Promise<{ html5: boolean }> {
   // SECURITY I-36: every point the pointer passes is judged before the first event goes out
   // (frames of another origin along the way would see moves and drag events); a frame put there
   // later is the guard's, and the end point is checked again once the drag is done.
-  const path = pathPoints(a, b, steps);
+  const path = pathPoints(a, b, stepsFor(a, b));
   await checkPoint(tabId, a.x, a.y);
   for (const p of path) await checkPoint(tabId, p.x, p.y);
 
@@ -183,16 +189,15 @@ function dragData(st: { data?: unknown; wake?: () => void }, ctx: ToolContext): 
   return withDeadline(got, Math.min(DRAG_DATA_MS, left(ctx.deadline, DRAG_DATA_MS)), "the drag's data from the browser", ctx.signal);
 }
 
-export const drag = defineTool<ActionArgs & { tabId?: number; from: End; to: End; steps?: number }>({
+export const drag = defineTool<ActionArgs & { tabId?: number; from: End; to: End }>({
   name: "drag",
-  description: "Drag with the real mouse from a ref/point to a ref/point (HTML5 drag-and-drop or pointer events).",
+  description: "Real mouse drag; from/to: {ref}, {selector} or {x,y}.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       from: END_SCHEMA,
       to: END_SCHEMA,
-      steps: { type: "integer", minimum: 1, maximum: 100 },
       ...ACTION_PROPS,
     },
     required: ["from", "to"],
@@ -204,7 +209,7 @@ export const drag = defineTool<ActionArgs & { tabId?: number; from: End; to: End
     const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
       const { a: p, b: q } = await ends(tabId, a.from, a.to, ctx);
-      const r = await perform(tabId, p, q, a.steps ?? DEFAULT_STEPS, ctx);
+      const r = await perform(tabId, p, q, ctx);
       const name = (e: End, pt: Pt) => e.ref ?? e.selector ?? `${Math.round(pt.x)},${Math.round(pt.y)}`;
       return {
         text: `dragged ${name(a.from, p)} to ${name(a.to, q)}${r.html5 ? " (HTML5 drag-and-drop)" : ""}`,

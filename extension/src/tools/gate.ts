@@ -280,7 +280,7 @@ export function fileNames(paths: unknown): string {
 
 function describeCode(a: Record<string, unknown>): string {
   // invoke: the page function's path and its JSON arguments, as the call would run it.
-  if (typeof a.path === "string") a = { expression: `${a.path}(${JSON.stringify(a.args ?? []).slice(1, -1)})` };
+  if (typeof a.path === "string") a = { expression: `${a.path}(${typeof a.args === "string" ? a.args.trim().replace(/^\[([\s\S]*)\]$/, "$1") : ""})` };
   const code = typeof a.program === "string" ? a.program : typeof a.expression === "string" ? a.expression : typeof a.url === "string" ? `${String(a.method ?? "GET")} ${a.url}` : "";
   return code.length > 600 ? `${code.slice(0, 600)}…` : code;
 }

@@ -11,8 +11,8 @@ import { S } from "./common.js";
 import { runInPage } from "./evaluate.js";
 import { invokeInPage, type InvokeOutcome } from "./invoke-page.js";
 
-const DEFAULT_CHARS = 20_000;
-const MAX_CHARS = 200_000;
+/** The answer's bound, as evaluate's (a longer one is cut in the page and says so). */
+const MAX_CHARS = 20_000;
 
 /** Segments that reach prototypes or redefine properties: refused whatever the page holds (prototype pollution). */
 const FORBIDDEN = new Set(["__proto__", "prototype", "constructor", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__"]);
@@ -64,34 +64,40 @@ function failure(o: Exclude<InvokeOutcome, { ok: true }>, timeoutMs: number) {
   }
 }
 
-export const invoke = defineTool<{ tabId?: number; path: string; args?: unknown[]; maxChars?: number; timeoutMs?: number }>({
+const TIMEOUT_MS = 10_000;
+
+/** The arguments: a JSON array as text (any JSON values, which a typed schema could not say compactly). */
+function parseArgs(text: string | undefined): unknown[] {
+  if (text === undefined) return [];
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw toolError("invalid_argument", `args: not JSON (${(e as Error).message})`, 'Give a JSON array, e.g. "[3, {\"force\": true}]".', { field: "args" });
+  }
+  if (!Array.isArray(v)) throw toolError("invalid_argument", "args: must be a JSON array of the arguments", 'e.g. "[3]" for one argument.', { field: "args" });
+  return v;
+}
+
+export const invoke = defineTool<{ tabId?: number; path: string; args?: string }>({
   name: "invoke",
-  description: "Call a page function by path (app.store.reset) with JSON args; returns JSON.",
+  description: "Call a page function by path (app.store.reset); args: JSON array text.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       path: { type: "string", minLength: 1, maxLength: 1000 },
-      args: { type: "array", maxItems: 64 },
-      maxChars: { type: "integer", minimum: 100, maximum: MAX_CHARS },
-      timeoutMs: S.timeoutMs(30000),
+      args: { type: "string", maxLength: 1_000_000 },
     },
     required: ["path"],
   },
   traits: { target: "tab", reads: "page", effects: ["code"], switch: "invoke", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const segs = parsePath(a.path);
-    const args = a.args ?? [];
-    let argsLen = 0;
-    try {
-      argsLen = JSON.stringify(args).length;
-    } catch {
-      throw toolError("invalid_argument", "args: not JSON", undefined, { field: "args" });
-    }
-    if (argsLen > 1_000_000) throw toolError("invalid_argument", "args: over 1 MB of JSON", undefined, { field: "args" });
+    const args = parseArgs(a.args);
     const tabId = (await resolveTab(a.tabId)).id as number;
-    const max = a.maxChars ?? DEFAULT_CHARS;
-    const timeoutMs = a.timeoutMs ?? 10_000;
+    const max = MAX_CHARS;
+    const timeoutMs = TIMEOUT_MS;
     const r = await runInPage(tabId, invokeExpression(segs, args, max, timeoutMs), timeoutMs, ctx);
     if (r.exceptionDetails) {
       // Only the wrapper itself can throw here (the call's own exception is caught in the page).
@@ -102,7 +108,7 @@ export const invoke = defineTool<{ tabId?: number; path: string; args?: unknown[
     if (!("ok" in o)) throw failure(o, timeoutMs);
     const notes: string[] = [];
     if (o.cycles > 0) notes.push(`[${o.cycles} circular reference${o.cycles > 1 ? "s" : ""} replaced by "[Circular]"]`);
-    if (o.truncated) notes.push(`[truncated at ${max} chars: the answer is longer; call a function that returns less, or raise maxChars (at most ${MAX_CHARS})]`);
+    if (o.truncated) notes.push(`[truncated at ${max} chars: the answer is longer; call a function that returns a part of it]`);
     return {
       text: (o.type === "undefined" ? "undefined" : o.json) + (notes.length ? `\n${notes.join("\n")}` : ""),
       data: { tabId, path: a.path, type: o.type, ...(o.truncated ? { truncated: true } : {}), ...(o.cycles ? { cycles: o.cycles } : {}) },

@@ -9,7 +9,7 @@ import { defaultPolicy, normalizeRule, permissivePolicy, type Policy } from "../
 import { ToolError } from "../../src/tools/errors.js";
 import { invokeExpression, parsePath } from "../../src/tools/invoke.js";
 import { invokeInPage } from "../../src/tools/invoke-page.js";
-import { checkEnd, pathPoints } from "../../src/tools/drag.js";
+import { checkEnd, pathPoints, stepsFor } from "../../src/tools/drag.js";
 
 function env(policy: Policy, asked: string[] = []): PolicyEnv {
   return {
@@ -54,9 +54,9 @@ describe("invoke's switch", () => {
   });
   it("on for the origin: runs without act mode, asks the person's evaluate choice with the call shown", async () => {
     const asked: string[] = [];
-    const r = await run("invoke", { path: "app.add", args: [1, { a: 2 }] }, env(rule({ invoke: true }, false), asked));
+    const r = await run("invoke", { path: "app.add", args: '[1, {"a":2}]' }, env(rule({ invoke: true }, false), asked));
     expect(r.code).toBe("ok");
-    expect(asked).toEqual(['evaluate:app.add(1,{"a":2})']);
+    expect(asked).toEqual(['evaluate:app.add(1, {"a":2})']);
   });
   it("does not grant evaluate", async () => {
     expect((await run("evaluate", { expression: "1" }, env(rule({ invoke: true })))).code).toBe("eval_not_allowed");
@@ -88,6 +88,11 @@ describe("drag's gates", () => {
     for (const bad of [{}, { x: 1 }, { ref: "b1", x: 1, y: 1 }, { ref: "b1", selector: "#a" }]) {
       expect(() => checkEnd(bad, "to")).toThrow(expect.objectContaining({ code: "invalid_argument", data: { field: "to" } }));
     }
+  });
+  it("steps of about 20 px, 5 to 40", () => {
+    expect(stepsFor({ x: 0, y: 0 }, { x: 3, y: 0 })).toBe(5);
+    expect(stepsFor({ x: 0, y: 0 }, { x: 300, y: 400 })).toBe(25);
+    expect(stepsFor({ x: 0, y: 0 }, { x: 5000, y: 0 })).toBe(40);
   });
   it("the path ends at the end point", () => {
     const p = pathPoints({ x: 0, y: 0 }, { x: 100, y: 50 }, 4);
