@@ -67,7 +67,7 @@ function failure(o: Exclude<InvokeOutcome, { ok: true }>, timeoutMs: number) {
 const TIMEOUT_MS = 10_000;
 
 /** The arguments: a JSON array as text (any JSON values, which a typed schema could not say compactly). */
-function parseArgs(text: string | undefined): unknown[] {
+export function parseArgs(text: string | undefined): unknown[] {
   if (text === undefined) return [];
   let v: unknown;
   try {

@@ -7,7 +7,7 @@ import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/
 import { getTool } from "../../src/tools/registry.js";
 import { defaultPolicy, normalizeRule, permissivePolicy, type Policy } from "../../src/policy/policy.js";
 import { ToolError } from "../../src/tools/errors.js";
-import { invokeExpression, parsePath } from "../../src/tools/invoke.js";
+import { invokeExpression, parseArgs, parsePath } from "../../src/tools/invoke.js";
 import { invokeInPage } from "../../src/tools/invoke-page.js";
 import { checkEnd, pathPoints, stepsFor } from "../../src/tools/drag.js";
 
@@ -106,6 +106,13 @@ describe("invoke paths", () => {
       expect(() => parsePath(bad), bad).toThrow(expect.objectContaining({ code: "invalid_argument", data: { field: "path" } }));
     }
     expect(parsePath("app.store.items.0.reset")).toEqual(["app", "store", "items", "0", "reset"]);
+  });
+  it("args: a JSON array text, else invalid_argument naming args", () => {
+    expect(parseArgs(undefined)).toEqual([]);
+    expect(parseArgs('[3, {"force": true}]')).toEqual([3, { force: true }]);
+    for (const bad of ["{", '{"a":1}', "3", "app.x()"]) {
+      expect(() => parseArgs(bad), bad).toThrow(expect.objectContaining({ code: "invalid_argument", data: { field: "args" } }));
+    }
   });
   it("arguments go into the page as JSON text, never as code", () => {
     const e = invokeExpression(["app", "f"], [{ __proto__: { polluted: true } }, "\u2028</script>"], 100, 1000);
