@@ -28,6 +28,7 @@ export interface RuleIn {
   evalProgram?: boolean;
   fetch?: boolean;
   allowPassword?: boolean;
+  invoke?: boolean;
   approvals?: Record<string, "allow" | "ask" | "deny">;
 }
 

@@ -38,7 +38,7 @@ describeBrowser("browser tools: perception", () => {
       expect(t.annotations?.readOnlyHint, `${t.name} readOnlyHint`).toBeTypeOf("boolean");
       expect(t.inputSchema.type, `${t.name} inputSchema`).toBe("object");
     }
-    // The whole tools/list costs context on every agent turn (≤ 12,000 characters). The
+    // The whole tools/list costs context on every agent turn (≤ 12,400 characters). The
     // daemon serves the registry's wire form plus its own tools; docs/tools.md states the total as
     // agents get it, to the character.
     const stated = Number(/tools\/list` is ([\d,]+) characters/.exec(md)?.[1]?.replace(/,/g, ""));

@@ -113,7 +113,7 @@ lines.push(
   "Each tool declares what it touches, reads and can cause, and which of the person's switches it needs; the " +
     "extension's gate, tab ownership, the download guard and the effect guard enforce every call from these " +
     "declarations alone (SECURITY.md I-48). *switch*: `act` = act mode, `evaluate` / `fetch` = the origin's " +
-    "code-execution switches, `proxy` = the person's browser-wide \"Let agents switch the proxy profile\" (off by default). *dialog*: `blocked` = refused with `dialog_blocking` while a JavaScript dialog is open.",
+    "code-execution switches, `proxy` = the person's browser-wide \"Let agents switch the proxy profile\" (off by default), `invoke` = the origin's page-function switch (SECURITY.md I-71). *dialog*: `blocked` = refused with `dialog_blocking` while a JavaScript dialog is open.",
 );
 lines.push("");
 lines.push("| tool | touches | reads | can cause | switch | password guard | dialog | during handoff |");

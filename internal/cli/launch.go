@@ -47,7 +47,7 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	var pf launchPolicyFlags
 	fs.Var(&pf.allow, "allow", "allow this origin pattern in the dedicated profile (repeatable)")
 	fs.BoolVar(&pf.act, "act", false, "act mode (clicks, typing, navigation) on the --allow origins")
-	fs.StringVar(&pf.code, "code", "", "code execution on the --allow origins: expression, program and/or fetch, comma-separated")
+	fs.StringVar(&pf.code, "code", "", "code execution on the --allow origins: expression, program, fetch and/or invoke, comma-separated")
 	fs.BoolVar(&pf.passwords, "passwords", false, "let calls that ask for it type into password fields on the --allow origins")
 	fs.Var(&pf.approve, "approve", "approval choice KIND=allow|ask|deny for submit, destructive_click, new_origin, evaluate, upload, download (repeatable)")
 	fs.StringVar(&pf.file, "policy", "", "the dedicated profile's whole policy: a JSON file in the extension's format")

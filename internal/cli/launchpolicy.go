@@ -34,7 +34,7 @@ const maxPolicyRules = 500
 var approvalKinds = []string{"submit", "destructive_click", "new_origin", "evaluate", "upload", "download"}
 
 // codeKinds are the code-execution switches of a rule, by the name --code takes.
-var codeKinds = map[string]string{"expression": "evalExpression", "program": "evalProgram", "fetch": "fetch"}
+var codeKinds = map[string]string{"expression": "evalExpression", "program": "evalProgram", "fetch": "fetch", "invoke": "invoke"}
 
 // launchRule is one allowlist entry, as the extension stores it.
 type launchRule struct {
@@ -44,6 +44,7 @@ type launchRule struct {
 	EvalProgram    *bool             `json:"evalProgram,omitempty"`
 	Fetch          *bool             `json:"fetch,omitempty"`
 	AllowPassword  *bool             `json:"allowPassword,omitempty"`
+	Invoke         *bool             `json:"invoke,omitempty"`
 	Approvals      map[string]string `json:"approvals,omitempty"`
 }
 
@@ -135,7 +136,7 @@ func (f *launchPolicyFlags) build(permissive bool) (*launchPolicy, error) {
 			k = strings.TrimSpace(k)
 			field, ok := codeKinds[k]
 			if !ok {
-				return nil, &PolicyError{Source: "--code", Msg: fmt.Sprintf("unknown kind %q; use expression, program and/or fetch, comma-separated", k)}
+				return nil, &PolicyError{Source: "--code", Msg: fmt.Sprintf("unknown kind %q; use expression, program, fetch and/or invoke, comma-separated", k)}
 			}
 			for i := range p.Rules {
 				switch field {
@@ -145,6 +146,8 @@ func (f *launchPolicyFlags) build(permissive bool) (*launchPolicy, error) {
 					p.Rules[i].EvalProgram = &t
 				case "fetch":
 					p.Rules[i].Fetch = &t
+				case "invoke":
+					p.Rules[i].Invoke = &t
 				}
 			}
 		}
@@ -316,6 +319,8 @@ func parseRule(at string, x any) (launchRule, error) {
 			dst = &r.Fetch
 		case "allowPassword":
 			dst = &r.AllowPassword
+		case "invoke":
+			dst = &r.Invoke
 		case "approvals":
 			a, err := parseApprovals(at+".approvals", v)
 			if err != nil {
@@ -324,7 +329,7 @@ func parseRule(at string, x any) (launchRule, error) {
 			r.Approvals = a
 			continue
 		default:
-			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, approvals)"}
+			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, invoke, approvals)"}
 		}
 		bv, ok := v.(bool)
 		if !ok {

@@ -147,6 +147,14 @@ func TestPolicyFlags(t *testing.T) {
 	if p, err := (&launchPolicyFlags{}).build(false); p != nil || err != nil {
 		t.Errorf("no flags: %v %v", p, err)
 	}
+	// invoke is its own switch: --code invoke sets it alone, and expression/program/fetch never do.
+	inv, err := (&launchPolicyFlags{allow: repeated{"example.com"}, code: "invoke"}).build(false)
+	if err != nil || inv.Rules[0].Invoke == nil || !*inv.Rules[0].Invoke || inv.Rules[0].EvalExpression != nil || inv.Rules[0].Fetch != nil {
+		t.Errorf("--code invoke: %+v %v", inv, err)
+	}
+	if p.Rules[0].Invoke != nil || p.Rules[1].Invoke != nil {
+		t.Errorf("--code expression,fetch set invoke")
+	}
 
 	bad := []struct {
 		f          launchPolicyFlags

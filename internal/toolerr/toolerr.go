@@ -58,6 +58,7 @@ const (
 	SecretNotFound        Code = "secret_not_found"
 	SecretOriginMismatch  Code = "secret_origin_mismatch"
 	SecretStoreLocked     Code = "secret_store_locked"
+	PageError             Code = "page_error"
 )
 
 type entry struct {
@@ -107,6 +108,7 @@ var list = []entry{
 	{SecretNotFound, "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options."},
 	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options)."},
 	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
+	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
 }
 
 var hints = func() map[Code]string {

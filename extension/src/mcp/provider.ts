@@ -27,7 +27,7 @@ export const INSTRUCTIONS =
   "act by ref or CSS selector (root and container take either). Refs are per tab and document: stale_ref means take a new snapshot. " +
   "Every action takes waitFor {selector|text|ref, state: appear|disappear, timeoutMs ≤ 30000, default 5000} and " +
   "observe none|snapshot|diff|text (diff: changes since this tab's last snapshot), to act and look in one call. " +
-  "The person decides what may run: act mode for actions, a per-origin switch for evaluate and fetch_in_page. " +
+  "The person decides what may run: act mode for actions, a per-origin switch each for evaluate, fetch_in_page and invoke. " +
   "Errors carry a code and a hint (invalid_argument names the field and its limit); busy means nothing was sent, timeout means it may have run.";
 
 export interface ProviderDeps {

@@ -25,6 +25,7 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["evalProgram", "Eval program"],
   ["fetch", "fetch_in_page"],
   ["allowPassword", "Passwords"],
+  ["invoke", "Invoke"],
 ];
 
 async function save(p: Policy): Promise<void> {

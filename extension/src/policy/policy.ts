@@ -15,7 +15,7 @@ export const APPROVAL_LABELS: Record<ApprovalKind, string> = {
   submit: "Submit a form",
   destructive_click: "Click something the page marks destructive",
   new_origin: "Navigate to another origin",
-  evaluate: "Run code (evaluate, fetch_in_page)",
+  evaluate: "Run code (evaluate, fetch_in_page, invoke)",
   upload: "Upload a file",
   download: "Download a file",
 };
@@ -32,6 +32,8 @@ export interface OriginRule {
   fetch?: boolean;
   /** fill/type/press_key may target a password field when the call also sets allowPassword. */
   allowPassword?: boolean;
+  /** invoke: call a function the page already defines (SECURITY I-71). */
+  invoke?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
 }
 
@@ -112,7 +114,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke"] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -208,6 +210,11 @@ export function evalAllowed(v: Verdict, kind: EvalKind): boolean {
   if (kind === "expression") return v.rule.evalExpression === true;
   if (kind === "program") return v.rule.evalProgram === true;
   return v.rule.fetch === true;
+}
+
+/** SECURITY I-71: invoke needs the origin's own switch, even in permissive mode; evaluate's switches do not grant it. */
+export function invokeAllowed(v: Verdict): boolean {
+  return v.allowed && v.rule?.invoke === true;
 }
 
 /** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */

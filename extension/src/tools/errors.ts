@@ -43,6 +43,7 @@ export const ERROR_HINTS = {
   secret_not_found: "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options.",
   secret_origin_mismatch: "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options).",
   secret_store_locked: "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options.",
+  page_error: "The page's own function threw; read its message, then fix the arguments or call something else.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -17,7 +17,7 @@ import { getPolicy } from "./safety.js";
 
 const MAX_CHARS = 20_000;
 
-interface EvalReply {
+export interface EvalReply {
   result?: { type: string; subtype?: string; value?: unknown; description?: string; unserializableValue?: string };
   exceptionDetails?: { text?: string; exception?: { description?: string } };
 }
@@ -38,7 +38,7 @@ function render(v: unknown, maxChars: number): { text: string; truncated: boolea
  * before the tab is judged again until the answer is in; a document that replaced the judged one
  * meanwhile fails the call with navigation_failed, and its answer is not used.
  */
-async function runInPage(tabId: number, expression: string, timeoutMs: number, ctx: { signal: AbortSignal; deadline: number }): Promise<EvalReply> {
+export async function runInPage(tabId: number, expression: string, timeoutMs: number, ctx: { signal: AbortSignal; deadline: number }): Promise<EvalReply> {
   checkNoDialog(tabId);
   const w = watchNav(tabId);
   try {

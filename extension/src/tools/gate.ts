@@ -7,7 +7,7 @@
 // which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
-import { actAllowed, approvalChoice, evalAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
+import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { toolError } from "./errors.js";
@@ -188,6 +188,15 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       }
       break;
     }
+    case "invoke":
+      // SECURITY I-71: its own switch; neither act mode nor evaluate's switches grant it.
+      if (!invokeAllowed(verdict)) {
+        throw toolError(
+          "eval_not_allowed",
+          `invoke is off for this origin: only the person can turn on "Invoke" for this site in the Torii options (Sites); ask them instead of retrying`,
+        );
+      }
+      break;
     case "proxy":
       // Checked above, before any tab is looked at.
       break;
@@ -285,6 +294,8 @@ export function fileNames(paths: unknown): string {
 }
 
 function describeCode(a: Record<string, unknown>): string {
+  // invoke: the page function's path and its JSON arguments, as the call would run it.
+  if (typeof a.path === "string") a = { expression: `${a.path}(${typeof a.args === "string" ? a.args.trim().replace(/^\[([\s\S]*)\]$/, "$1") : ""})` };
   const code = typeof a.program === "string" ? a.program : typeof a.expression === "string" ? a.expression : typeof a.url === "string" ? `${String(a.method ?? "GET")} ${a.url}` : "";
   return code.length > 600 ? `${code.slice(0, 600)}…` : code;
 }

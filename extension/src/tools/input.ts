@@ -39,7 +39,7 @@ function tabFor(a: { tabId?: number }, ctx: ToolContext): Promise<number> {
 }
 
 /** The element's visible point in tab-viewport CSS pixels; `covered` when another element is on top. */
-async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowCovered = false): Promise<{ x: number; y: number; p: PointResult }> {
+export async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowCovered = false): Promise<{ x: number; y: number; p: PointResult }> {
   const r = await resolveTarget(tabId, t);
   const e = await engine<PointResult>(tabId, "point", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
   const p = e.value;
@@ -56,7 +56,7 @@ async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowCovered 
   return { x: p.x + off.x, y: p.y + off.y, p };
 }
 
-async function input(tabId: number, method: string, params: Record<string, unknown>, ctx: ToolContext): Promise<void> {
+export async function input(tabId: number, method: string, params: Record<string, unknown>, ctx: ToolContext): Promise<void> {
   const ms = left(ctx.deadline, 10_000);
   await guarded(tabId, method, cdp(tabId, method, params, ms, ctx.signal), { signal: ctx.signal, ms });
 }
@@ -204,7 +204,7 @@ async function typeText(tabId: number, text: string, keys: boolean, ctx: ToolCon
  * Notices the tab's top frame loading another document while a sequence of key events is sent, so
  * the rest of the sequence is not typed into the next page (same-document route changes are fine).
  */
-function navigationStop(tabId: number): { check(what: string): void; off(): void } {
+export function navigationStop(tabId: number): { check(what: string): void; off(): void } {
   let gone: string | undefined;
   const off = onNav((ev) => {
     if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "committed") gone = ev.url ?? "another page";

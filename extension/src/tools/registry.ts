@@ -26,6 +26,8 @@ import { fillForm } from "./form.js";
 import { proxyProfiles, proxySwitch } from "./proxy.js";
 import { setUserAgent } from "./useragent.js";
 import { maskResult, secrets, secretsAudit } from "./secrets.js";
+import { drag } from "./drag.js";
+import { invoke } from "./invoke.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -45,6 +47,7 @@ export const TOOLS: readonly AnyTool[] = [
   click,
   mouseClick,
   hover,
+  drag,
   fill,
   type,
   pressKey,
@@ -57,6 +60,7 @@ export const TOOLS: readonly AnyTool[] = [
   // code execution and the person
   evaluate,
   fetchInPage,
+  invoke,
   handoff,
   // identity: the browser's proxy profile, one tab's user agent
   proxyProfiles,

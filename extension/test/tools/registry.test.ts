@@ -12,10 +12,10 @@ const DELETE_BUTTON = { label: 'button "Delete"', click: { submit: false, destru
 // Every tool; a tool cannot be listed without a handler, nor the reverse.
 const EXPECTED = [
   "tabs", "snapshot", "find", "read_text", "get_state", "screenshot", "wait_for", "settle",
-  "navigate", "history", "reload", "close_tab", "click", "mouse_click", "hover", "fill", "type",
+  "navigate", "history", "reload", "close_tab", "click", "mouse_click", "hover", "drag", "fill", "type",
   "press_key", "select_option", "fill_form", "upload", "scroll", "reveal", "handle_dialog",
   // code execution (own switches) and human handoff
-  "evaluate", "fetch_in_page", "handoff",
+  "evaluate", "fetch_in_page", "invoke", "handoff",
   // identity: the browser's proxy profile (the person's switch), one tab's user agent
   "proxy_profiles", "proxy_switch", "set_user_agent",
   // the person's secrets, names only
@@ -53,6 +53,7 @@ describe("registry → tools/list", () => {
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",
       click: "destructive", mouse_click: "destructive", type: "destructive", press_key: "destructive",
       upload: "destructive", handle_dialog: "destructive", evaluate: "destructive", fetch_in_page: "destructive",
+      drag: "destructive", invoke: "destructive",
       // Set values or move the pointer without activating anything.
       hover: "write", fill: "write", select_option: "write", fill_form: "write",
       // How the browser or a tab shows itself: taken back by reset or another switch.
@@ -116,7 +117,7 @@ describe("registry → tools/list", () => {
 
   it("every action takes waitFor and observe", () => {
     for (const t of listTools()) {
-      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page"].includes(t.name)) continue;
+      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "invoke"].includes(t.name)) continue;
       // Changing how the browser or tab shows itself acts on no page: nothing to wait for or observe.
       if (TOOLS.find((x) => x.name === t.name)!.traits.effects.every((e) => e === "identity")) continue;
       const props = (t.inputSchema as { properties: Record<string, unknown> }).properties;
