@@ -187,16 +187,16 @@ func MIMEType(name string) string {
 	return "application/octet-stream"
 }
 
-// WithExtension gives name the extension of mimeType when its own does not
-// already read back as that type (print_to_pdf's "report" is report.pdf).
+// WithExtension gives name the extension of mimeType when it has none that
+// reads back as a known type (print_to_pdf's "report" is report.pdf).
 func WithExtension(name, mimeType string) string {
 	base, _, err := mime.ParseMediaType(mimeType)
 	if err != nil {
 		return name
 	}
 	ext, ok := extByType[base]
-	if !ok || MIMEType(name) == base {
-		return name
+	if !ok || MIMEType(name) != "application/octet-stream" {
+		return name // its own extension says what it is
 	}
 	if len(name)+len(ext) > MaxName {
 		return name
