@@ -84,8 +84,14 @@ export class Torii {
     await mkdir(configDir, { recursive: true, mode: 0o700 });
     const port = await freePort();
     const t = new Torii(root, stateDir, configDir, port);
-    await writeFile(join(configDir, "config.json"), JSON.stringify({ listen: t.addr }) + "\n", { mode: 0o600 });
+    // The download sandbox inside the test's own folder, never the person's ~/Downloads.
+    await writeFile(join(configDir, "config.json"), JSON.stringify({ listen: t.addr, filesRoot: t.filesRoot }) + "\n", { mode: 0o600 });
     return t;
+  }
+
+  /** The daemon's download sandbox (config filesRoot). */
+  get filesRoot(): string {
+    return join(this.root, "files", "torii");
   }
 
   get addr(): string {
