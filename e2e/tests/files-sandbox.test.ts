@@ -234,7 +234,7 @@ describeBrowser("files as resources, in the download sandbox", () => {
     expect(await readFile(join(torii.filesRoot, folderOf(theirsUri), "their-secret.txt"), "utf8")).toBe("sentinel-7f3a");
 
     // A PDF over the link's frame cap: typed too_large with the fix, nothing saved.
-    const big = await rig().open("files.html?big=3");
+    const big = await rig().open("files.html?big=1");
     const before = (await mcp.client.listResources()).resources.length;
     const r = await mcp.call("print_to_pdf", { tabId: big.tabId, name: "big.pdf" }, 120_000);
     expect(r.error?.code, r.text.slice(0, 500)).toBe("too_large");

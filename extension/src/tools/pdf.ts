@@ -16,17 +16,12 @@ import { checkName, MAX_FILE_B64, mib, putFile } from "./files.js";
 interface Args {
   tabId?: number;
   name?: string;
-  landscape?: boolean;
-  printBackground?: boolean;
   scale?: number;
-  paper?: "letter" | "a4";
   pageRanges?: string;
 }
 
-/** Paper sizes in inches (CDP's unit). */
-const PAPER = { letter: { paperWidth: 8.5, paperHeight: 11 }, a4: { paperWidth: 8.27, paperHeight: 11.69 } } as const;
 
-export const PDF_TOO_LARGE_HINT = 'Print fewer pages (pageRanges, e.g. "1-3"), a smaller scale, or printBackground:false; or screenshot a region.';
+export const PDF_TOO_LARGE_HINT = 'Print fewer pages (pageRanges, e.g. "1-3") or a smaller scale; or screenshot a region.';
 
 /** print-20261201-231500.pdf (UTC). */
 export function defaultPdfName(now = new Date()): string {
@@ -36,20 +31,18 @@ export function defaultPdfName(now = new Date()): string {
 
 export const printToPdf = defineTool<Args>({
   name: "print_to_pdf",
-  description: "Print the tab (background tabs too) to a PDF file in the session's sandbox; returns a resource_link.",
+  description: "Print a tab, even a background one, to a PDF resource.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
-      name: { type: "string", minLength: 1, maxLength: 200, doc: "File name, no folders; default print-<UTC time>.pdf" },
-      landscape: { type: "boolean" },
-      printBackground: { type: "boolean", doc: "Default true" },
+      name: { type: "string", minLength: 1, maxLength: 200, doc: "No folders" },
       scale: { type: "number", minimum: 0.1, maximum: 2 },
-      paper: { type: "string", enum: ["letter", "a4"], doc: "Default letter" },
-      pageRanges: { type: "string", maxLength: 100, doc: 'e.g. "1-3, 5"' },
+      pageRanges: { type: "string", maxLength: 100, doc: '"1-3, 5"' },
     },
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
+  idempotent: false,
   timeoutMs: 90_000,
   async handler(a, ctx) {
     const name = a.name ?? defaultPdfName();
@@ -59,10 +52,8 @@ export const printToPdf = defineTool<Args>({
     let data: string;
     try {
       const params: Record<string, unknown> = {
-        landscape: a.landscape === true,
-        printBackground: a.printBackground !== false,
+        printBackground: true,
         scale: a.scale ?? 1,
-        ...PAPER[a.paper ?? "letter"],
         transferMode: "ReturnAsBase64",
       };
       if (a.pageRanges) params.pageRanges = a.pageRanges;

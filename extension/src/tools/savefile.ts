@@ -10,27 +10,27 @@ interface Args {
   name: string;
   text?: string;
   base64?: string;
-  mimeType?: string;
 }
 
 export const saveToFile = defineTool<Args>({
   name: "save_to_file",
-  description: "Save text or base64 bytes as a file in the session's download sandbox; returns a resource_link.",
+  description: "Save text or base64 as a file resource.",
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string", minLength: 1, maxLength: 200, doc: "File name, no folders (e.g. notes.txt)" },
-      text: { type: "string", doc: "Saved as UTF-8" },
-      base64: { type: "string", doc: "Bytes, instead of text" },
-      mimeType: { type: "string", maxLength: 100, doc: "Default from the name's extension" },
+      name: { type: "string", minLength: 1, maxLength: 200, doc: "No folders" },
+      text: { type: "string" },
+      base64: { type: "string" },
     },
     required: ["name"],
   },
+  idempotent: false,
   traits: { target: "none", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "allowed" },
   async handler(a, ctx) {
     if ((a.text === undefined) === (a.base64 === undefined)) throw toolError("invalid_argument", "give exactly one of text or base64", undefined, { field: "text" });
     if (a.base64 !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(a.base64)) throw toolError("invalid_argument", "base64: not base64", undefined, { field: "base64" });
-    const mimeType = a.mimeType ?? (a.text !== undefined ? "text/plain" : "application/octet-stream");
+    // The type it reads back as comes from the name's extension; one without gets .txt for text.
+    const mimeType = a.text !== undefined ? "text/plain" : "application/octet-stream";
     const link = await putFile(ctx, { name: a.name, mimeType, ...(a.text !== undefined ? { text: a.text } : { data: a.base64 as string }) }, "Save less per file: split it into several files.");
     return {
       text: `saved ${link.name} (${link.size} bytes, ${link.mimeType}) in the download sandbox: ${link.uri}`,

@@ -59,7 +59,7 @@ export const screenshot = defineTool<Args>({
         additionalProperties: false,
         doc: "CSS px",
       },
-      saveAs: { type: "string", minLength: 1, maxLength: 200, doc: "Save as this file in the session's sandbox and return a resource_link, not the image" },
+      saveAs: { type: "string", minLength: 1, maxLength: 200, doc: "Keep as this file: a resource_link, no image" },
     },
   },
   traits: { target: "tab", reads: "pixels", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },

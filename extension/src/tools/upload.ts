@@ -55,14 +55,14 @@ function findMarked(n: DomNode | undefined, mark: string): DomNode | undefined {
 
 export const upload = defineTool<ActionArgs & Target & { files: string[] }>({
   name: "upload",
-  description: "Set files from the session's download sandbox (file names or their resource URIs) on a file input.",
+  description: "Set sandbox files on a file input.",
   inputSchema: {
     type: "object",
     properties: {
       tabId: S.tabId,
       ref: S.ref,
       selector: S.selector,
-      files: { type: "array", items: { type: "string", minLength: 1, maxLength: 400 }, minItems: 1, maxItems: MAX_FILES, doc: "Names of files save_to_file, print_to_pdf or a download put in the sandbox" },
+      files: { type: "array", items: { type: "string", minLength: 1, maxLength: 400 }, minItems: 1, maxItems: MAX_FILES },
       ...ACTION_PROPS,
     },
     required: ["files"],

@@ -16,6 +16,8 @@ const EXPECTED = [
   "press_key", "select_option", "fill_form", "upload", "scroll", "reveal", "handle_dialog",
   // code execution (own switches) and human handoff
   "evaluate", "fetch_in_page", "handoff",
+  // files in the session's download sandbox
+  "print_to_pdf", "save_to_file",
 ];
 
 describe("registry → tools/list", () => {
@@ -36,6 +38,7 @@ describe("registry → tools/list", () => {
     expect(list.find((t) => t.name === "close_tab")?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
     expect(list.find((t) => t.name === "snapshot")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: true });
     expect(list.find((t) => t.name === "scroll")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
+    expect(list.find((t) => t.name === "save_to_file")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
   });
 
   it("destructiveHint says whether a write tool may submit, delete, leave the page, run code, upload or close", () => {
@@ -44,6 +47,8 @@ describe("registry → tools/list", () => {
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
       scroll: "read", reveal: "read", handoff: "read",
+      // They change no page; each call writes a new file of the session's sandbox (not idempotent).
+      print_to_pdf: "read", save_to_file: "read",
       // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
       // dialog (confirm), uploads, closing tabs and running code.
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",
@@ -74,9 +79,9 @@ describe("registry → tools/list", () => {
     expect(mk([]).destructive).toBe(false);
   });
 
-  // The whole tools/list ≤ 12,000 characters (hard); the compact wire form aims at ≤ 10,000
+  // The whole tools/list ≤ 12,500 characters (hard; raised from 12,000 for the sandbox file tools); the compact wire form aims at ≤ 10,000
   // with the daemon's status tool (docs/tools.md states the served total, the e2e test pins it).
-  it("fits the catalogue budget (≤ 12,000 characters)", () => {
+  it("fits the catalogue budget (≤ 12,500 characters)", () => {
     const size = JSON.stringify({ tools: listTools() }).length;
     const full = JSON.stringify({ tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) }).length;
     const largest = listTools()
@@ -84,7 +89,7 @@ describe("registry → tools/list", () => {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 3);
     console.log(`tools/list: ${TOOLS.length} tools, ${size} characters (full schemas: ${full}); largest: ${largest.map(([n, c]) => `${n} ${c}`).join(", ")}`);
-    expect(size).toBeLessThanOrEqual(12_000);
+    expect(size).toBeLessThanOrEqual(12_500);
   });
 
   it("the wire form is derived from the full schema, which alone validates", () => {
