@@ -246,7 +246,7 @@ export function installDownloads(deps: DownloadDeps): void {
       const [it] = await chrome.downloads.search({ id: delta.id }).catch(() => [] as chrome.downloads.DownloadItem[]);
       if (!it?.filename) return;
       // The daemon moves it into the sandbox; the browser's record then points at a moved file.
-      await adoptDownload(sessionId, it.filename, downloadName(it)).catch((e: unknown) => console.warn("torii: a download was not moved into the sandbox", it.filename, e));
+      await adoptDownload(sessionId, it.filename, downloadName(it)).catch((e: unknown) => console.warn("torii: a download was not moved into the sandbox", e));
     })();
   });
 }
