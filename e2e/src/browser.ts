@@ -1,4 +1,6 @@
 // One real Chromium with the real unpacked extension, a fresh profile each time.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { type BrowserContext, type CDPSession, type Page, type Worker, chromium } from "playwright-core";
 import { EXTENSION_ORIGIN, browserPath, chromiumArgs } from "./env.ts";
 import { type Torii, normalizeCode } from "./torii.ts";
@@ -37,6 +39,9 @@ export class Browser {
   static async launch(): Promise<Browser> {
     if (!browserPath) throw new Error("no browser");
     const dir = await shortTempDir();
+    // Downloads go to a folder of the profile, never the person's ~/Downloads.
+    await mkdir(join(dir, "Default"), { recursive: true });
+    await writeFile(join(dir, "Default", "Preferences"), JSON.stringify({ download: { default_directory: join(dir, "downloads"), prompt_for_download: false } }));
     const context = await chromium.launchPersistentContext(dir, {
       executablePath: browserPath,
       headless: true,
@@ -53,6 +58,11 @@ export class Browser {
       throw e;
     }
     return b;
+  }
+
+  /** The browser's download folder (inside its profile). */
+  get downloadDir(): string {
+    return join(this.userDataDir, "downloads");
   }
 
   private browserSession: CDPSession | undefined;

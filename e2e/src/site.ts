@@ -1,6 +1,7 @@
 // The fixture pages (testdata/pages) served on loopback from two ports, so a page can embed a
 // cross-origin iframe (iframes.html?x=PORT), plus a few server-side routes the fixtures cannot
-// express as files: a redirect chain (/r1 → /r2 → /final) and a page that never finishes loading.
+// express as files: a redirect chain (/r1 → /r2 → /final), a page that never finishes loading, and
+// an attachment whose file name the query chooses (/attachment?name=…, for download names).
 import { readFile } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import { extname, join, normalize } from "node:path";
@@ -68,6 +69,12 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     // Headers at once, the body never: a load that does not finish.
     res.writeHead(200, { "Content-Type": TYPES[".html"] });
     res.write(`<!doctype html><html><head><title>Slow</title></head><body><p id="slow">partial</p>`);
+    return;
+  }
+  if (p === "/attachment") {
+    const name = u.searchParams.get("name") ?? "attachment.txt";
+    res.writeHead(200, { "Content-Type": "text/plain", "Content-Disposition": `attachment; filename="${name.replace(/["\\\r\n]/g, "")}"` });
+    res.end(`attachment ${name}\n`);
     return;
   }
   const rel = normalize(decodeURIComponent(p === "/" ? "/index.html" : p)).replace(/^(\.\.[/\\])+/, "");

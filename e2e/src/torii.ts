@@ -84,7 +84,8 @@ export class Torii {
     await mkdir(configDir, { recursive: true, mode: 0o700 });
     const port = await freePort();
     const t = new Torii(root, stateDir, configDir, port);
-    await writeFile(join(configDir, "config.json"), JSON.stringify({ listen: t.addr }) + "\n", { mode: 0o600 });
+    // The download sandbox inside the test's own folder, never the person's ~/Downloads.
+    await writeFile(join(configDir, "config.json"), JSON.stringify({ listen: t.addr, filesRoot: t.filesRoot }) + "\n", { mode: 0o600 });
     return t;
   }
 
@@ -93,6 +94,11 @@ export class Torii {
     const path = join(this.configDir, "config.json");
     const cfg = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
     await writeFile(path, JSON.stringify({ ...cfg, ...settings }) + "\n", { mode: 0o600 });
+  }
+
+  /** The daemon's download sandbox (config filesRoot). */
+  get filesRoot(): string {
+    return join(this.root, "files", "torii");
   }
 
   get addr(): string {

@@ -349,9 +349,17 @@ describeBrowser("safety gates", () => {
       const tabId = nav.data.tabId as number;
       const page = await pageAt(fx.url("upload.html"));
       const names = () => page.locator("#names").textContent();
-      // Validation: only a file input, only absolute paths.
-      expect((await call("upload", { tabId, selector: "#plain", paths: [file] })).error?.code).toBe("not_editable");
-      expect((await call("upload", { tabId, selector: "#file", paths: ["relative.txt"] })).error?.code).toBe("invalid_argument");
+      // SECURITY I-66: upload takes files from the session's download sandbox only, by name.
+      const saved = await call("save_to_file", { name: "torii-upload-e2e.txt", text: "hello from the agent" });
+      expect(saved.isError, saved.text).toBe(false);
+      const up = ["torii-upload-e2e.txt"];
+      // Validation: only a file input, only sandbox file names (a path is refused even for a real file).
+      expect((await call("upload", { tabId, selector: "#plain", files: up })).error?.code).toBe("not_editable");
+      expect((await call("upload", { tabId, selector: "#file", files: [file] })).error?.code).toBe("invalid_argument");
+      expect((await call("upload", { tabId, selector: "#file", files: ["../torii-upload-e2e.txt"] })).error?.code).toBe("invalid_argument");
+      const missing = await call("upload", { tabId, selector: "#file", files: ["not-saved.txt"] });
+      expect(missing.error?.code, missing.text).toBe("not_found");
+      expect(missing.text).toContain("save_to_file");
       expect(await names()).toBe("");
       const answer = async (button: "#approve" | "#deny", shows: string) => {
         const w = await pollUntil("the approval window", () => browser.context.pages().find((p) => p.url().includes("/approval.html")), { timeoutMs: 10_000, intervalMs: 50 });
@@ -361,15 +369,17 @@ describeBrowser("safety gates", () => {
         });
       };
       await policy({ upload: "ask", download: "deny" });
-      // ask → approve: the page sees the file's name; the window showed the name, not the path.
-      let pending = call("upload", { tabId, selector: "#file", paths: [file] });
+      // ask → approve: the page sees the file's name and bytes; the window showed the name, not the path.
+      let pending = call("upload", { tabId, selector: "#file", files: up });
       await answer("#approve", "torii-upload-e2e.txt");
       let r = await pending;
       expect(r.isError, r.text).toBe(false);
       expect(await names()).toBe("torii-upload-e2e.txt");
+      // The bytes the page got are the sandbox file's.
+      expect(await page.evaluate(() => (document.getElementById("file") as HTMLInputElement).files?.[0]?.text())).toBe("hello from the agent");
       await page.reload();
       // ask → deny: nothing set.
-      pending = call("upload", { tabId, selector: "#file", paths: [file] });
+      pending = call("upload", { tabId, selector: "#file", files: up });
       await answer("#deny", "torii-upload-e2e.txt");
       r = await pending;
       expect(r.error?.code).toBe("approval_denied");

@@ -63,6 +63,7 @@ describeBrowser("invoke and drag", () => {
 
   beforeAll(async () => {
     torii = await rig.daemon();
+    await torii.configure({ broker: { toolGroups: ["invoke"] } }); // invoke is offered only when its group is on
     await torii.start();
     browser = await rig.browser();
     ({ popup: ext } = await pairBrowser(browser, torii));

@@ -33,7 +33,7 @@ func (b *Broker) meta(s *Session) map[string]any {
 	tabCap := b.limits.TabCap
 	gw := s.gateway
 	b.smu.Unlock()
-	m := map[string]any{"session": s.label, "sessionId": s.id, "kind": s.kind, "tabCap": tabCap}
+	m := map[string]any{"session": s.label, "sessionId": s.id, "kind": s.kind, "tabCap": tabCap, "filesFolder": s.FilesFolder()}
 	if gw != "" {
 		// An agent session's chat session, for the extension's window grant
 		// lookup (SECURITY I-29). Never set from anything a client sends.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -40,6 +41,11 @@ type Config struct {
 	Broker Broker `json:"broker,omitzero"`
 	// Audit is the audit database's retention policy (config/audit.go).
 	Audit Audit `json:"audit,omitzero"`
+	// FilesRoot is the download sandbox (internal/files): the folder under
+	// which each agent session's saved files and allowed downloads go, one
+	// folder per session; "" = ~/Downloads/torii. A leading ~/ is the home
+	// folder. It must be absolute (SECURITY I-66).
+	FilesRoot string `json:"filesRoot,omitempty"`
 }
 
 // Broker holds the broker's limits. Zero means the default.
@@ -231,6 +237,8 @@ var (
 	ErrBadOrigin = errors.New("config: tokenOrigins entries must be scheme://host[:port] with no path")
 	// ErrBadAgent: an agents entry is incomplete, duplicated or names an unknown preset.
 	ErrBadAgent = errors.New("config: bad agents entry")
+	// ErrBadFilesRoot is a filesRoot that is not an absolute folder.
+	ErrBadFilesRoot = errors.New("config: bad filesRoot")
 )
 
 // Validate checks the config. The "and a token" half of SECURITY I-1 is the
@@ -263,6 +271,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Audit.validate(); err != nil {
 		return err
+	}
+	if c.FilesRoot != "" && !strings.HasPrefix(c.FilesRoot, "~/") && !filepath.IsAbs(c.FilesRoot) {
+		return fmt.Errorf("%w: filesRoot %q must be an absolute folder (or start with ~/)", ErrBadFilesRoot, c.FilesRoot)
 	}
 	return c.validateAgents()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/files"
 	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/logx"
@@ -72,10 +73,11 @@ type daemon struct {
 	gateway  *gateway.Gateway
 	link     *link.Server
 	broker   *broker.Broker
-	calls    calls        // tools.call by callId, for tools.cancel
-	audit    *audit.Store // metadata-only call records (audit.go)
-	auditXC  auditCross   // the last cross-check of the audit chain with a browser (auditwitness.go)
-	cfg      *configWatch // config.json as in force, and its last reload (reload.go)
+	calls    calls          // tools.call by callId, for tools.cancel
+	audit    *audit.Store   // metadata-only call records (audit.go)
+	auditXC  auditCross     // the last cross-check of the audit chain with a browser (auditwitness.go)
+	cfg      *configWatch   // config.json as in force, and its last reload (reload.go)
+	files    *files.Sandbox // the download sandbox (files.go)
 
 	sessMu        sync.Mutex                             // guards agentSessions
 	agentSessions map[*mcp.ServerSession]*broker.Session // relay and /mcp sessions (mcpserve.go)
@@ -143,6 +145,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
+	d.files = files.New(opts.Config.FilesRoot)
 	d.broker.SetLimits(opts.Config.Broker)
 	d.broker.SetToolGroups(opts.Config.Broker.ToolGroups)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)

@@ -34,8 +34,11 @@ type linkHandler struct {
 const DeviceRename = "torii/device/rename"
 
 func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, params json.RawMessage) (any, error) {
-	if method == DeviceRename {
+	switch method {
+	case DeviceRename:
 		return h.d.renameSelf(c, params)
+	case FilesPut, FilesAdopt, FilesPath:
+		return h.d.handleFiles(c, method, params)
 	}
 	if method == AuditWitness {
 		return h.d.auditWitness(ctx, c, params)

@@ -20,13 +20,15 @@ import (
 func (d *daemon) newMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
 		Logger:       d.log,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}},
 		Instructions: broker.ServerInstructions,
 	})
 	mirror := broker.NewMirror(srv, d.callTool)
 	// A name not mirrored still reaches the broker, which answers with a
 	// typed unknown_tool or extension_not_connected result.
 	srv.AddReceivingMiddleware(mirror.UnknownTools(d.callTool))
+	// Resources are the session's files in the download sandbox (files.go).
+	srv.AddReceivingMiddleware(d.filesMiddleware)
 	d.broker.OnToolsChanged(mirror.Set)
 	mirror.Set(d.broker.Tools())
 	return srv

@@ -5,6 +5,7 @@
 import { parseRequest, type LinkState, type Request, type Response, type StateMessage } from "../shared/messages.js";
 import { IndexedDbIdentityStore } from "./identity.js";
 import { Link } from "./link.js";
+import { setFileRequester } from "../tools/files.js";
 import { browserSocket } from "./socket.js";
 import { SettingsStore, TicketStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
@@ -54,6 +55,9 @@ export const link = new Link({
   log: (m) => console.info(m),
   onConnected: (daemonId) => witnessConnected(daemonId, (m, p) => link.request(m, p)),
 });
+
+// Tools hand the bytes they save to the daemon over the link (tools/files.ts, SECURITY I-66).
+setFileRequester((method, params, ms) => link.request(method, params, ms));
 
 // Start resuming the link at once; the listeners below wait for this before touching it.
 const started = link.start().catch((e: unknown) => {

@@ -220,5 +220,7 @@ function callMeta(meta: unknown): CallMeta | undefined {
   if (typeof o.tabCap === "number" && Number.isInteger(o.tabCap) && o.tabCap > 0) out.tabCap = Math.min(o.tabCap, 500);
   // An agent session's chat session: the key of the person's window grant (SECURITY I-29).
   if (typeof o.gatewaySessionId === "string" && o.gatewaySessionId !== "") out.gatewaySessionId = o.gatewaySessionId.slice(0, 80);
+  // The session's download-sandbox folder: a plain name the daemon minted (SECURITY I-66).
+  if (typeof o.filesFolder === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(o.filesFolder)) out.filesFolder = o.filesFolder;
   return out.session !== undefined || out.sessionId !== undefined ? out : undefined;
 }

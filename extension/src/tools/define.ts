@@ -7,6 +7,7 @@
 import type { CallToolResult } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
 import type { GateContext } from "./gate.js";
+import type { ResourceLink } from "./files.js";
 
 export interface ToolContext {
   /** Aborted by mcp/cancel, by the call's deadline, or when the connection goes. */
@@ -32,6 +33,8 @@ export interface ToolOutput {
   /** `data` alone already says everything `text` says (e.g. find's matches carry their lines). */
   whole?: boolean;
   images?: { data: string; mimeType: string }[];
+  /** Files saved in the session's download sandbox (files.ts putFile): resource_link blocks after the text. */
+  resources?: ResourceLink[];
 }
 
 /**
@@ -104,7 +107,7 @@ export interface Traits {
  * so the daemon offers a group's tools only when the person turned the group on (config
  * broker.toolGroups); its calls are refused (tool_disabled) while it is off.
  */
-export type ToolGroup = "capture" | "storage" | "emulation" | "pdf" | "proxy";
+export type ToolGroup = "devtools" | "storage" | "emulation" | "pdf" | "proxy" | "invoke";
 
 export interface ToolDef<A = Record<string, unknown>> {
   name: string;
@@ -186,6 +189,7 @@ export function toCallResult(out: ToolOutput): CallToolResult {
   const r: CallToolResult = { content: [{ type: "text", text: out.text }] };
   const images = out.images ?? [];
   for (const img of images) r.content.push({ type: "image", data: img.data, mimeType: img.mimeType });
+  for (const l of out.resources ?? []) r.content.push({ ...l });
   if (out.data && images.length === 0) {
     r.structuredContent = out.data;
     if (!out.whole) r._meta = { [META_TEXT]: true };

@@ -5,7 +5,9 @@
 // is held (paused, and its file name not yet determined, so no file can land) until the person
 // answers in the approval window. A call still in flight when its download is denied (or times
 // out) reports approval_denied (approval_timeout). The pure part is DownloadGuard; installDownloads
-// wires it to chrome.downloads.
+// wires it to chrome.downloads. A download the agent's session is allowed to keep is saved under
+// torii/<session folder>/ of the browser's download folder and, once complete, moved by the daemon
+// into the session's download sandbox, where the agent sees it as a resource (SECURITY I-66).
 
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { originOf } from "../policy/pattern.js";
@@ -13,6 +15,7 @@ import { approvalChoice, judgeUrl, type Policy } from "../policy/policy.js";
 import { errorResult, toolError, type CallToolResult } from "./errors.js";
 import type { Traits } from "./define.js";
 import type { GateContext } from "./gate.js";
+import { adoptDownload, safeName } from "./files.js";
 
 /** How long after a call a download still counts as the agent's. */
 export const AFTER_CALL_MS = 2_000;
@@ -31,6 +34,18 @@ export interface DownloadItemLike {
 
 export type DownloadVerdict = "proceed" | "cancel";
 
+/** What is decided for one of the agent's downloads; `sandbox` is where a kept one goes. */
+export interface Decision {
+  verdict: Promise<DownloadVerdict>;
+  hold: Promise<boolean>;
+  sandbox?: { sessionId: string; folder: string };
+}
+
+/** The download folder's sub-path the browser saves a session's download to (SECURITY I-66). */
+export function sandboxTarget(folder: string, item: DownloadItemLike): string {
+  return `torii/${folder}/${safeName(downloadName(item))}`;
+}
+
 interface CallWindow {
   tool: string;
   linger: boolean;
@@ -48,7 +63,7 @@ export interface DownloadDeps {
 
 export class DownloadGuard {
   private windows = new Set<CallWindow>();
-  private decided = new Map<number, { verdict: Promise<DownloadVerdict>; hold: Promise<boolean> }>();
+  private decided = new Map<number, Decision>();
   constructor(private readonly deps: DownloadDeps) {}
 
   private now(): number {
@@ -105,8 +120,13 @@ export class DownloadGuard {
     return best;
   }
 
+  /** The decision already taken for a download, if it is the agent's. */
+  decision(id: number): Decision | undefined {
+    return this.decided.get(id);
+  }
+
   /** undefined: not the agent's (never touched). Otherwise the decision, taken once per download; `hold` says whether it waits for a refusal or the person. */
-  decide(item: DownloadItemLike): { verdict: Promise<DownloadVerdict>; hold: Promise<boolean> } | undefined {
+  decide(item: DownloadItemLike): Decision | undefined {
     const known = this.decided.get(item.id);
     if (known) return known;
     const w = this.owner(item);
@@ -137,9 +157,12 @@ export class DownloadGuard {
       w.decisions.push(recorded);
       w.wake?.();
     }
-    const d = {
+    const owner = w.gctx.owner?.id;
+    const folder = w.gctx.filesFolder;
+    const d: Decision = {
       verdict: recorded.then((o): DownloadVerdict => (o === "auto" || o === "approved" ? "proceed" : "cancel")),
       hold: choice.then(({ c }) => c !== "allow"),
+      ...(owner && folder ? { sandbox: { sessionId: owner, folder } } : {}),
     };
     this.decided.set(item.id, d);
     setTimeout(() => this.decided.delete(item.id), 10 * 60_000);
@@ -203,9 +226,27 @@ export function installDownloads(deps: DownloadDeps): void {
       return;
     }
     void d.verdict.then(async (v) => {
-      if (v === "cancel") await refuse(item.id);
-      suggest();
+      if (v === "cancel") {
+        await refuse(item.id);
+        suggest();
+      } else if (d.sandbox) {
+        // SECURITY I-66: into the session's own folder, never a name the page chose as a path.
+        suggest({ filename: sandboxTarget(d.sandbox.folder, item), conflictAction: "uniquify" });
+      } else suggest();
     });
     return true;
+  });
+  chrome.downloads.onChanged.addListener((delta) => {
+    if (delta.state?.current !== "complete") return;
+    const d = g.decision(delta.id);
+    if (!d?.sandbox) return;
+    const { sessionId } = d.sandbox;
+    void (async () => {
+      if ((await d.verdict) !== "proceed") return;
+      const [it] = await chrome.downloads.search({ id: delta.id }).catch(() => [] as chrome.downloads.DownloadItem[]);
+      if (!it?.filename) return;
+      // The daemon moves it into the sandbox; the browser's record then points at a moved file.
+      await adoptDownload(sessionId, it.filename, downloadName(it)).catch((e: unknown) => console.warn("torii: a download was not moved into the sandbox", e));
+    })();
   });
 }

@@ -75,7 +75,7 @@ export function toolError(code: ErrorCode, message: string, hint?: string, data?
 }
 
 export interface CallToolResult {
-  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[];
+  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string } | { type: "resource_link"; uri: string; name: string; mimeType: string; size: number })[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   _meta?: Record<string, unknown>;

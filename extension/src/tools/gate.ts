@@ -29,6 +29,8 @@ export interface GateContext {
   session?: string;
   /** The daemon-minted session the call belongs to (tools/ownership/state.ts). */
   owner?: SessionRef;
+  /** The session's folder in the download sandbox, as the daemon names it (files.ts, downloads.ts). */
+  filesFolder?: string;
   /** Set by the gate: the tab the call acts on and its origin ("" when none). */
   tabId?: number;
   origin?: string;
@@ -220,7 +222,7 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     if (hasEffect(tool, "code")) asks.push({ kind: "evaluate", text: describeCode(args) });
     if (hasEffect(tool, "upload") && hasTarget(args)) {
       const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
-      asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.paths) });
+      asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.files) });
     }
     // SECURITY I-37: input is judged by what it will cause, whichever tool sends it.
     if (hasEffect(tool, "click", "keys")) {

@@ -81,6 +81,7 @@ export function parseArgs(text: string | undefined): unknown[] {
 
 export const invoke = defineTool<{ tabId?: number; path: string; args?: string }>({
   name: "invoke",
+  group: "invoke",
   description: "Call a page function by path (app.store.reset); args: JSON array text.",
   inputSchema: {
     type: "object",

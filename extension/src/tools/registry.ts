@@ -28,6 +28,8 @@ import { setUserAgent } from "./useragent.js";
 import { maskResult, secrets, secretsAudit } from "./secrets.js";
 import { drag } from "./drag.js";
 import { invoke } from "./invoke.js";
+import { printToPdf } from "./pdf.js";
+import { saveToFile } from "./savefile.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -68,6 +70,9 @@ export const TOOLS: readonly AnyTool[] = [
   setUserAgent,
   // the person's secrets (names only)
   secrets,
+  // files in the session's download sandbox (SECURITY I-66)
+  printToPdf,
+  saveToFile,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -129,6 +134,8 @@ export interface CallMeta {
   tabCap?: number;
   /** An agent session's gateway (chat) session: the key of a window grant (SECURITY I-29). */
   gatewaySessionId?: string;
+  /** The session's folder in the download sandbox (SECURITY I-66). */
+  filesFolder?: string;
 }
 
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
@@ -142,7 +149,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   signal?.addEventListener("abort", onOuter, { once: true });
   active.add(ctl);
   const owner = sessionFromMeta(meta);
-  const gctx: GateContext = { signal: ctl.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}) };
+  const gctx: GateContext = { signal: ctl.signal, ...(meta?.session ? { session: meta.session } : {}), ...(owner ? { owner } : {}), ...(meta?.filesFolder ? { filesFolder: meta.filesFolder } : {}) };
   let r: CallToolResult;
   try {
     // SECURITY I-19: downloads this call starts wait for the person's `download` choice.

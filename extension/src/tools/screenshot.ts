@@ -11,6 +11,7 @@ import { toolError } from "./errors.js";
 import { engine, frameOffset, resolveTab, resolveTarget } from "./browser.js";
 import { S } from "./common.js";
 import { watchCapture } from "./origin.js";
+import { checkName, putFile } from "./files.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
 export const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
@@ -30,6 +31,7 @@ interface Args {
   ref?: string;
   selector?: string;
   region?: { x: number; y: number; width: number; height: number };
+  saveAs?: string;
 }
 
 export const screenshot = defineTool<Args>({
@@ -57,6 +59,7 @@ export const screenshot = defineTool<Args>({
         additionalProperties: false,
         doc: "CSS px",
       },
+      saveAs: { type: "string", minLength: 1, maxLength: 200, doc: "Keep as this file: a resource_link, no image" },
     },
   },
   traits: { target: "tab", reads: "pixels", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
@@ -64,6 +67,7 @@ export const screenshot = defineTool<Args>({
     const tabId = (await resolveTab(a.tabId)).id as number;
     const modes = [a.fullPage === true, a.region !== undefined, a.ref !== undefined || a.selector !== undefined].filter(Boolean).length;
     if (modes > 1) throw toolError("invalid_argument", "give at most one of fullPage, region, ref/selector");
+    if (a.saveAs !== undefined) checkName(a.saveAs, "saveAs");
     const watch = await watchCapture(tabId);
     try {
       return await capture(tabId, a, ctx, watch);
@@ -121,6 +125,16 @@ async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(
     throw toolError("screenshot_too_large", `the ${format} capture is ${(shot.data.length / 1048576).toFixed(1)} MiB base64 (limit 6 MiB) at ${width}x${height}`, undefined, { width, height });
   }
   const mimeType = format === "png" ? "image/png" : "image/jpeg";
+  if (a.saveAs !== undefined) {
+    // SECURITY I-66: kept as a file; the pixels reach the agent only through resources/read.
+    const link = await putFile(ctx, { name: a.saveAs, mimeType, data: shot.data }, "Capture a region, an element (ref) or set maxWidth, or use JPEG.");
+    return {
+      text: `screenshot of tab ${tabId}: ${width}x${height} ${format}, saved as ${link.name} (${Math.round(link.size / 1024)} KiB) in the download sandbox: ${link.uri}`,
+      data: { tabId, width, height, format, file: link },
+      whole: true,
+      resources: [link],
+    };
+  }
   return {
     text: `screenshot of tab ${tabId}: ${width}x${height} ${format}, ${Math.round((shot.data.length * 3) / 4 / 1024)} KiB`,
     data: { tabId, width, height, format, bytes: Math.round((shot.data.length * 3) / 4) },

@@ -8,7 +8,8 @@ import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/
 import { getTool } from "../../src/tools/registry.js";
 import { ToolError, type CallToolResult } from "../../src/tools/errors.js";
 import { DownloadGuard, downloadName } from "../../src/tools/downloads.js";
-import { isAbsolutePath } from "../../src/tools/upload.js";
+import { sandboxName } from "../../src/tools/upload.js";
+import { checkName } from "../../src/tools/files.js";
 
 const NO_EFFECT = { submit: false, destructive: false };
 /** The target the fake page describes: a button the page marks destructive. */
@@ -60,7 +61,7 @@ describe("gate: upload", () => {
     setGateState({ paused: () => false, env });
     const ctx: GateContext = { signal: new AbortController().signal };
     try {
-      await gate({ tool: getTool("upload")!, args: { selector: "#f", paths: ["/data/secret/report.pdf", "C:\\x\\photo.png"] } }, ctx);
+      await gate({ tool: getTool("upload")!, args: { selector: "#f", files: ["torii://files/20261201-secret-ab12/report.pdf", "photo.png"] } }, ctx);
       return { code: "ok", asked };
     } catch (e) {
       if (!(e instanceof ToolError)) throw e;
@@ -73,6 +74,7 @@ describe("gate: upload", () => {
     expect(ask.asked).toHaveLength(1);
     expect(ask.asked[0]).toMatchObject({ kind: "upload", tool: "upload", element: 'button "Choose file"', text: "report.pdf, photo.png" });
     expect(JSON.stringify(ask.asked)).not.toContain("secret");
+    expect(JSON.stringify(ask.asked)).not.toContain("torii://");
     expect((await run(policyWith({ upload: "ask" }), "denied")).code).toBe("approval_denied");
     expect((await run(policyWith({ upload: "deny" }))).code).toBe("approval_denied");
     const allow = await run(policyWith({ upload: "allow" }));
@@ -80,11 +82,16 @@ describe("gate: upload", () => {
     expect((await run({ ...policyWith({ upload: "allow" }), actMode: false })).code).toBe("act_mode_off");
     expect((await run(policyWith({ upload: "allow" }), "approved", "https://evil.example/")).code).toBe("origin_not_allowed");
   });
-  it("absolute paths only", () => {
-    expect(isAbsolutePath("/tmp/a.txt")).toBe(true);
-    expect(isAbsolutePath("C:\\a.txt")).toBe(true);
-    expect(isAbsolutePath("a.txt")).toBe(false);
-    expect(isAbsolutePath("../a.txt")).toBe(false);
+  it("sandbox file names only: a path, another folder's URI or a dot name is refused (SECURITY I-66)", () => {
+    const folder = "20261201-120000-e2e-ab12cd34";
+    expect(sandboxName("a.txt", folder)).toBe("a.txt");
+    expect(sandboxName(`torii://files/${folder}/my%20file.pdf`, folder)).toBe("my file.pdf");
+    // Another session's URI is not turned into a name: it stays a string with separators.
+    expect(sandboxName("torii://files/other-folder/a.txt", folder)).toBe("torii://files/other-folder/a.txt");
+    for (const bad of ["/tmp/a.txt", "C:\\a.txt", "../a.txt", "..", ".bashrc", "a/b", "torii://files/other-folder/a.txt", sandboxName(`torii://files/${folder}/..%2Fx`, folder)]) {
+      expect(() => checkName(bad, "files[0]"), bad).toThrow(ToolError);
+    }
+    expect(() => checkName("a.txt")).not.toThrow();
   });
 });
 

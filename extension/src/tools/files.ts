@@ -1,0 +1,157 @@
+// Files as MCP resources: a tool that produces bytes (a PDF, a saved page, a screenshot kept as a
+// file, an export) hands them to the daemon, which writes them into the calling session's folder
+// of the download sandbox and answers with a resource_link; the agent reads the bytes through
+// resources/read only if it asks, so megabytes never cross into its context by default. The
+// daemon owns the disk and checks the session (SECURITY I-66); the names are checked here too, so
+// a bad one fails before any bytes travel.
+
+import type { ToolContext } from "./define.js";
+import { toolError, ToolError, type ErrorCode } from "./errors.js";
+
+/** Base64 characters one file may take (the link caps a frame at 8 MiB). */
+export const MAX_FILE_B64 = 6 * 1024 * 1024;
+/** The same cap in bytes, for text saved as UTF-8. */
+export const MAX_FILE_BYTES = (MAX_FILE_B64 / 4) * 3;
+
+/** The longest file name the sandbox takes (UTF-8 bytes), as internal/files MaxName. */
+export const MAX_NAME = 200;
+
+/** An MCP resource_link content block, as the daemon answers it. */
+export interface ResourceLink {
+  type: "resource_link";
+  /** torii://files/<session folder>/<name>: readable through resources/read by this session only. */
+  uri: string;
+  /** The file's final name in the sandbox (a taken name gets " (2)"…). */
+  name: string;
+  mimeType: string;
+  /** Bytes on disk. */
+  size: number;
+}
+
+type Requester = (method: string, params: unknown, timeoutMs?: number) => Promise<unknown>;
+let request: Requester | undefined;
+
+/** The link to the daemon (set by the service worker; absent in unit tests). */
+export function setFileRequester(f: Requester): void {
+  request = f;
+}
+
+/**
+ * A plain file name, never a path (SECURITY I-66): no `/` or `\`, no leading dot (so no `..`),
+ * no control characters, 1–200 bytes. Throws invalid_argument naming the field.
+ */
+export function checkName(name: string, field = "name"): void {
+  const bytes = new TextEncoder().encode(name).length;
+  const bad = (why: string) => toolError("invalid_argument", `${field}: ${JSON.stringify(name.slice(0, 80))} ${why}`, "Give a plain file name like report.pdf: no folders, no leading dot.", { field });
+  if (bytes === 0 || bytes > MAX_NAME) throw bad(`must be 1–${MAX_NAME} bytes`);
+  if (/[\\/]/.test(name)) throw bad("holds a path separator");
+  if (name.startsWith(".")) throw bad("starts with a dot");
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) throw bad("holds a control character");
+}
+
+/** The calling session and its sandbox folder, from the call's _meta. */
+function sessionOf(ctx: ToolContext): string {
+  const id = ctx.gate?.owner?.id;
+  if (!id) throw toolError("invalid_argument", "saving a file needs an agent session (the daemon names it on every call)");
+  return id;
+}
+
+function linkRequest(): Requester {
+  if (!request) throw toolError("extension_not_connected", "the link to the daemon is down; the file was not saved");
+  return request;
+}
+
+/** A daemon refusal (its data.toolCode) as the tool error it names; a closed link as not connected. */
+function asFileError(e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  const data = (e as { data?: unknown } | null)?.data;
+  const parsed = typeof data === "string" ? safeJson(data) : data;
+  const code = (parsed as { toolCode?: unknown } | null)?.toolCode;
+  const msg = e instanceof Error ? e.message : String(e);
+  if (typeof code === "string") return toolError(code as ErrorCode, msg);
+  if (e instanceof Error && /closed|not connected/i.test(e.name + e.message)) return toolError("extension_not_connected", `the link to the daemon went down; the file was not saved (${msg})`);
+  return toolError("internal", `the daemon did not save the file: ${msg}`);
+}
+
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer as a ResourceLink, or an internal error for anything else. */
+function asLink(r: unknown): ResourceLink {
+  const o = r as Partial<ResourceLink> | null;
+  if (!o || o.type !== "resource_link" || typeof o.uri !== "string" || typeof o.name !== "string" || typeof o.mimeType !== "string" || typeof o.size !== "number") {
+    throw toolError("internal", "the daemon's answer to a saved file is not a resource_link");
+  }
+  return { type: "resource_link", uri: o.uri, name: o.name, mimeType: o.mimeType, size: o.size };
+}
+
+/** The size and cap in words, for too_large messages. */
+export function mib(n: number): string {
+  return `${(n / 1048576).toFixed(1)} MiB`;
+}
+
+/**
+ * Writes bytes (base64 `data`) or UTF-8 `text` as a new file of the calling session's sandbox
+ * folder and returns its resource_link. `tooLargeHint` is the fix a too_large error names (how to
+ * make this tool's output smaller).
+ */
+export async function putFile(
+  ctx: ToolContext,
+  f: { name: string; mimeType: string; data?: string; text?: string },
+  tooLargeHint = "Save less (a smaller range or selection) and retry.",
+): Promise<ResourceLink> {
+  checkName(f.name);
+  const size = f.data !== undefined ? f.data.length : new TextEncoder().encode(f.text ?? "").length;
+  const cap = f.data !== undefined ? MAX_FILE_B64 : MAX_FILE_BYTES;
+  if (size > cap) {
+    throw toolError("too_large", `${f.name} is ${mib(size)}${f.data !== undefined ? " base64" : ""}, over the ${mib(cap)} one file may take through the link; nothing was saved`, tooLargeHint, { size, limit: cap });
+  }
+  const sessionId = sessionOf(ctx);
+  const send = linkRequest();
+  try {
+    const params = { sessionId, name: f.name, mimeType: f.mimeType, ...(f.data !== undefined ? { data: f.data } : { text: f.text ?? "" }) };
+    return asLink(await send("torii/files/put", params, Math.max(1_000, ctx.deadline - Date.now())));
+  } catch (e) {
+    throw asFileError(e);
+  }
+}
+
+/** Moves a finished download the person allowed into the session's sandbox folder. */
+export async function adoptDownload(sessionId: string, path: string, name: string): Promise<ResourceLink> {
+  try {
+    return asLink(await linkRequest()("torii/files/adopt", { sessionId, path, name }, 30_000));
+  } catch (e) {
+    throw asFileError(e);
+  }
+}
+
+/** Absolute paths of the calling session's own sandbox files, for upload. */
+export async function sandboxPaths(ctx: ToolContext, names: string[]): Promise<string[]> {
+  names.forEach((n, i) => checkName(n, `files[${i}]`));
+  const sessionId = sessionOf(ctx);
+  try {
+    const r = (await linkRequest()("torii/files/path", { sessionId, names }, Math.max(1_000, ctx.deadline - Date.now()))) as { paths?: unknown } | null;
+    const paths = r?.paths;
+    if (!Array.isArray(paths) || paths.length !== names.length || !paths.every((p) => typeof p === "string")) throw toolError("internal", "the daemon's answer for upload's files is malformed");
+    return paths as string[];
+  } catch (e) {
+    throw asFileError(e);
+  }
+}
+
+/**
+ * A name the web chose (a download's) as a valid sandbox name, like internal/files SafeName: its
+ * last path segment, without leading dots or control characters; "download" when nothing is left.
+ */
+export function safeName(raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  let n = (raw.split(/[\\/]/).pop() ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, "").replace(/^[.\s]+/, "").trim();
+  while (new TextEncoder().encode(n).length > MAX_NAME) n = n.slice(0, -1);
+  return n === "" ? "download" : n;
+}

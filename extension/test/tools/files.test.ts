@@ -1,0 +1,79 @@
+// Files as resources (SECURITY I-66), the extension's half: names are checked and sizes capped
+// before any bytes travel, the daemon's typed refusals come back as tool errors, a kept download
+// is saved under torii/<session folder>/ with a name that cannot climb, and a result carries the
+// resource_link instead of the bytes.
+import { afterEach, describe, expect, it } from "vitest";
+import { checkName, MAX_FILE_B64, putFile, safeName, setFileRequester, type ResourceLink } from "../../src/tools/files.js";
+import { sandboxTarget } from "../../src/tools/downloads.js";
+import { toCallResult, type ToolContext } from "../../src/tools/define.js";
+import { ToolError } from "../../src/tools/errors.js";
+
+const ctx = (id?: string): ToolContext => ({
+  signal: new AbortController().signal,
+  deadline: Date.now() + 10_000,
+  gate: { signal: new AbortController().signal, ...(id ? { owner: { id, label: "e2e" } } : {}), filesFolder: "20261201-120000-e2e-ab12cd34" },
+});
+const LINK: ResourceLink = { type: "resource_link", uri: "torii://files/20261201-120000-e2e-ab12cd34/a.pdf", name: "a.pdf", mimeType: "application/pdf", size: 3 };
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "ok";
+  } catch (e) {
+    if (e instanceof ToolError) return e.code;
+    throw e;
+  }
+}
+
+describe("files as resources", () => {
+  afterEach(() => setFileRequester(() => Promise.reject(new Error("no link in this test"))));
+
+  it("names with path separators, dots or control characters are refused before anything is sent", async () => {
+    const sent: unknown[] = [];
+    setFileRequester(async (_m, p) => {
+      sent.push(p);
+      return LINK;
+    });
+    for (const bad of ["../../.bashrc", "a/b.pdf", "a\\b.pdf", "..", ".env", "", "x\u0000y", "é".repeat(101)]) {
+      expect(() => checkName(bad), JSON.stringify(bad)).toThrow(ToolError);
+      expect(await code(putFile(ctx("s-1"), { name: bad, mimeType: "text/plain", text: "x" })), bad).toBe("invalid_argument");
+    }
+    expect(sent).toEqual([]);
+    expect(await code(putFile(ctx("s-1"), { name: "ok.txt", mimeType: "text/plain", text: "x" }))).toBe("ok");
+    expect(sent).toEqual([{ sessionId: "s-1", name: "ok.txt", mimeType: "text/plain", text: "x" }]);
+  });
+
+  it("a file over the link's cap is too_large with the fix, and nothing is sent", async () => {
+    let sent = 0;
+    setFileRequester(async () => {
+      sent++;
+      return LINK;
+    });
+    const e = await putFile(ctx("s-1"), { name: "big.pdf", mimeType: "application/pdf", data: "A".repeat(MAX_FILE_B64 + 4) }, "Print fewer pages (pageRanges).").catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ToolError);
+    expect((e as ToolError).code).toBe("too_large");
+    expect((e as ToolError).message).toMatch(/MiB/);
+    expect((e as ToolError).hint).toContain("pageRanges");
+    expect(sent).toBe(0);
+  });
+
+  it("the daemon's typed refusal is the tool error it names; no session is invalid_argument", async () => {
+    setFileRequester(async () => {
+      throw Object.assign(new Error("files: not a file of this session's sandbox"), { code: -32602, data: { toolCode: "not_found" } });
+    });
+    expect(await code(putFile(ctx("s-1"), { name: "a.txt", mimeType: "text/plain", text: "x" }))).toBe("not_found");
+    expect(await code(putFile(ctx(), { name: "a.txt", mimeType: "text/plain", text: "x" }))).toBe("invalid_argument");
+  });
+
+  it("a kept download goes to torii/<folder>/ under a name that cannot climb", () => {
+    expect(sandboxTarget("f1", { id: 1, url: "http://x/", filename: "../../.bashrc" })).toBe("torii/f1/bashrc");
+    expect(sandboxTarget("f1", { id: 1, url: "http://x/dir/report.csv" })).toBe("torii/f1/report.csv");
+    expect(safeName("C:\\Users\\x\\..\\.ssh\\id_rsa")).toBe("id_rsa");
+    expect(safeName("...")).toBe("download");
+  });
+
+  it("a result carries the resource_link after the text, not the bytes", () => {
+    const r = toCallResult({ text: "saved a.pdf", data: { file: LINK }, whole: true, resources: [LINK] });
+    expect(r.content).toEqual([{ type: "text", text: "saved a.pdf" }, LINK]);
+  });
+});
