@@ -15,6 +15,8 @@ import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
+import { installCapture } from "../tools/capture/listen.js";
+import { forgetSession } from "../tools/capture/store.js";
 
 installDebugger();
 installBrowser();
@@ -24,6 +26,7 @@ installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);
 installSessionMessages();
+installCapture(getPolicy);
 setAuditSink(recordAudit);
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
@@ -51,7 +54,11 @@ export const provider = new McpProvider({
   version: chrome.runtime.getManifest().version,
   listTools,
   callTool,
-  sessionEnded: (id, closeTabs) => void sessionEnded(id, closeTabs),
+  sessionEnded: (id, closeTabs) => {
+    void sessionEnded(id, closeTabs);
+    // SECURITY I-67: nothing a session captured outlives it.
+    void forgetSession(id);
+  },
   connected: () => void daemonConnected(),
 });
 provider.install(registerHandler);

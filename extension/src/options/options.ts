@@ -24,6 +24,7 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["evalProgram", "Eval program"],
   ["fetch", "fetch_in_page"],
   ["allowPassword", "Passwords"],
+  ["captureSensitive", "Capture headers/bodies"],
 ];
 
 async function save(p: Policy): Promise<void> {

@@ -32,6 +32,8 @@ export interface OriginRule {
   fetch?: boolean;
   /** fill/type/press_key may target a password field when the call also sets allowPassword. */
   allowPassword?: boolean;
+  /** capture_start with sensitive: request headers (cookies) and bodies (SECURITY I-67). */
+  captureSensitive?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
 }
 
@@ -112,7 +114,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "captureSensitive"] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -223,6 +225,11 @@ export function passwordAllowed(v: Verdict, askedByCall: boolean): boolean {
 export function documentAllowsPassword(p: Policy, doc: { origin?: unknown; url?: unknown }, askedByCall: boolean): boolean {
   if (typeof doc.origin !== "string" || typeof doc.url !== "string") return false;
   return passwordAllowed(judgeDocument(p, doc.origin, doc.url), askedByCall);
+}
+
+/** SECURITY I-67: a sensitive capture needs the origin's own switch, even in permissive mode. */
+export function captureSensitiveAllowed(v: Verdict): boolean {
+  return v.allowed && v.rule?.captureSensitive === true;
 }
 
 /** SECURITY I-19: the person's choice for a risky action on this origin. */

@@ -23,6 +23,7 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { captureExport, captureList, captureStart, captureStop } from "./capture/tools.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -55,6 +56,11 @@ export const TOOLS: readonly AnyTool[] = [
   evaluate,
   fetchInPage,
   handoff,
+  // network capture
+  captureStart,
+  captureStop,
+  captureList,
+  captureExport,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -20,7 +20,7 @@ export interface Budget {
 
 export interface RawBody {
   raw?: { bytes?: ArrayBuffer | Uint8Array; file?: string }[];
-  formData?: Record<string, string[]>;
+  formData?: Record<string, (string | ArrayBuffer)[]>;
   error?: string;
 }
 
@@ -180,7 +180,8 @@ export function keepBody(rb: RawBody, budget: Budget): Body {
     let kept = 0;
     let omitted: Body["omitted"];
     for (const [k, vs] of Object.entries(rb.formData)) {
-      for (const v of vs) {
+      for (const item of vs) {
+        const v = typeof item === "string" ? item : "(binary)";
         const n = k.length + v.length + 2;
         size += n;
         if (omitted) continue;
