@@ -18,7 +18,6 @@ const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
 let policy: Policy | undefined;
 /** Running captures by tab. */
 const running = new Map<number, Capture[]>();
-let listening = false;
 
 /** SECURITY I-67, I-14: a destination's URL is shown only when allowed, its headers only with its own switch. */
 export const judgeDestination: Judge = (url) => {
@@ -47,15 +46,12 @@ const onBefore = (d: chrome.webRequest.OnBeforeRequestDetails) => {
 const onSend = (d: chrome.webRequest.OnSendHeadersDetails) => {
   for (const c of match(d)) onHeaders(c, d.requestId, d.requestHeaders, budget);
 };
-const onHeadersIn = (d: chrome.webRequest.OnHeadersReceivedDetails) => {
-  for (const c of match(d)) onResponse(c, d.requestId, d.statusCode, d.statusLine, d.responseHeaders);
-  return undefined;
-};
 const onRedirected = (d: chrome.webRequest.OnBeforeRedirectDetails) => {
   for (const c of match(d)) onRedirect(c, d.requestId, d.statusCode, d.statusLine, d.timeStamp);
 };
 const onCompleted = (d: chrome.webRequest.OnCompletedDetails) => {
   for (const c of match(d)) {
+    onResponse(c, d.requestId, d.statusCode, d.statusLine, d.responseHeaders);
     onDone(c, d.requestId, d.timeStamp, d.statusCode, d.fromCache);
     changed(c);
   }
@@ -67,27 +63,36 @@ const onError = (d: chrome.webRequest.OnErrorOccurredDetails) => {
   }
 };
 
-function listen(on: boolean): void {
-  if (on === listening) return;
-  listening = on;
-  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES };
+type Mode = "off" | "metadata" | "sensitive";
+let mode: Mode = "off";
+
+/**
+ * SECURITY I-67: what the listeners ask the browser for follows the captures that run: a metadata
+ * capture never asks for request bodies or headers, so they never reach the worker at all.
+ */
+function listen(want: Mode): void {
+  if (want === mode) return;
   const w = chrome.webRequest;
-  if (on) {
-    w.onBeforeRequest.addListener(onBefore, filter, ["requestBody"]);
-    // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
-    w.onSendHeaders.addListener(onSend, filter, ["requestHeaders", "extraHeaders"]);
-    w.onHeadersReceived.addListener(onHeadersIn, filter, ["responseHeaders"]);
-    w.onBeforeRedirect.addListener(onRedirected, filter);
-    w.onCompleted.addListener(onCompleted, filter);
-    w.onErrorOccurred.addListener(onError, filter);
-  } else {
+  if (mode !== "off") {
     w.onBeforeRequest.removeListener(onBefore);
     w.onSendHeaders.removeListener(onSend);
-    w.onHeadersReceived.removeListener(onHeadersIn);
     w.onBeforeRedirect.removeListener(onRedirected);
     w.onCompleted.removeListener(onCompleted);
     w.onErrorOccurred.removeListener(onError);
   }
+  mode = want;
+  if (want === "off") return;
+  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES };
+  if (want === "sensitive") {
+    w.onBeforeRequest.addListener(onBefore, filter, ["requestBody"]);
+    // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
+    w.onSendHeaders.addListener(onSend, filter, ["requestHeaders", "extraHeaders"]);
+  } else {
+    w.onBeforeRequest.addListener(onBefore, filter);
+  }
+  w.onBeforeRedirect.addListener(onRedirected, filter);
+  w.onCompleted.addListener(onCompleted, filter, ["responseHeaders"]);
+  w.onErrorOccurred.addListener(onError, filter);
 }
 
 /** Rebuilds the index of running captures and turns the listeners on or off to match. */
@@ -99,7 +104,8 @@ export function reindex(): void {
     l.push(c);
     running.set(c.tabId, l);
   }
-  listen(running.size > 0);
+  const all = [...running.values()].flat();
+  listen(all.length === 0 ? "off" : all.some((c) => c.sensitive) ? "sensitive" : "metadata");
 }
 
 export function stop(c: Capture, reason: StopReason): void {

@@ -18,6 +18,7 @@ import { addCapture, getCapture, loadCaptures, sessionCaptures } from "./store.j
 
 /** A file handed to the daemon's download sandbox, as the resource link it answers with. */
 export interface SavedFile {
+  type: "resource_link";
   uri: string;
   name: string;
   mimeType: string;
