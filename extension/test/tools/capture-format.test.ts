@@ -206,18 +206,27 @@ describe("export of 200 sensitive requests", () => {
     const c = capture(true);
     const b: Budget = { used: 0 };
     for (let i = 0; i < SENSITIVE_CAP; i++) request(c, b, i, { body: enc(`{"i":${i},"pad":"${"p".repeat(4000)}"}`), headers: [["Content-Type", "application/json"], ["Cookie", "sid=1"], ["User-Agent", "x".repeat(120)]] });
-    const times: Record<string, number[]> = { har: [], http: [] };
+    // Wall time and CPU time: on a machine shared by many the wall clock also counts other
+    // processes' turns, so the bound is on the CPU this export itself used.
+    const wall: Record<string, number[]> = { har: [], http: [] };
+    const cpu: Record<string, number[]> = { har: [], http: [] };
     for (let k = 0; k < 7; k++) {
       for (const f of ["har", "http"] as const) {
         const t0 = performance.now();
+        const c0 = process.cpuUsage();
         const { summary } = buildExport(c, f, "0.1.0");
-        times[f]!.push(performance.now() - t0);
+        const dc = process.cpuUsage(c0);
+        wall[f]!.push(performance.now() - t0);
+        cpu[f]!.push((dc.user + dc.system) / 1000);
         expect(summary.entries).toBe(SENSITIVE_CAP);
       }
     }
     const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] as number;
-    console.log(`export of ${SENSITIVE_CAP} requests: HAR median ${median(times.har!).toFixed(1)} ms, HTTP median ${median(times.http!).toFixed(1)} ms`);
-    expect(median(times.har!)).toBeLessThan(200);
-    expect(median(times.http!)).toBeLessThan(200);
+    console.log(
+      `export of ${SENSITIVE_CAP} requests: HAR median ${median(wall.har!).toFixed(1)} ms wall / ${median(cpu.har!).toFixed(1)} ms CPU, ` +
+        `HTTP median ${median(wall.http!).toFixed(1)} ms wall / ${median(cpu.http!).toFixed(1)} ms CPU`,
+    );
+    expect(median(cpu.har!)).toBeLessThan(200);
+    expect(median(cpu.http!)).toBeLessThan(200);
   });
 });

@@ -85,10 +85,10 @@ describe("capture tools", () => {
     expect(wr.onSendHeaders.ls.map((l) => l.opts)).toEqual([["requestHeaders", "extraHeaders"]]);
     expect(wr.onBeforeRequest.ls.map((l) => l.opts)).toEqual([["requestBody"]]);
     request(2, "D2", "s1");
-    const saved: { name: string; mimeType: string; data: string }[] = [];
+    const saved: { name: string; mimeType: string; data?: string; text?: string }[] = [];
     T.setCapturePublisher(async (_c, f) => {
       saved.push(f);
-      return { type: "resource_link", uri: `torii://files/s1/${f.name}`, name: f.name, mimeType: f.mimeType, size: atob(f.data).length };
+      return { type: "resource_link", uri: `torii://files/s1/${f.name}`, name: f.name, mimeType: f.mimeType, size: f.data !== undefined ? atob(f.data).length : (f.text ?? "").length };
     });
     const out = await T.captureExport.handler({ captureId: id, format: "http" }, ctx("s1"));
     expect(saved).toHaveLength(1);
@@ -100,6 +100,10 @@ describe("capture tools", () => {
     expect(out.text).not.toContain(SENTINEL);
     expect(JSON.stringify(out.data)).not.toContain(SENTINEL);
     expect(out.data).toMatchObject({ entries: 1, saved: true, file: { name: saved[0]?.name } });
+    // A HAR goes as UTF-8 text, the replay packet (bytes) as base64.
+    await T.captureExport.handler({ captureId: id, format: "har" }, ctx("s1"));
+    expect(saved[1]?.mimeType).toBe("application/json");
+    expect(JSON.parse(saved[1]?.text ?? "").log.entries[0].request.headers).toContainEqual({ name: "X-Secret", value: SENTINEL });
   });
 
   it("a navigation of the captured frame to another origin stops it; its requests are not kept", async () => {

@@ -18,6 +18,8 @@ export interface ExportFile {
   name: string;
   mimeType: string;
   bytes: Uint8Array;
+  /** The same bytes as text, for a text format (sent as UTF-8, without base64's third more). */
+  text?: string;
 }
 
 export interface ExportSummary {
@@ -59,7 +61,8 @@ export function buildExport(c: Capture, format: ExportFormat, version: string): 
   let warnings: { n: number; warning: string }[];
   if (format === "har") {
     const { har } = toHar(c, { creatorVersion: version });
-    file = { name: `${base}.har`, mimeType: "application/json", bytes: new TextEncoder().encode(JSON.stringify(har)) };
+    const text = JSON.stringify(har);
+    file = { name: `${base}.har`, mimeType: "application/json", bytes: new TextEncoder().encode(text), text };
     entries = c.entries.length;
     warnings = [];
     for (const e of c.entries) for (const w of entryWarnings(e, c.sensitive)) warnings.push({ n: e.n, warning: w });

@@ -25,7 +25,7 @@ export interface SavedFile {
   size: number;
 }
 /** Writes an export into the calling session's sandbox (the files tool layer: putFile). */
-export type CapturePublisher = (ctx: ToolContext, f: { name: string; mimeType: string; data: string }) => Promise<SavedFile>;
+export type CapturePublisher = (ctx: ToolContext, f: { name: string; mimeType: string; data?: string; text?: string }) => Promise<SavedFile>;
 let publisher: CapturePublisher | undefined;
 /** Wired by the service worker to the download sandbox; without it an export returns its summary only. */
 export function setCapturePublisher(p: CapturePublisher): void {
@@ -218,7 +218,7 @@ export const captureExport = defineTool<{ captureId: string; format?: ExportForm
       const text = summaryText(summary, "not saved: this build has no download sandbox to hand files back");
       return { text, data: { ...summary, saved: false }, whole: true };
     }
-    const link = await publisher(ctx, { name: file.name, mimeType: file.mimeType, data: toB64(file.bytes) });
+    const link = await publisher(ctx, { name: file.name, mimeType: file.mimeType, ...(file.text !== undefined ? { text: file.text } : { data: toB64(file.bytes) }) });
     return { text: summaryText(summary, `saved as ${link.name} (${link.uri})`), data: { ...summary, saved: true, file: link }, whole: true, resources: [link] } as ToolOutput;
   },
 });
