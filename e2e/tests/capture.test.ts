@@ -250,7 +250,7 @@ describeBrowser("network capture", () => {
     const { tabId, page } = await open("/page?mark=A");
     const id = (await ok("capture_start", { tabId })).data.captureId as string;
     const t0 = Date.now();
-    await page.evaluate(() => (window as unknown as { flood(n: number): number }).flood(FLOOD));
+    await page.evaluate((n) => (window as unknown as { flood(n: number): number }).flood(n), FLOOD);
     const c = await pollUntil(`all ${FLOOD} requests to be seen`, async () => {
       const l = await ok("capture_list");
       const x = (l.data.captures as { captureId: string; entries: number; dropped: number }[]).find((y) => y.captureId === id);
