@@ -181,8 +181,12 @@ describeBrowser("network capture", () => {
     expect(http.error?.hint).toMatch(/sensitive capture.*Torii options/);
     await ok("capture_stop", { captureId: id });
     expect(everything(results)).not.toContain(SENTINEL);
-    expect(await sessionStore()).not.toContain(SENTINEL);
-    expect(await sessionStore()).toContain(id); // the capture is there, as metadata
+    // Once the store holds the stopped capture with its requests, it holds no sentinel.
+    const stored = await pollUntil("the stopped capture in the session store", async () => {
+      const s = await sessionStore();
+      return s.includes(id) && s.includes("/api/echo?q=2") && s.includes('"stopReason":"stopped"') ? s : undefined;
+    });
+    expect(stored).not.toContain(SENTINEL);
   });
 
   it("sensitive with the switch off: refused with sensitive_not_allowed, nothing captured", async () => {
@@ -218,8 +222,9 @@ describeBrowser("network capture", () => {
       expect((e.data.warnings as { n: number; warning: string }[])[0]?.warning).toBe("request body truncated: 65536 of 70000 bytes kept (cap 65536)");
       expect(e.text).toMatch(/WARNING: 1 requests are not whole/);
     }
-    // The person's switch, and only it, let the sentinel into the session store.
-    expect(await sessionStore()).toContain(SENTINEL);
+    // The person's switch, and only it, lets the sentinel into the session store (written a
+    // moment after the capture changes).
+    await pollUntil("the sentinel in the session store", async () => (await sessionStore()).includes(SENTINEL));
   });
 
   it("a navigation to another origin stops the capture with origin_changed; nothing of the new page is kept", async () => {
@@ -243,7 +248,11 @@ describeBrowser("network capture", () => {
     const har = await ok("capture_export", { captureId: id });
     expect(har.data).toMatchObject({ entries: 1, stopReason: "origin_changed" });
     expect(everything(results)).not.toContain(NEW_PAGE_MARK);
-    expect(await sessionStore()).not.toContain(NEW_PAGE_MARK);
+    const stored = await pollUntil("the stopped capture in the session store", async () => {
+      const s = await sessionStore();
+      return s.includes(id) && s.includes('"stopReason":"origin_changed"') ? s : undefined;
+    });
+    expect(stored).not.toContain(NEW_PAGE_MARK);
   });
 
   it("2,000 requests fired at once: bounded at 100, the newest kept, the dropped counted", async () => {
