@@ -59,6 +59,7 @@ const (
 	SecretOriginMismatch  Code = "secret_origin_mismatch"
 	SecretStoreLocked     Code = "secret_store_locked"
 	PageError             Code = "page_error"
+	SensitiveNotAllowed   Code = "sensitive_not_allowed"
 )
 
 type entry struct {
@@ -109,6 +110,7 @@ var list = []entry{
 	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options)."},
 	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
 	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
+	{SensitiveNotAllowed, "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them."},
 }
 
 var hints = func() map[Code]string {

@@ -18,6 +18,10 @@ import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
+import { installCapture } from "../tools/capture/listen.js";
+import { setCapturePublisher } from "../tools/capture/tools.js";
+import { putFile } from "../tools/files.js";
+import { forgetSession } from "../tools/capture/store.js";
 
 installDebugger();
 installBrowser();
@@ -33,6 +37,8 @@ setAuditSink((e) => {
   recordAudit(e);
   witnessCallDone();
 });
+installCapture(getPolicy);
+setCapturePublisher(putFile); // capture_export hands its file back as a sandbox resource (SECURITY I-66)
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
 let paused: boolean | undefined;
@@ -59,7 +65,11 @@ export const provider = new McpProvider({
   version: chrome.runtime.getManifest().version,
   listTools,
   callTool,
-  sessionEnded: (id, closeTabs) => void sessionEnded(id, closeTabs),
+  sessionEnded: (id, closeTabs) => {
+    void sessionEnded(id, closeTabs);
+    // SECURITY I-67: nothing a session captured outlives it.
+    void forgetSession(id);
+  },
   connected: () => void daemonConnected(),
 });
 provider.install(registerHandler);

@@ -26,6 +26,7 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["fetch", "fetch_in_page"],
   ["allowPassword", "Passwords"],
   ["invoke", "Invoke"],
+  ["captureSensitive", "Capture headers/bodies"],
 ];
 
 async function save(p: Policy): Promise<void> {

@@ -34,6 +34,8 @@ export interface OriginRule {
   allowPassword?: boolean;
   /** invoke: call a function the page already defines (SECURITY I-71). */
   invoke?: boolean;
+  /** capture_start with sensitive: request headers (cookies) and bodies (SECURITY I-67). */
+  captureSensitive?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
 }
 
@@ -114,7 +116,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "captureSensitive"] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -230,6 +232,11 @@ export function passwordAllowed(v: Verdict, askedByCall: boolean): boolean {
 export function documentAllowsPassword(p: Policy, doc: { origin?: unknown; url?: unknown }, askedByCall: boolean): boolean {
   if (typeof doc.origin !== "string" || typeof doc.url !== "string") return false;
   return passwordAllowed(judgeDocument(p, doc.origin, doc.url), askedByCall);
+}
+
+/** SECURITY I-67: a sensitive capture needs the origin's own switch, even in permissive mode. */
+export function captureSensitiveAllowed(v: Verdict): boolean {
+  return v.allowed && v.rule?.captureSensitive === true;
 }
 
 /** SECURITY I-19: the person's choice for a risky action on this origin. */

@@ -30,6 +30,7 @@ import { drag } from "./drag.js";
 import { invoke } from "./invoke.js";
 import { printToPdf } from "./pdf.js";
 import { saveToFile } from "./savefile.js";
+import { captureExport, captureList, captureStart, captureStop } from "./capture/tools.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -73,6 +74,11 @@ export const TOOLS: readonly AnyTool[] = [
   // files in the session's download sandbox (SECURITY I-66)
   printToPdf,
   saveToFile,
+  // network capture
+  captureStart,
+  captureStop,
+  captureList,
+  captureExport,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -22,6 +22,8 @@ const EXPECTED = [
   "secrets",
   // files in the session's download sandbox
   "print_to_pdf", "save_to_file",
+  // network capture
+  "capture_start", "capture_stop", "capture_list", "capture_export",
 ];
 
 describe("registry → tools/list", () => {
@@ -53,6 +55,7 @@ describe("registry → tools/list", () => {
       scroll: "read", reveal: "read", handoff: "read", secrets: "read",
       // They change no page; each call writes a new file of the session's sandbox (not idempotent).
       print_to_pdf: "read", save_to_file: "read",
+      capture_start: "read", capture_stop: "read", capture_list: "read", capture_export: "read",
       // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
       // dialog (confirm), uploads, closing tabs and running code.
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",

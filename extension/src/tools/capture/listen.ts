@@ -1,0 +1,165 @@
+// The browser side of captures: chrome.webRequest events routed to the running capture of their
+// tab, frame and document, and the navigation and tab events that stop one. webRequest, not the
+// debugger's Network domain: it sees the headers the browser really sends (Cookie included),
+// needs no debugger session (other tools' CDP use is untouched) and carries each request's
+// documentId, so a request of any other document is never recorded. Listeners are on only while
+// a capture runs: with none, no request of any page reaches the worker.
+
+import { judgeUrl, captureSensitiveAllowed, normalizePolicy, type Policy } from "../../policy/policy.js";
+import { originOf } from "../../policy/pattern.js";
+import { POLICY_KEY } from "../safety.js";
+import type { Capture, StopReason } from "./model.js";
+import { onDone, onHeaders, onRedirect, onRequest, onResponse, stopCapture, type Judge } from "./record.js";
+import { allCaptures, budget, changed, loadCaptures } from "./store.js";
+
+/** fetch/XHR and beacons; images, scripts, styles, fonts, media and documents are not captured. */
+const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
+
+let policy: Policy | undefined;
+/** Running captures by tab. */
+const running = new Map<number, Capture[]>();
+
+/** SECURITY I-67, I-14: a destination's URL is shown only when allowed, its headers only with its own switch. */
+export const judgeDestination: Judge = (url) => {
+  if (!policy) return { allowed: false, sensitive: false };
+  const v = judgeUrl(policy, url);
+  return { allowed: v.allowed, sensitive: captureSensitiveAllowed(v) };
+};
+
+export function setCapturePolicy(p: Policy): void {
+  policy = p;
+}
+
+function match(d: { tabId: number; frameId: number; documentId?: string }): Capture[] {
+  const cs = running.get(d.tabId);
+  if (!cs) return [];
+  return cs.filter((c) => c.frameId === d.frameId && d.documentId !== undefined && c.documentId === d.documentId);
+}
+
+const onBefore = (d: chrome.webRequest.OnBeforeRequestDetails) => {
+  for (const c of match(d)) {
+    onRequest(c, { requestId: d.requestId, url: d.url, method: d.method, type: d.type, timeStamp: d.timeStamp, requestBody: d.requestBody }, judgeDestination, budget);
+    changed(c);
+  }
+  return undefined;
+};
+const onSend = (d: chrome.webRequest.OnSendHeadersDetails) => {
+  for (const c of match(d)) onHeaders(c, d.requestId, d.requestHeaders, budget);
+};
+const onRedirected = (d: chrome.webRequest.OnBeforeRedirectDetails) => {
+  for (const c of match(d)) onRedirect(c, d.requestId, d.statusCode, d.statusLine, d.timeStamp);
+};
+const onCompleted = (d: chrome.webRequest.OnCompletedDetails) => {
+  for (const c of match(d)) {
+    onResponse(c, d.requestId, d.statusCode, d.statusLine, d.responseHeaders);
+    onDone(c, d.requestId, d.timeStamp, d.statusCode, d.fromCache);
+    changed(c);
+  }
+};
+const onError = (d: chrome.webRequest.OnErrorOccurredDetails) => {
+  for (const c of match(d)) {
+    onDone(c, d.requestId, d.timeStamp, undefined, d.fromCache, d.error);
+    changed(c);
+  }
+};
+
+type Mode = "off" | "metadata" | "sensitive";
+let mode: Mode = "off";
+
+/**
+ * SECURITY I-67: what the listeners ask the browser for follows the captures that run: a metadata
+ * capture never asks for request bodies or headers, so they never reach the worker at all.
+ */
+function listen(want: Mode): void {
+  if (want === mode) return;
+  const w = chrome.webRequest;
+  if (mode !== "off") {
+    w.onBeforeRequest.removeListener(onBefore);
+    w.onSendHeaders.removeListener(onSend);
+    w.onBeforeRedirect.removeListener(onRedirected);
+    w.onCompleted.removeListener(onCompleted);
+    w.onErrorOccurred.removeListener(onError);
+  }
+  mode = want;
+  if (want === "off") return;
+  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES };
+  if (want === "sensitive") {
+    w.onBeforeRequest.addListener(onBefore, filter, ["requestBody"]);
+    // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
+    w.onSendHeaders.addListener(onSend, filter, ["requestHeaders", "extraHeaders"]);
+  } else {
+    w.onBeforeRequest.addListener(onBefore, filter);
+  }
+  w.onBeforeRedirect.addListener(onRedirected, filter);
+  w.onCompleted.addListener(onCompleted, filter, ["responseHeaders"]);
+  w.onErrorOccurred.addListener(onError, filter);
+}
+
+/** Rebuilds the index of running captures and turns the listeners on or off to match. */
+export function reindex(): void {
+  running.clear();
+  for (const c of allCaptures()) {
+    if (c.stoppedAt !== undefined) continue;
+    const l = running.get(c.tabId) ?? [];
+    l.push(c);
+    running.set(c.tabId, l);
+  }
+  const all = [...running.values()].flat();
+  listen(all.length === 0 ? "off" : all.some((c) => c.sensitive) ? "sensitive" : "metadata");
+}
+
+export function stop(c: Capture, reason: StopReason): void {
+  stopCapture(c, reason, Date.now());
+  changed(c);
+  reindex();
+}
+
+/**
+ * SECURITY I-67: a new document in the capture's frame (or its tab's top frame) stops it; requests
+ * of the new document never matched it (their documentId differs), so nothing of it is kept.
+ */
+function committed(tabId: number, frameId: number, url: string, documentId: string | undefined): void {
+  for (const c of running.get(tabId) ?? []) {
+    if (c.frameId !== frameId && frameId !== 0) continue;
+    if (documentId !== undefined && documentId === c.documentId) continue;
+    const sameOrigin = c.frameId === frameId && /^https?:/i.test(url) && originOf(url) === c.origin;
+    stop(c, sameOrigin ? "document_changed" : "origin_changed");
+  }
+}
+
+/**
+ * A restarted worker: running captures whose document is gone (it missed the commit) stop now,
+ * with the same reason the commit would have given.
+ */
+async function recheck(): Promise<void> {
+  for (const c of allCaptures()) {
+    if (c.stoppedAt !== undefined) continue;
+    const f = await chrome.webNavigation.getFrame({ tabId: c.tabId, frameId: c.frameId }).catch(() => null);
+    if (!f) stop(c, "tab_closed");
+    else if ((f as { documentId?: string }).documentId !== c.documentId) stop(c, originOf(f.url) === c.origin ? "document_changed" : "origin_changed");
+  }
+}
+
+let installed = false;
+
+/** Registers the navigation and tab listeners (at worker start) and resumes running captures. */
+export function installCapture(getPolicy: () => Promise<Policy>): void {
+  if (installed) return;
+  installed = true;
+  chrome.storage.onChanged.addListener((ch, area) => {
+    if (area === "local" && ch[POLICY_KEY]) policy = normalizePolicy(ch[POLICY_KEY].newValue);
+  });
+  chrome.webNavigation.onCommitted.addListener((d) => committed(d.tabId, d.frameId, d.url, (d as { documentId?: string }).documentId));
+  chrome.tabs.onRemoved.addListener((tabId) => {
+    for (const c of running.get(tabId) ?? []) stop(c, "tab_closed");
+  });
+  chrome.tabs.onReplaced.addListener((_added, removed) => {
+    for (const c of running.get(removed) ?? []) stop(c, "tab_closed");
+  });
+  void (async () => {
+    policy ??= await getPolicy();
+    await loadCaptures();
+    reindex();
+    await recheck();
+  })().catch(() => undefined);
+}
