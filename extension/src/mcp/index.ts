@@ -4,6 +4,7 @@
 
 import { registerHandler } from "../background/rpc.js";
 import { installDebugger } from "../cdp/debugger.js";
+import { installEmulation } from "../cdp/emulation.js";
 import { installBrowser } from "../tools/browser.js";
 import { setGateState } from "../tools/gate.js";
 import { toolError } from "../tools/errors.js";
@@ -17,6 +18,7 @@ import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 
 installDebugger();
+installEmulation();
 installBrowser();
 installSafety();
 installGuardLink();

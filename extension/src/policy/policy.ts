@@ -32,6 +32,12 @@ export interface OriginRule {
   fetch?: boolean;
   /** fill/type/press_key may target a password field when the call also sets allowPassword. */
   allowPassword?: boolean;
+  /** cookies: names, flags and values of the origin's cookies (HttpOnly values withheld). */
+  cookies?: boolean;
+  /** With `cookies`, the values of cookies marked HttpOnly too (SECURITY I-68). */
+  cookiesHttpOnly?: boolean;
+  /** storage: localStorage/sessionStorage keys and values, IndexedDB database and store names. */
+  storage?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
 }
 
@@ -112,7 +118,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", ...STORE_SWITCHES] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -208,6 +214,20 @@ export function evalAllowed(v: Verdict, kind: EvalKind): boolean {
   if (kind === "expression") return v.rule.evalExpression === true;
   if (kind === "program") return v.rule.evalProgram === true;
   return v.rule.fetch === true;
+}
+
+/** The per-origin switches of the browser's stores; each is off unless the person sets it. */
+export const STORE_SWITCHES = ["cookies", "cookiesHttpOnly", "storage"] as const;
+export type StoreSwitch = (typeof STORE_SWITCHES)[number];
+
+/**
+ * SECURITY I-68: reading an origin's cookies or storage needs that origin's own switch, even in
+ * permissive mode (the permissive rule sets none); HttpOnly values need `cookiesHttpOnly` beside `cookies`.
+ */
+export function storeAllowed(v: Verdict, s: StoreSwitch): boolean {
+  if (!v.allowed || !v.rule) return false;
+  if (s === "cookiesHttpOnly") return v.rule.cookies === true && v.rule.cookiesHttpOnly === true;
+  return v.rule[s] === true;
 }
 
 /** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */

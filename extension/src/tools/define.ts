@@ -44,8 +44,9 @@ export interface ToolOutput {
  * - navigation: loads another document in the tab.
  * - code: runs the agent's code in the page (or a request with the page's cookies).
  * - upload, close, dialog: sets files on an input, closes the tab, answers a JavaScript dialog.
+ * - emulate: changes what the tab's page sees of its device (viewport, scale, touch), not the window.
  */
-export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "upload" | "close" | "dialog";
+export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "upload" | "close" | "dialog" | "emulate";
 
 /** The effects that put events into the page: the effect guard watches them (SECURITY I-36). */
 export const INPUT_EFFECTS: readonly Effect[] = ["click", "keys", "input", "upload"];
@@ -70,6 +71,8 @@ export const DESTRUCTIVE_EFFECTS: Readonly<Record<Effect, boolean>> = {
   upload: true,
   close: true,
   dialog: true,
+  // The page lays itself out again; nothing is submitted or lost, and `reset` undoes it.
+  emulate: false,
 };
 
 /** Everything the gates need to know about a tool, declared once on its definition (SECURITY I-48). */
@@ -81,7 +84,7 @@ export interface Traits {
   /** What it can cause; empty for a read-only tool. */
   effects: readonly Effect[];
   /** The person's switch it needs beyond the allowlist (SECURITY I-16, I-17). */
-  switch: "act" | "evaluate" | "fetch" | "none";
+  switch: "act" | "evaluate" | "fetch" | "cookies" | "storage" | "none";
   /** It may type into a field: the password guard applies (SECURITY I-18). */
   typing?: boolean;
   /** Refused while a JavaScript dialog is open, answers one, or unaffected by one. */
@@ -126,7 +129,7 @@ export type Tool<A = Record<string, unknown>> = ToolDef<A> & {
 const TARGETS = new Set(["none", "tab", "tab-or-new"]);
 const READS = new Set(["none", "page", "pixels", "tabs"]);
 const EFFECTS = new Set<string>(Object.keys(DESTRUCTIVE_EFFECTS));
-const SWITCHES = new Set(["act", "evaluate", "fetch", "none"]);
+const SWITCHES = new Set(["act", "evaluate", "fetch", "cookies", "storage", "none"]);
 const DIALOG = new Set(["blocked", "answers", "ignores"]);
 const HANDOFF = new Set(["refused", "allowed"]);
 

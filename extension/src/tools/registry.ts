@@ -23,6 +23,9 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { frames } from "./frames.js";
+import { cookies, storage } from "./storage.js";
+import { setViewport } from "./viewport.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -55,6 +58,11 @@ export const TOOLS: readonly AnyTool[] = [
   evaluate,
   fetchInPage,
   handoff,
+  // frames, the browser's stores for an origin (own switches), device emulation
+  frames,
+  cookies,
+  storage,
+  setViewport,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -16,6 +16,8 @@ const EXPECTED = [
   "press_key", "select_option", "fill_form", "upload", "scroll", "reveal", "handle_dialog",
   // code execution (own switches) and human handoff
   "evaluate", "fetch_in_page", "handoff",
+  // frames, the browser's stores (own switches), device emulation
+  "frames", "cookies", "storage", "set_viewport",
 ];
 
 describe("registry → tools/list", () => {
@@ -43,7 +45,7 @@ describe("registry → tools/list", () => {
       t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
-      scroll: "read", reveal: "read", handoff: "read",
+      scroll: "read", reveal: "read", handoff: "read", frames: "read", cookies: "read", storage: "read",
       // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
       // dialog (confirm), uploads, closing tabs and running code.
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",
@@ -51,6 +53,8 @@ describe("registry → tools/list", () => {
       upload: "destructive", handle_dialog: "destructive", evaluate: "destructive", fetch_in_page: "destructive",
       // Set values or move the pointer without activating anything.
       hover: "write", fill: "write", select_option: "write", fill_form: "write",
+      // Emulation lays the page out again; reset undoes it.
+      set_viewport: "write",
     });
   });
 
@@ -65,7 +69,7 @@ describe("registry → tools/list", () => {
       });
     for (const e of Object.keys(DESTRUCTIVE_EFFECTS) as Effect[]) {
       if (e === "navigation") continue; // needs act mode and is checked below
-      expect(mk([e]).destructive, e).toBe(e !== "input");
+      expect(mk([e]).destructive, e).toBe(e !== "input" && e !== "emulate");
       expect(mk([e]).readOnly, e).toBe(false);
     }
     expect(mk(["navigation"]).destructive).toBe(true);
@@ -109,7 +113,7 @@ describe("registry → tools/list", () => {
 
   it("every action takes waitFor and observe", () => {
     for (const t of listTools()) {
-      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page"].includes(t.name)) continue;
+      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "set_viewport"].includes(t.name)) continue;
       const props = (t.inputSchema as { properties: Record<string, unknown> }).properties;
       expect(props.waitFor, t.name).toBeDefined();
       expect(props.observe, t.name).toBeDefined();
