@@ -28,6 +28,9 @@ export interface RuleIn {
   evalProgram?: boolean;
   fetch?: boolean;
   allowPassword?: boolean;
+  cookies?: boolean;
+  cookiesHttpOnly?: boolean;
+  storage?: boolean;
   approvals?: Record<string, "allow" | "ask" | "deny">;
 }
 
