@@ -19,15 +19,32 @@ export interface Emulation {
 
 const active = new Map<number, Emulation>();
 let installed = false;
+// The debugger session, and the override with it, outlives a restarted service worker: the record
+// is kept in the session store too (it ends with the browser, like the override).
+const KEY = "emulation:";
+
+function forget(tabId: number): void {
+  active.delete(tabId);
+  void chrome.storage.session.remove(KEY + tabId).catch(() => undefined);
+}
 
 /** Forgets a tab's emulation when its debugger session or the tab itself ends. */
 export function installEmulation(): void {
   if (installed) return;
   installed = true;
   onCdpEvent((tabId, method) => {
-    if (method === "torii.detached") active.delete(tabId);
+    if (method === "torii.detached") forget(tabId);
   });
-  chrome.tabs.onRemoved.addListener((tabId) => active.delete(tabId));
+  chrome.tabs.onRemoved.addListener(forget);
+  void chrome.storage.session
+    .get(null)
+    .then((all) => {
+      for (const [k, v] of Object.entries(all)) {
+        const tabId = Number(k.slice(KEY.length));
+        if (k.startsWith(KEY) && Number.isInteger(tabId) && !active.has(tabId) && v && typeof v === "object") active.set(tabId, v as Emulation);
+      }
+    })
+    .catch(() => undefined);
 }
 
 /** The emulation Torii set on the tab, while its debugger session lasts. */
@@ -55,6 +72,7 @@ export async function emulate(tabId: number, e: Emulation, ms: number, signal?: 
   );
   await cdp(tabId, "Emulation.setTouchEmulationEnabled", e.touch ? { enabled: true, maxTouchPoints: 5 } : { enabled: false }, ms, signal);
   active.set(tabId, e);
+  void chrome.storage.session.set({ [KEY + tabId]: e }).catch(() => undefined);
 }
 
 /**
@@ -62,7 +80,7 @@ export async function emulate(tabId: number, e: Emulation, ms: number, signal?: 
  * record is kept (a restarted worker forgets its records, the browser does not).
  */
 export async function clearEmulation(tabId: number, ms: number, signal?: AbortSignal): Promise<void> {
-  active.delete(tabId);
+  forget(tabId);
   await cdp(tabId, "Emulation.clearDeviceMetricsOverride", {}, ms, signal);
   await cdp(tabId, "Emulation.setTouchEmulationEnabled", { enabled: false }, ms, signal);
 }
