@@ -6,6 +6,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
+import { EXTENSION_ORIGIN } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { C_SECRET, InspectSite } from "../src/inspect-site.ts";
 import { Mcp, type ToolResult } from "../src/mcp.ts";
@@ -200,6 +201,23 @@ describeBrowser("frames, cookies, storage, set_viewport", () => {
     const full = await call("cookies", { tabId });
     expect(full.isError, full.text).toBe(false);
     expect((full.data.cookies as { name: string; value?: string }[]).find((x) => x.name === "sid")?.value).toBe(SENTINEL);
+  });
+
+  it("the person turns Cookies on in the options page: the next call reads them; a new entry has every store switch off", async () => {
+    await allow();
+    const { tabId } = await openInspect();
+    const options = await browser.context.newPage();
+    await options.goto(`${EXTENSION_ORIGIN}/options.html`);
+    const row = options.locator(`#rules tr[data-pattern="${site.pattern("a")}"]`);
+    for (const f of ["cookies", "cookiesHttpOnly", "storage"]) await expect.poll(() => row.locator(`input[data-field="${f}"]`).isChecked(), { message: f }).toBe(false);
+    expect((await call("cookies", { tabId })).error?.code).toBe("storage_not_allowed");
+    await row.locator('input[data-field="cookies"]').check();
+    await expect.poll(async () => (await call("cookies", { tabId })).isError).toBe(false);
+    const r = all[all.length - 1] as ToolResult;
+    expect(r.text).toContain("plain=visible-A");
+    expect(r.text).not.toContain(SENTINEL);
+    beforeHttpOnly.push(r);
+    await options.close();
   });
 
   it("storage with the switch on: local and session entries (bounded), IndexedDB database and store names only", async () => {
