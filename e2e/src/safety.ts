@@ -29,6 +29,9 @@ export interface RuleIn {
   fetch?: boolean;
   allowPassword?: boolean;
   invoke?: boolean;
+  cookies?: boolean;
+  cookiesHttpOnly?: boolean;
+  storage?: boolean;
   approvals?: Record<string, "allow" | "ask" | "deny">;
 }
 

@@ -86,7 +86,7 @@ lines.push(m.INSTRUCTIONS);
 lines.push("");
 lines.push("- **Read** tools never change the page; **write** tools do; **destructive** ones may do what cannot be taken back: " +
   "submit a form, fire a button, leave the page and its unsaved work, run code, upload a file, close a tab, accept a dialog " +
-  "(`destructiveHint` comes from the effects in the Traits table: every effect but `input` and `identity`). " +
+  "(`destructiveHint` comes from the effects in the Traits table: every effect but `input`, `identity` and `emulate`). " +
   "Annotations: `readOnlyHint`, `destructiveHint` (write tools), `idempotentHint` (read tools, except `scroll` and `handoff`).");
 lines.push("- `waitFor` (every action): " + Object.entries(m.WAIT_FOR_SCHEMA.properties).map(([k, s]) => `\`${k}\` ${typeOf(s)}${limits(s) ? ` (${limits(s)})` : ""}`).join(", ") + "; exactly one of selector, text, ref.");
 lines.push("- `observe` (every action): `none` (default), `snapshot`, `diff` (changes since this tab's previous snapshot), `text`.");

@@ -60,6 +60,7 @@ const (
 	SecretStoreLocked     Code = "secret_store_locked"
 	PageError             Code = "page_error"
 	SensitiveNotAllowed   Code = "sensitive_not_allowed"
+	StorageNotAllowed     Code = "storage_not_allowed"
 )
 
 type entry struct {
@@ -111,6 +112,7 @@ var list = []entry{
 	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
 	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
 	{SensitiveNotAllowed, "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them."},
+	{StorageNotAllowed, "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read."},
 }
 
 var hints = func() map[Code]string {

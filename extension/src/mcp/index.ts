@@ -4,6 +4,7 @@
 
 import { registerHandler } from "../background/rpc.js";
 import { installDebugger } from "../cdp/debugger.js";
+import { installEmulation } from "../cdp/emulation.js";
 import { installBrowser } from "../tools/browser.js";
 import { setGateState } from "../tools/gate.js";
 import { toolError } from "../tools/errors.js";
@@ -24,6 +25,7 @@ import { putFile } from "../tools/files.js";
 import { forgetSession } from "../tools/capture/store.js";
 
 installDebugger();
+installEmulation();
 installBrowser();
 installSafety();
 installGuardLink();

@@ -1,5 +1,5 @@
 // Options page: the person's policy — the origin allowlist with per-origin switches (act mode,
-// evaluate expression/program, fetch_in_page, passwords, approvals), global act mode, approval
+// evaluate expression/program, fetch_in_page, passwords, cookies, storage, approvals), global act mode, approval
 // defaults and timeout. Only this page, the popup and the approval window change the policy.
 
 import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withoutRule, withRule, type Choice, type OriginRule, type Policy } from "../policy/policy.js";
@@ -27,6 +27,10 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["allowPassword", "Passwords"],
   ["invoke", "Invoke"],
   ["captureSensitive", "Capture headers/bodies"],
+  // SECURITY I-68: the browser's stores, each its own switch; HttpOnly values only beside Cookies.
+  ["cookies", "Cookies"],
+  ["cookiesHttpOnly", "HttpOnly values"],
+  ["storage", "Storage"],
 ];
 
 async function save(p: Policy): Promise<void> {

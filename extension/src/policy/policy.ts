@@ -36,6 +36,12 @@ export interface OriginRule {
   invoke?: boolean;
   /** capture_start with sensitive: request headers (cookies) and bodies (SECURITY I-67). */
   captureSensitive?: boolean;
+  /** cookies: names, flags and values of the origin's cookies (HttpOnly values withheld). */
+  cookies?: boolean;
+  /** With `cookies`, the values of cookies marked HttpOnly too (SECURITY I-68). */
+  cookiesHttpOnly?: boolean;
+  /** storage: localStorage/sessionStorage keys and values, IndexedDB database and store names. */
+  storage?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
 }
 
@@ -116,7 +122,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "captureSensitive"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "captureSensitive", ...STORE_SWITCHES] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -217,6 +223,20 @@ export function evalAllowed(v: Verdict, kind: EvalKind): boolean {
 /** SECURITY I-71: invoke needs the origin's own switch, even in permissive mode; evaluate's switches do not grant it. */
 export function invokeAllowed(v: Verdict): boolean {
   return v.allowed && v.rule?.invoke === true;
+}
+
+/** The per-origin switches of the browser's stores; each is off unless the person sets it. */
+export const STORE_SWITCHES = ["cookies", "cookiesHttpOnly", "storage"] as const;
+export type StoreSwitch = (typeof STORE_SWITCHES)[number];
+
+/**
+ * SECURITY I-68: reading an origin's cookies or storage needs that origin's own switch, even in
+ * permissive mode (the permissive rule sets none); HttpOnly values need `cookiesHttpOnly` beside `cookies`.
+ */
+export function storeAllowed(v: Verdict, s: StoreSwitch): boolean {
+  if (!v.allowed || !v.rule) return false;
+  if (s === "cookiesHttpOnly") return v.rule.cookies === true && v.rule.cookiesHttpOnly === true;
+  return v.rule[s] === true;
 }
 
 /** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */

@@ -48,8 +48,9 @@ export interface ToolOutput {
  * - code: runs the agent's code in the page (or a request with the page's cookies).
  * - upload, close, dialog: sets files on an input, closes the tab, answers a JavaScript dialog.
  * - identity: changes how the tab or the browser shows itself to sites (user agent, proxy).
+ * - emulate: changes what the tab's page sees of its device (viewport, scale, touch), not the window.
  */
-export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "upload" | "close" | "dialog" | "identity";
+export type Effect = "click" | "keys" | "input" | "navigation" | "code" | "upload" | "close" | "dialog" | "identity" | "emulate";
 
 /** The effects that put events into the page: the effect guard watches them (SECURITY I-36). */
 export const INPUT_EFFECTS: readonly Effect[] = ["click", "keys", "input", "upload"];
@@ -76,6 +77,8 @@ export const DESTRUCTIVE_EFFECTS: Readonly<Record<Effect, boolean>> = {
   dialog: true,
   // A user agent or proxy profile is taken back by reset or another switch.
   identity: false,
+  // The page lays itself out again; nothing is submitted or lost, and `reset` undoes it.
+  emulate: false,
 };
 
 /** Everything the gates need to know about a tool, declared once on its definition (SECURITY I-48). */
@@ -87,7 +90,7 @@ export interface Traits {
   /** What it can cause; empty for a read-only tool. */
   effects: readonly Effect[];
   /** The person's switch it needs beyond the allowlist (SECURITY I-16, I-17). */
-  switch: "act" | "evaluate" | "fetch" | "invoke" | "proxy" | "none";
+  switch: "act" | "evaluate" | "fetch" | "invoke" | "proxy" | "cookies" | "storage" | "none";
   /** It may type into a field: the password guard applies (SECURITY I-18). */
   typing?: boolean;
   /** Refused while a JavaScript dialog is open, answers one, or unaffected by one. */
@@ -141,7 +144,7 @@ export type Tool<A = Record<string, unknown>> = ToolDef<A> & {
 const TARGETS = new Set(["none", "tab", "tab-or-new"]);
 const READS = new Set(["none", "page", "pixels", "tabs"]);
 const EFFECTS = new Set<string>(Object.keys(DESTRUCTIVE_EFFECTS));
-const SWITCHES = new Set(["act", "evaluate", "fetch", "invoke", "proxy", "none"]);
+const SWITCHES = new Set(["act", "evaluate", "fetch", "invoke", "proxy", "cookies", "storage", "none"]);
 const DIALOG = new Set(["blocked", "answers", "ignores"]);
 const HANDOFF = new Set(["refused", "allowed"]);
 

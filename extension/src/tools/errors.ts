@@ -45,6 +45,7 @@ export const ERROR_HINTS = {
   secret_store_locked: "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options.",
   page_error: "The page's own function threw; read its message, then fix the arguments or call something else.",
   sensitive_not_allowed: "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them.",
+  storage_not_allowed: "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -7,10 +7,10 @@
 // which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
-import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
+import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, passwordAllowed, storeAllowed, type EvalKind, type StoreSwitch } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
-import { toolError } from "./errors.js";
+import { toolError, type ToolError } from "./errors.js";
 import { hasEffect, INPUT_EFFECTS, type AnyTool, type Effect } from "./define.js";
 import { EFFECT_KINDS, type EffectKind } from "../guard/decide.js";
 import { predictInput, type InputFacts } from "./predict.js";
@@ -94,6 +94,18 @@ export function setGateState(s: GateState): void {
 /** SECURITY I-14: a refusal never names the blocked host; the person sees it in the extension. */
 export function notAllowed(what: string): never {
   throw toolError("origin_not_allowed", `${what} is not on the person's allowlist; nothing was sent or read`);
+}
+
+const STORE_LABELS: Record<StoreSwitch, string> = { cookies: "Cookies", cookiesHttpOnly: "HttpOnly values", storage: "Storage" };
+
+/** SECURITY I-68: the refusal names the switch and where the person sets it. */
+export function storeOff(s: StoreSwitch): ToolError {
+  return toolError(
+    "storage_not_allowed",
+    `reading ${s === "storage" ? "storage" : "cookies"} is off for this origin: the "${STORE_LABELS[s]}" switch (${s}) is off; nothing was read`,
+    `Only the person can turn "${STORE_LABELS[s]}" on for this site, in the Torii options (the allowlist table); ask them instead of retrying.`,
+    { switch: s },
+  );
 }
 
 function hasTarget(a: Record<string, unknown>): boolean {
@@ -190,6 +202,11 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       }
       break;
     }
+    case "cookies":
+    case "storage":
+      // SECURITY I-68: the top document's switch here; a frame's own is checked where it is read.
+      if (!storeAllowed(verdict, tr.switch)) throw storeOff(tr.switch);
+      break;
     case "invoke":
       // SECURITY I-71: its own switch; neither act mode nor evaluate's switches grant it.
       if (!invokeAllowed(verdict)) {

@@ -31,6 +31,9 @@ import { invoke } from "./invoke.js";
 import { printToPdf } from "./pdf.js";
 import { saveToFile } from "./savefile.js";
 import { captureExport, captureList, captureStart, captureStop } from "./capture/tools.js";
+import { frames } from "./frames.js";
+import { cookies, storage } from "./storage.js";
+import { setViewport } from "./viewport.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -79,6 +82,11 @@ export const TOOLS: readonly AnyTool[] = [
   captureStop,
   captureList,
   captureExport,
+  // frames, the browser's stores for an origin (own switches), device emulation
+  frames,
+  cookies,
+  storage,
+  setViewport,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

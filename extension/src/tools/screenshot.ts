@@ -5,6 +5,7 @@
 
 import type { ElementState } from "../page/types.js";
 import { cdp } from "../cdp/debugger.js";
+import { emulationOf } from "../cdp/emulation.js";
 import { left } from "../cdp/deadline.js";
 import { defineTool, type ToolContext, type ToolOutput } from "./define.js";
 import { toolError } from "./errors.js";
@@ -81,7 +82,10 @@ async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(
   const ms = left(ctx.deadline, 20_000);
   const m = await Promise.race([cdp<Metrics>(tabId, "Page.getLayoutMetrics", {}, ms, ctx.signal), watch.interrupted]);
   const vv = m.cssVisualViewport;
-  const dpr = m.visualViewport && vv.clientWidth > 0 ? m.visualViewport.clientWidth / vv.clientWidth : 1;
+  // Under device emulation the layout metrics report the emulated page at scale 1, but the capture
+  // comes at the emulated scale: that scale is the one to size and downscale by.
+  const em = emulationOf(tabId);
+  const dpr = em ? em.deviceScaleFactor : m.visualViewport && vv.clientWidth > 0 ? m.visualViewport.clientWidth / vv.clientWidth : 1;
   let clip = { x: vv.pageX, y: vv.pageY, width: vv.clientWidth, height: vv.clientHeight };
   let beyond = false;
   if (a.fullPage) {

@@ -24,6 +24,8 @@ const EXPECTED = [
   "print_to_pdf", "save_to_file",
   // network capture
   "capture_start", "capture_stop", "capture_list", "capture_export",
+  // frames, the browser's stores (own switches), device emulation
+  "frames", "cookies", "storage", "set_viewport",
 ];
 
 describe("registry → tools/list", () => {
@@ -52,7 +54,7 @@ describe("registry → tools/list", () => {
       t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
-      scroll: "read", reveal: "read", handoff: "read", secrets: "read",
+      scroll: "read", reveal: "read", handoff: "read", secrets: "read", frames: "read", cookies: "read", storage: "read",
       // They change no page; each call writes a new file of the session's sandbox (not idempotent).
       print_to_pdf: "read", save_to_file: "read",
       capture_start: "read", capture_stop: "read", capture_list: "read", capture_export: "read",
@@ -66,6 +68,8 @@ describe("registry → tools/list", () => {
       hover: "write", fill: "write", select_option: "write", fill_form: "write",
       // How the browser or a tab shows itself: taken back by reset or another switch.
       proxy_profiles: "read", proxy_switch: "write", set_user_agent: "write",
+      // Emulation lays the page out again; reset undoes it.
+      set_viewport: "write",
     });
   });
 
@@ -80,7 +84,7 @@ describe("registry → tools/list", () => {
       });
     for (const e of Object.keys(DESTRUCTIVE_EFFECTS) as Effect[]) {
       if (e === "navigation") continue; // needs act mode and is checked below
-      expect(mk([e]).destructive, e).toBe(e !== "input" && e !== "identity");
+      expect(mk([e]).destructive, e).toBe(e !== "input" && e !== "identity" && e !== "emulate");
       expect(mk([e]).readOnly, e).toBe(false);
     }
     expect(mk(["navigation"]).destructive).toBe(true);
@@ -125,7 +129,7 @@ describe("registry → tools/list", () => {
 
   it("every action takes waitFor and observe", () => {
     for (const t of listTools()) {
-      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "invoke"].includes(t.name)) continue;
+      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "invoke", "set_viewport"].includes(t.name)) continue;
       // Changing how the browser or tab shows itself acts on no page: nothing to wait for or observe.
       if (TOOLS.find((x) => x.name === t.name)!.traits.effects.every((e) => e === "identity")) continue;
       const props = (t.inputSchema as { properties: Record<string, unknown> }).properties;
