@@ -44,6 +44,7 @@ type launchRule struct {
 	EvalProgram    *bool             `json:"evalProgram,omitempty"`
 	Fetch          *bool             `json:"fetch,omitempty"`
 	AllowPassword  *bool             `json:"allowPassword,omitempty"`
+	Observe        *bool             `json:"observe,omitempty"`
 	Approvals      map[string]string `json:"approvals,omitempty"`
 }
 
@@ -316,6 +317,8 @@ func parseRule(at string, x any) (launchRule, error) {
 			dst = &r.Fetch
 		case "allowPassword":
 			dst = &r.AllowPassword
+		case "observe":
+			dst = &r.Observe
 		case "approvals":
 			a, err := parseApprovals(at+".approvals", v)
 			if err != nil {
@@ -324,7 +327,7 @@ func parseRule(at string, x any) (launchRule, error) {
 			r.Approvals = a
 			continue
 		default:
-			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, approvals)"}
+			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, observe, approvals)"}
 		}
 		bv, ok := v.(bool)
 		if !ok {

@@ -51,6 +51,7 @@ const (
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
 	TooLarge              Code = "too_large"
+	ObserveOff            Code = "observe_off"
 )
 
 type entry struct {
@@ -93,6 +94,7 @@ var list = []entry{
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},
+	{ObserveOff, "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry."},
 }
 
 var hints = func() map[Code]string {

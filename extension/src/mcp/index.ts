@@ -15,6 +15,7 @@ import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
+import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
 installDebugger();
 installBrowser();
@@ -24,6 +25,7 @@ installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);
 installSessionMessages();
+installObserve();
 setAuditSink(recordAudit);
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
@@ -51,7 +53,14 @@ export const provider = new McpProvider({
   version: chrome.runtime.getManifest().version,
   listTools,
   callTool,
-  sessionEnded: (id, closeTabs) => void sessionEnded(id, closeTabs),
-  connected: () => void daemonConnected(),
+  sessionEnded: (id, closeTabs) => {
+    // SECURITY I-65: what was captured for a session ends with it.
+    stopSessionCaptures(id);
+    void sessionEnded(id, closeTabs);
+  },
+  connected: () => {
+    stopAllCaptures();
+    void daemonConnected();
+  },
 });
 provider.install(registerHandler);

@@ -1,5 +1,5 @@
 // Options page: the person's policy — the origin allowlist with per-origin switches (act mode,
-// evaluate expression/program, fetch_in_page, passwords, approvals), global act mode, approval
+// evaluate expression/program, fetch_in_page, passwords, console & network, approvals), global act mode, approval
 // defaults and timeout. Only this page, the popup and the approval window change the policy.
 
 import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withoutRule, withRule, type Choice, type OriginRule, type Policy } from "../policy/policy.js";
@@ -24,6 +24,7 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["evalProgram", "Eval program"],
   ["fetch", "fetch_in_page"],
   ["allowPassword", "Passwords"],
+  ["observe", "Console & network"],
 ];
 
 async function save(p: Policy): Promise<void> {

@@ -33,6 +33,8 @@ export interface OriginRule {
   /** fill/type/press_key may target a password field when the call also sets allowPassword. */
   allowPassword?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
+  /** console_tail and network_tail: the tab's console errors and fetch/XHR responses (text bodies included) are kept from the first call (SECURITY I-65). */
+  observe?: boolean;
 }
 
 export interface Policy {
@@ -112,7 +114,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword"] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "observe"] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -208,6 +210,11 @@ export function evalAllowed(v: Verdict, kind: EvalKind): boolean {
   if (kind === "expression") return v.rule.evalExpression === true;
   if (kind === "program") return v.rule.evalProgram === true;
   return v.rule.fetch === true;
+}
+
+/** SECURITY I-65: console and network capture need the origin's own switch, even in permissive mode. */
+export function observeAllowed(v: Verdict): boolean {
+  return v.allowed && v.rule?.observe === true;
 }
 
 /** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */

@@ -36,6 +36,7 @@ export const ERROR_HINTS = {
   handoff_active: "The person is handling this tab (handoff); wait for the handoff call to return.",
   handoff_cancelled: "The person cancelled the handoff; ask them how to continue.",
   too_large: "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry.",
+  observe_off: "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -7,10 +7,10 @@
 // which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
-import { actAllowed, approvalChoice, evalAllowed, judgeUrl, passwordAllowed, type EvalKind } from "../policy/policy.js";
+import { actAllowed, approvalChoice, evalAllowed, judgeUrl, observeAllowed, passwordAllowed, type EvalKind } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
-import { toolError } from "./errors.js";
+import { toolError, type ToolError } from "./errors.js";
 import { hasEffect, INPUT_EFFECTS, type AnyTool, type Effect } from "./define.js";
 import { EFFECT_KINDS, type EffectKind } from "../guard/decide.js";
 import { predictInput, type InputFacts } from "./predict.js";
@@ -176,6 +176,10 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       }
       break;
     }
+    case "observe":
+      // SECURITY I-65: what the page logs and fetches is kept only where the person opted in.
+      if (!observeAllowed(verdict)) throw observeOff(tool.name);
+      break;
     default:
       // A switch this gate does not know is refused, never skipped.
       throw toolError("internal", `${tool.name}: unknown switch; refused`);
@@ -215,6 +219,14 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   }
   // SECURITY I-38: what was not approved here is stopped by the guard where it happens.
   if (tabId !== undefined && hasEffect(tool, ...INPUT_EFFECTS)) ctx.guard = { approved };
+}
+
+/** The refusal names the switch and where the person sets it: the agent cannot. */
+export function observeOff(tool: string): ToolError {
+  return toolError(
+    "observe_off",
+    `${tool} needs the "Console & network" switch for this origin, which is off; only the person can turn it on, in the Torii options (the site's row in the allowlist)`,
+  );
 }
 
 interface Ask {

@@ -23,6 +23,7 @@ import { handleDialog } from "./dialog.js";
 import { upload } from "./upload.js";
 import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
+import { consoleTail, networkTail } from "./observe/tools.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -55,6 +56,9 @@ export const TOOLS: readonly AnyTool[] = [
   evaluate,
   fetchInPage,
   handoff,
+  // what the page does (the person's "Console & network" switch)
+  consoleTail,
+  networkTail,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

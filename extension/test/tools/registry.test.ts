@@ -16,6 +16,8 @@ const EXPECTED = [
   "press_key", "select_option", "fill_form", "upload", "scroll", "reveal", "handle_dialog",
   // code execution (own switches) and human handoff
   "evaluate", "fetch_in_page", "handoff",
+  // what the page does (the person's "Console & network" switch)
+  "console_tail", "network_tail",
 ];
 
 describe("registry → tools/list", () => {
@@ -43,7 +45,7 @@ describe("registry → tools/list", () => {
       t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
-      scroll: "read", reveal: "read", handoff: "read",
+      scroll: "read", reveal: "read", handoff: "read", console_tail: "read", network_tail: "read",
       // Navigating away (unsaved work), clicks and keys (submit, delete buttons, Enter), answering a
       // dialog (confirm), uploads, closing tabs and running code.
       navigate: "destructive", history: "destructive", reload: "destructive", close_tab: "destructive",
