@@ -29,6 +29,7 @@ export interface RuleIn {
   fetch?: boolean;
   allowPassword?: boolean;
   approvals?: Record<string, "allow" | "ask" | "deny">;
+  observe?: boolean;
 }
 
 const ALLOW_ALL = { submit: "allow", destructive_click: "allow", new_origin: "allow", evaluate: "allow", upload: "allow", download: "allow" };
