@@ -75,7 +75,7 @@ export class ObserveSite {
           page(
             "Observe",
             `<h1>Observe</h1>
-<button id="log">Log</button> <button id="fetch">Fetch</button> <button id="flood">Flood</button> <button id="alert">Alert</button>
+<button id="log">Log</button> <button id="fetch">Fetch</button> <button id="flood">Flood</button> <button id="alert">Alert</button> <button id="work">Work</button>
 <p id="out"></p>
 <iframe id="bf" title="B frame" src="${b}/frame" width="300" height="80"></iframe>
 <script>
@@ -110,6 +110,12 @@ export class ObserveSite {
     out.textContent = "flood done in " + Math.round(performance.now() - t0) + " ms";
   };
   document.getElementById("alert").onclick = () => alert("observe alert");
+  let works = 0;
+  document.getElementById("work").onclick = async () => {
+    console.error("work error", ++works);
+    const j = await fetch("/api/json?w=" + works).then((x) => x.json());
+    out.textContent = "work " + works + " " + j.items.length;
+  };
 </script>`,
           ),
         );
