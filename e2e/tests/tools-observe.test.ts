@@ -8,7 +8,7 @@ import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
 import { B_FRAME_MARK, FLOOD, OBS_SECRET, ObserveSite } from "../src/observe-site.ts";
-import { setPolicy } from "../src/safety.ts";
+import { auditRows, rawAuditStorage, setPolicy } from "../src/safety.ts";
 import type { Torii } from "../src/torii.ts";
 import { pollUntil } from "../src/util.ts";
 
@@ -215,13 +215,25 @@ describeBrowser("console_tail and network_tail", () => {
     expect(r.isError).toBe(false);
   });
 
-  it("switched off again: refused at once, the capture's entries no longer shown", async () => {
+  it("switched off again: refused at once, and nothing the page logs meanwhile is kept", async () => {
     await policy(true);
-    const { tabId } = await openPage();
+    const { tabId, page, snap } = await openPage();
     await call("console_tail", { tabId });
     await policy(false);
     const r = await call("console_tail", { tabId });
     expect(r.error?.code).toBe("observe_off");
+    await clickButton(tabId, snap, "Log");
+    await page.waitForFunction(() => document.getElementById("out")?.textContent === "logged", undefined, { polling: 100 });
+    // The exception is thrown on the next task: wait for the page to have run it; then a real
+    // key goes through the tab's debugger session, whose answer comes after every earlier event.
+    await page.evaluate(() => new Promise((ok) => setTimeout(ok, 0)));
+    const m = await call("press_key", { tabId, key: "Shift" });
+    expect(m.isError, m.text).toBe(false);
+    await policy(true);
+    const back = await call("console_tail", { tabId });
+    expect(back.isError, back.text).toBe(false);
+    expect(rows(back)).toEqual([]);
+    expect((back.data.dropped as { offList: number }).offList).toBeGreaterThanOrEqual(3);
   });
 
   it("a tab the agent does not own is tab_not_owned, whatever the switch", async () => {
@@ -246,5 +258,22 @@ describeBrowser("console_tail and network_tail", () => {
     for (const r of results) expect(`${r.text}\n${JSON.stringify(r.data)}\n${JSON.stringify(r.error ?? {})}`).not.toContain(OBS_SECRET);
     expect(torii.log.toString()).not.toContain(OBS_SECRET);
     expect(mcp.log.toString()).not.toContain(OBS_SECRET);
+    expect(browser.log.toString()).not.toContain(OBS_SECRET);
+  });
+
+  it("nothing captured is written to the extension's storage or audit", async () => {
+    expect(JSON.stringify(await auditRows(ext))).not.toContain(OBS_SECRET);
+    const local = await rawAuditStorage(ext);
+    const session = await ext.evaluate(async () => {
+      const c = (globalThis as unknown as { chrome: { storage: { session: { get(k: null): Promise<unknown> } } } }).chrome;
+      return JSON.stringify(await c.storage.session.get(null));
+    });
+    for (const s of [local, session]) {
+      for (const not of [OBS_SECRET, "E2E-ERROR", '"items":[1,2,3]']) expect(s).not.toContain(not);
+    }
+    const audit = await torii.cli(["audit", "--format", "json"]);
+    expect(audit.stdout).toContain("network_tail");
+    expect(audit.stdout).not.toContain(OBS_SECRET);
+    expect(audit.stdout).not.toContain("E2E-ERROR");
   });
 });
