@@ -35,38 +35,40 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         const r = await mcp.ok("navigate", { url: `${site.a}/page`, observe: "snapshot" });
         return { tabId: r.data.tabId as number, ref: refOf(r.text, "button", "Work") };
       };
-      const off = await open();
-      const on = await open();
-      await mcp.ok("console_tail", { tabId: on.tabId });
-      await mcp.ok("network_tail", { tabId: on.tabId });
-      const t = { off: [] as number[], on: [] as number[] };
-      const click = async (which: "off" | "on") => {
-        const x = which === "on" ? on : off;
-        t[which].push((await mcp.ok("click", { tabId: x.tabId, ref: x.ref, observe: "diff" })).ms);
-      };
-      for (let i = 0; i < 3; i++) {
-        await click("off");
-        await click("on");
+      // Four tabs, captured ones first and last, so which tab the window shows (the first) and the
+      // order they were opened in fall on both kinds alike.
+      const tabs = [await open(), await open(), await open(), await open()];
+      const kinds = ["on", "off", "off", "on"] as const;
+      for (const [i, x] of tabs.entries()) {
+        if (kinds[i] !== "on") continue;
+        await mcp.ok("console_tail", { tabId: x.tabId });
+        await mcp.ok("network_tail", { tabId: x.tabId });
       }
-      t.off.length = 0;
-      t.on.length = 0;
-      for (let i = 0; i < REPS; i++) {
-        if (i % 2 === 0) {
-          await click("off");
-          await click("on");
-        } else {
-          await click("on");
-          await click("off");
+      const t = { off: [] as number[], on: [] as number[] };
+      const per: number[][] = [[], [], [], []];
+      const click = async (i: number) => {
+        const x = tabs[i] as { tabId: number; ref: string };
+        return (await mcp.ok("click", { tabId: x.tabId, ref: x.ref, observe: "diff" })).ms;
+      };
+      for (let i = 0; i < 4; i++) await click(i);
+      for (let r = 0; r < REPS; r++) {
+        // Rotate which tab goes first each round.
+        for (let k = 0; k < 4; k++) {
+          const i = (r + k) % 4;
+          const ms = await click(i);
+          t[kinds[i] as "on" | "off"].push(ms);
+          per[i]?.push(ms);
         }
       }
+      const on = tabs[0] as { tabId: number };
       const kept = await mcp.ok("network_tail", { tabId: on.tabId, limit: 500 });
       const a = med(t.off);
       const b = med(t.on);
       console.log(
-        `\nclick + diff, ${REPS} interleaved pairs: p50 without capture ${a.toFixed(1)} ms, with capture ${b.toFixed(1)} ms (${(((b - a) / a) * 100).toFixed(1)}%); ` +
-          `captured ${(kept.data.entries as unknown[]).length} responses\n`,
+        `\nclick + diff, ${REPS} rounds over 2 captured and 2 uncaptured tabs: p50 without capture ${a.toFixed(1)} ms, with capture ${b.toFixed(1)} ms (${(((b - a) / a) * 100).toFixed(1)}%); ` +
+          `captured ${(kept.data.entries as unknown[]).length} responses; p50 per tab in the order opened: ${per.map((x, i) => `${kinds[i]} ${med(x).toFixed(1)}`).join(", ")}\n`,
       );
-      expect(t.on.length).toBe(REPS);
+      expect(t.on.length).toBe(2 * REPS);
     } finally {
       await mcp.close();
       await site.close();

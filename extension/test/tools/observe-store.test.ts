@@ -2,7 +2,7 @@
 // kept with the dropped counted, bodies only for text within their caps and budgets, nothing of a
 // document off the list, never a request header, cookie or credential.
 import { describe, expect, it } from "vitest";
-import { BODY_CAP, ByteBudget, CONSOLE_CAP, MAX_BODY_READS, NETWORK_CAP, TAB_BODY_BUDGET, TabCapture, cleanUrl, type Doc, type StoreDeps } from "../../src/tools/observe/store.js";
+import { BODY_CAP, ByteBudget, CONSOLE_CAP, MAX_BODY_QUEUE, MAX_BODY_READS, NETWORK_CAP, TAB_BODY_BUDGET, TabCapture, cleanUrl, type Doc, type StoreDeps } from "../../src/tools/observe/store.js";
 
 const A = "https://good.example";
 const B = "https://evil.example";
@@ -20,6 +20,7 @@ function deps(o: Partial<StoreDeps> & { bodies?: Record<string, Body | Error> } 
       return b ?? { body: `body of ${id}`, base64Encoded: false };
     },
     global: new ByteBudget(4 * 1024 * 1024),
+    bodyDelayMs: 0,
     ...o,
   };
 }
@@ -52,7 +53,10 @@ function fetchOnce(c: TabCapture, id: string, o: { url?: string; frame?: string;
   c.handle("Network.loadingFinished", { requestId: id, timestamp: 10.25, encodedDataLength: o.size ?? 20 });
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 0));
+/** A few turns of the event loop: the deferred body reads start and end. */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+};
 
 describe("network capture", () => {
   it("keeps method, url, status, type, size and timing; no header, cookie or request body", async () => {
@@ -64,7 +68,7 @@ describe("network capture", () => {
     expect(JSON.stringify(c.network.list())).not.toContain(SECRET);
   });
 
-  it("10,000 responses: bounded, newest kept, the dropped counted; body reads beyond the cap are busy", async () => {
+  it("10,000 responses: bounded, newest kept, the dropped counted; bodies past the read queue are busy", async () => {
     const c = capture();
     for (let i = 0; i < 10_000; i++) fetchOnce(c, `r${i}`);
     expect(c.network.size).toBe(NETWORK_CAP);
@@ -74,7 +78,7 @@ describe("network capture", () => {
     await settle();
     const kept = c.network.list();
     expect(kept.filter((e) => e.bodyOmitted === "busy").length).toBe(NETWORK_CAP);
-    // The first few reads started long ago fell off the ring: their bodies were not kept.
+    // The few reads queued first belong to entries long fallen off the ring: nothing was kept.
     expect(c.heldBodyBytes).toBe(0);
     // Reads free up again once the flood is over.
     fetchOnce(c, "late");
@@ -214,7 +218,7 @@ describe("console capture", () => {
   });
 });
 
-it("at most MAX_BODY_READS bodies are read at once", async () => {
+it("bodies are read a moment after their response, at most MAX_BODY_READS at once, at once when flushed", async () => {
   let open = 0;
   let most = 0;
   const c = capture(
@@ -229,7 +233,19 @@ it("at most MAX_BODY_READS bodies are read at once", async () => {
     }),
   );
   for (let i = 0; i < 20; i++) fetchOnce(c, `c${i}`);
-  await settle();
-  await settle();
+  await Promise.all(c.network.list().map((e) => e.bodyReady));
   expect(most).toBe(MAX_BODY_READS);
+  expect(c.network.list().filter((e) => e.body === "ok").length).toBe(MAX_BODY_QUEUE);
+  expect(c.network.list().filter((e) => e.bodyOmitted === "busy").length).toBe(20 - MAX_BODY_QUEUE);
+  // With the default delay nothing is read until it passes, or until a call flushes the queue.
+  let reads = 0;
+  const d = capture(deps({ bodyDelayMs: undefined, readBody: async () => (reads++, { body: "ok", base64Encoded: false }) }));
+  fetchOnce(d, "d1");
+  await settle();
+  expect(reads).toBe(0);
+  d.flushBodies();
+  await d.network.list()[0]?.bodyReady;
+  expect(reads).toBe(1);
+  expect(d.network.list()[0]?.body).toBe("ok");
+  d.dispose();
 });

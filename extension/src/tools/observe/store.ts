@@ -21,8 +21,16 @@ export const URL_CAP = 2_048;
 export const BODY_CAP = 64 * 1024;
 export const TAB_BODY_BUDGET = 1024 * 1024;
 export const GLOBAL_BODY_BUDGET = 4 * 1024 * 1024;
-/** Body reads in flight per tab; a response finishing past this keeps no body ("busy"). */
+/** Body reads in flight per tab. */
 export const MAX_BODY_READS = 4;
+/** Bodies waiting to be read per tab; a response finishing past this keeps no body ("busy"). */
+export const MAX_BODY_QUEUE = 16;
+/**
+ * Bodies are read a moment after their response, not at once: the read is a debugger round trip
+ * that would otherwise compete with the action that caused the request and its look at the page.
+ * A network_tail call reads what is waiting at once (flushBodies).
+ */
+export const BODY_READ_DELAY_MS = 300;
 const CONTEXT_CAP = 2_000;
 const FRAME_CAP = 2_000;
 
@@ -86,6 +94,14 @@ export interface StoreDeps {
   /** Network.getResponseBody. */
   readBody(requestId: string): Promise<{ body: string; base64Encoded: boolean }>;
   global: ByteBudget;
+  /** BODY_READ_DELAY_MS unless a test says otherwise. */
+  bodyDelayMs?: number;
+}
+
+interface QueuedRead {
+  id: string;
+  e: NetEntry;
+  done: () => void;
 }
 
 interface Pending {
@@ -183,6 +199,9 @@ export class TabCapture {
   private readonly withBody: NetEntry[] = [];
   private bodyBytes = 0;
   private reads = 0;
+  private readonly queue: QueuedRead[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private disposed = false;
   private topFrame: string | undefined;
 
   constructor(
@@ -396,15 +415,40 @@ export class TabCapture {
     if (failed) return void (e.bodyOmitted = "failed");
     if (!isTextType(e.type)) return void (e.bodyOmitted = "binary");
     if (size > BODY_CAP) return void (e.bodyOmitted = "too_large");
-    if (this.reads >= MAX_BODY_READS) return void (e.bodyOmitted = "busy");
+    if (this.queue.length >= MAX_BODY_QUEUE) return void (e.bodyOmitted = "busy");
+    e.bodyReady = new Promise<void>((done) => this.queue.push({ id, e, done }));
+    if (this.timer === undefined) this.timer = setTimeout(() => this.pump(), this.deps.bodyDelayMs ?? BODY_READ_DELAY_MS);
+  }
+
+  /** Starts reading every body waiting (a network_tail call wants them now). */
+  flushBodies(): void {
+    this.pump();
+  }
+
+  private pump(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.reads < MAX_BODY_READS && this.queue.length > 0 && !this.disposed) {
+      const q = this.queue.shift() as QueuedRead;
+      if (q.e.gone) {
+        q.e.bodyOmitted = "budget";
+        delete q.e.bodyReady;
+        q.done();
+        continue;
+      }
+      this.read(q);
+    }
+  }
+
+  private read({ id, e, done }: QueuedRead): void {
     this.reads++;
-    e.bodyReady = this.deps
+    void this.deps
       .readBody(id)
       .then(
         (r) => {
           if (r.base64Encoded) e.bodyOmitted = "binary";
           else if (r.body.length > BODY_CAP) e.bodyOmitted = "too_large";
-          else if (!e.gone) this.keep(e, r.body);
+          else if (!e.gone && !this.disposed) this.keep(e, r.body);
         },
         () => {
           e.bodyOmitted = "not_kept";
@@ -413,6 +457,8 @@ export class TabCapture {
       .finally(() => {
         this.reads--;
         delete e.bodyReady;
+        done();
+        this.pump();
       });
   }
 
@@ -453,6 +499,9 @@ export class TabCapture {
 
   /** Gives back every body's bytes to the global budget (the capture ends). */
   dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.timer);
+    for (const q of this.queue.splice(0)) q.done();
     for (const e of this.withBody) this.dropBody(e);
     this.withBody.length = 0;
     this.pending.clear();

@@ -110,6 +110,7 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
     const chosen = pick(all, a);
     if (a.bodies) {
+      store.flushBodies();
       // A body still being read is waited for briefly, never past the call's deadline.
       const reads = chosen.map((e) => e.bodyReady).filter((p): p is Promise<void> => p !== undefined);
       if (reads.length) await withDeadline(Promise.all(reads), left(ctx.deadline, 2_000), "reading bodies", ctx.signal).catch(() => undefined);
