@@ -33,6 +33,7 @@ export interface RuleIn {
   cookiesHttpOnly?: boolean;
   storage?: boolean;
   approvals?: Record<string, "allow" | "ask" | "deny">;
+  observe?: boolean;
 }
 
 const ALLOW_ALL = { submit: "allow", destructive_click: "allow", new_origin: "allow", evaluate: "allow", upload: "allow", download: "allow" };

@@ -45,6 +45,7 @@ type launchRule struct {
 	Fetch          *bool             `json:"fetch,omitempty"`
 	AllowPassword  *bool             `json:"allowPassword,omitempty"`
 	Invoke         *bool             `json:"invoke,omitempty"`
+	Observe        *bool             `json:"observe,omitempty"`
 	Approvals      map[string]string `json:"approvals,omitempty"`
 }
 
@@ -321,6 +322,8 @@ func parseRule(at string, x any) (launchRule, error) {
 			dst = &r.AllowPassword
 		case "invoke":
 			dst = &r.Invoke
+		case "observe":
+			dst = &r.Observe
 		case "approvals":
 			a, err := parseApprovals(at+".approvals", v)
 			if err != nil {
@@ -329,7 +332,7 @@ func parseRule(at string, x any) (launchRule, error) {
 			r.Approvals = a
 			continue
 		default:
-			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, invoke, approvals)"}
+			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, invoke, observe, approvals)"}
 		}
 		bv, ok := v.(bool)
 		if !ok {

@@ -110,6 +110,18 @@ func TestParsePolicyFile(t *testing.T) {
 	}
 }
 
+// The Console & network switch travels in a policy file like the other per-origin switches.
+func TestPolicyObserveSwitch(t *testing.T) {
+	p, err := parsePolicy([]byte(`{"rules":[{"pattern":"example.com","observe":true}]}`))
+	if err != nil || len(p.Rules) != 1 || p.Rules[0].Observe == nil || !*p.Rules[0].Observe {
+		t.Fatalf("parsePolicy = %+v, %v", p, err)
+	}
+	var pe *PolicyError
+	if _, err := parsePolicy([]byte(`{"rules":[{"pattern":"example.com","observe":"yes"}]}`)); !errors.As(err, &pe) || pe.Field != "rules[0].observe" {
+		t.Errorf("a non-boolean observe: %v", err)
+	}
+}
+
 func TestReadPolicyFile(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")

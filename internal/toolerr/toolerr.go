@@ -61,6 +61,7 @@ const (
 	PageError             Code = "page_error"
 	SensitiveNotAllowed   Code = "sensitive_not_allowed"
 	StorageNotAllowed     Code = "storage_not_allowed"
+	ObserveOff            Code = "observe_off"
 )
 
 type entry struct {
@@ -113,6 +114,7 @@ var list = []entry{
 	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
 	{SensitiveNotAllowed, "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them."},
 	{StorageNotAllowed, "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read."},
+	{ObserveOff, "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry."},
 }
 
 var hints = func() map[Code]string {

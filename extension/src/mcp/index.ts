@@ -23,6 +23,7 @@ import { installCapture } from "../tools/capture/listen.js";
 import { setCapturePublisher } from "../tools/capture/tools.js";
 import { putFile } from "../tools/files.js";
 import { forgetSession } from "../tools/capture/store.js";
+import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
 installDebugger();
 installEmulation();
@@ -41,6 +42,7 @@ setAuditSink((e) => {
 });
 installCapture(getPolicy);
 setCapturePublisher(putFile); // capture_export hands its file back as a sandbox resource (SECURITY I-66)
+installObserve();
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).
 let paused: boolean | undefined;
@@ -68,10 +70,15 @@ export const provider = new McpProvider({
   listTools,
   callTool,
   sessionEnded: (id, closeTabs) => {
+    // SECURITY I-65: what was captured for a session ends with it.
+    stopSessionCaptures(id);
     void sessionEnded(id, closeTabs);
     // SECURITY I-67: nothing a session captured outlives it.
     void forgetSession(id);
   },
-  connected: () => void daemonConnected(),
+  connected: () => {
+    stopAllCaptures();
+    void daemonConnected();
+  },
 });
 provider.install(registerHandler);

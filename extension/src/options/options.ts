@@ -1,5 +1,5 @@
 // Options page: the person's policy — the origin allowlist with per-origin switches (act mode,
-// evaluate expression/program, fetch_in_page, passwords, cookies, storage, approvals), global act mode, approval
+// evaluate expression/program, fetch_in_page, passwords, cookies, storage, console & network, approvals), global act mode, approval
 // defaults and timeout. Only this page, the popup and the approval window change the policy.
 
 import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withoutRule, withRule, type Choice, type OriginRule, type Policy } from "../policy/policy.js";
@@ -31,6 +31,7 @@ const SWITCHES: [keyof OriginRule, string][] = [
   ["cookies", "Cookies"],
   ["cookiesHttpOnly", "HttpOnly values"],
   ["storage", "Storage"],
+  ["observe", "Console & network"],
 ];
 
 async function save(p: Policy): Promise<void> {

@@ -23,7 +23,7 @@ export class LaunchPolicyError extends Error {
 }
 
 const TOP = new Set(["version", "rules", "actMode", "approvals", "approvalTimeoutMs", "permissive"]);
-const RULE_BOOLS = ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke"] as const;
+const RULE_BOOLS = ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "observe"] as const;
 const RULE = new Set<string>(["pattern", "approvals", ...RULE_BOOLS]);
 
 function isObject(v: unknown): v is Record<string, unknown> {

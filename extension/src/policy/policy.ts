@@ -43,6 +43,8 @@ export interface OriginRule {
   /** storage: localStorage/sessionStorage keys and values, IndexedDB database and store names. */
   storage?: boolean;
   approvals?: Partial<Record<ApprovalKind, Choice>>;
+  /** console_tail and network_tail: the tab's console errors and fetch/XHR responses (text bodies included) are kept from the first call (SECURITY I-65). */
+  observe?: boolean;
 }
 
 export interface Policy {
@@ -122,7 +124,7 @@ export function normalizeRule(x: unknown): OriginRule | null {
     return null;
   }
   const rule: OriginRule = { pattern: o.pattern.trim() };
-  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "captureSensitive", ...STORE_SWITCHES] as const) {
+  for (const k of ["act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "captureSensitive", "observe", ...STORE_SWITCHES] as const) {
     const b = bool(o[k]);
     if (b !== undefined) rule[k] = b;
   }
@@ -237,6 +239,11 @@ export function storeAllowed(v: Verdict, s: StoreSwitch): boolean {
   if (!v.allowed || !v.rule) return false;
   if (s === "cookiesHttpOnly") return v.rule.cookies === true && v.rule.cookiesHttpOnly === true;
   return v.rule[s] === true;
+}
+
+/** SECURITY I-65: console and network capture need the origin's own switch, even in permissive mode. */
+export function observeAllowed(v: Verdict): boolean {
+  return v.allowed && v.rule?.observe === true;
 }
 
 /** SECURITY I-18: a password field needs both the call's allowPassword and the origin's switch. */

@@ -90,7 +90,7 @@ export interface Traits {
   /** What it can cause; empty for a read-only tool. */
   effects: readonly Effect[];
   /** The person's switch it needs beyond the allowlist (SECURITY I-16, I-17). */
-  switch: "act" | "evaluate" | "fetch" | "invoke" | "proxy" | "cookies" | "storage" | "none";
+  switch: "act" | "evaluate" | "fetch" | "invoke" | "proxy" | "cookies" | "storage" | "observe" | "none";
   /** It may type into a field: the password guard applies (SECURITY I-18). */
   typing?: boolean;
   /** Refused while a JavaScript dialog is open, answers one, or unaffected by one. */
@@ -144,7 +144,7 @@ export type Tool<A = Record<string, unknown>> = ToolDef<A> & {
 const TARGETS = new Set(["none", "tab", "tab-or-new"]);
 const READS = new Set(["none", "page", "pixels", "tabs"]);
 const EFFECTS = new Set<string>(Object.keys(DESTRUCTIVE_EFFECTS));
-const SWITCHES = new Set(["act", "evaluate", "fetch", "invoke", "proxy", "cookies", "storage", "none"]);
+const SWITCHES = new Set(["act", "evaluate", "fetch", "invoke", "proxy", "cookies", "storage", "observe", "none"]);
 const DIALOG = new Set(["blocked", "answers", "ignores"]);
 const HANDOFF = new Set(["refused", "allowed"]);
 

@@ -46,6 +46,7 @@ export const ERROR_HINTS = {
   page_error: "The page's own function threw; read its message, then fix the arguments or call something else.",
   sensitive_not_allowed: "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them.",
   storage_not_allowed: "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read.",
+  observe_off: "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

@@ -7,7 +7,7 @@
 // which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
-import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, passwordAllowed, storeAllowed, type EvalKind, type StoreSwitch } from "../policy/policy.js";
+import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, observeAllowed, passwordAllowed, storeAllowed, type EvalKind, type StoreSwitch } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { toolError, type ToolError } from "./errors.js";
@@ -202,6 +202,10 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       }
       break;
     }
+    case "observe":
+      // SECURITY I-65: what the page logs and fetches is kept only where the person opted in.
+      if (!observeAllowed(verdict)) throw observeOff(tool.name);
+      break;
     case "cookies":
     case "storage":
       // SECURITY I-68: the top document's switch here; a frame's own is checked where it is read.
@@ -258,6 +262,14 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   }
   // SECURITY I-38: what was not approved here is stopped by the guard where it happens.
   if (tabId !== undefined && hasEffect(tool, ...INPUT_EFFECTS)) ctx.guard = { approved };
+}
+
+/** The refusal names the switch and where the person sets it: the agent cannot. */
+export function observeOff(tool: string): ToolError {
+  return toolError(
+    "observe_off",
+    `${tool} needs the "Console & network" switch for this origin, which is off; only the person can turn it on, in the Torii options (the site's row in the allowlist)`,
+  );
 }
 
 interface Ask {

@@ -34,6 +34,7 @@ import { captureExport, captureList, captureStart, captureStop } from "./capture
 import { frames } from "./frames.js";
 import { cookies, storage } from "./storage.js";
 import { setViewport } from "./viewport.js";
+import { consoleTail, networkTail } from "./observe/tools.js";
 
 export const TOOLS: readonly AnyTool[] = [
   // perception
@@ -87,6 +88,9 @@ export const TOOLS: readonly AnyTool[] = [
   cookies,
   storage,
   setViewport,
+  // what the page does (the person's "Console & network" switch)
+  consoleTail,
+  networkTail,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -71,6 +71,21 @@ describe("gate", () => {
     expect(await code("fetch_in_page", { url: "/x" }, f)).toBe("ok");
     expect(await code("fetch_in_page", { url: "https://evil.example/x" }, f)).toBe("origin_not_allowed");
   });
+  it("console and network capture need the origin's own switch, which names itself", async () => {
+    for (const t of ["console_tail", "network_tail"]) {
+      const off = env(allowed({ act: true, evalExpression: true, evalProgram: true, fetch: true }), "https://good.example/");
+      setGateState({ paused: () => false, env: off });
+      const err = await gate({ tool: getTool(t)!, args: {} }, { signal: new AbortController().signal }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ToolError);
+      expect((err as ToolError).code).toBe("observe_off");
+      expect((err as ToolError).message).toContain('"Console & network"');
+      expect((err as ToolError).message).toContain("Torii options");
+      // Permissive mode does not turn it on; the origin's switch does.
+      expect(await code(t, {}, env({ ...defaultPolicy(), permissive: true, actMode: true }, "https://good.example/"))).toBe("observe_off");
+      expect(await code(t, {}, env(allowed({ observe: true }), "https://good.example/"))).toBe("ok");
+      expect(await code(t, {}, env(allowed({ observe: true }), "https://evil.example/"))).toBe("origin_not_allowed");
+    }
+  });
   it("handoff withholds the tab", async () => {
     const e = env(allowed(), "https://good.example/", { inHandoff: () => true });
     for (const t of ["snapshot", "read_text", "click", "handoff"]) {

@@ -15,7 +15,7 @@ describe("checkLaunchPolicy", () => {
       version: 1,
       rules: [
         { pattern: "127.0.0.1:8080", act: true, evalExpression: true, approvals: { submit: "deny" } },
-        { pattern: "*.example.org", fetch: true, allowPassword: true },
+        { pattern: "*.example.org", fetch: true, allowPassword: true, observe: true },
       ],
       actMode: false,
       approvals: { new_origin: "deny" },
@@ -23,6 +23,7 @@ describe("checkLaunchPolicy", () => {
     });
     expect(p.rules).toHaveLength(2);
     expect(p.rules[0]).toMatchObject({ pattern: "127.0.0.1:8080", act: true, evalExpression: true, approvals: { submit: "deny" } });
+    expect(p.rules[1]).toMatchObject({ observe: true });
     expect(p.approvals.new_origin).toBe("deny");
     expect(p.approvals.submit).toBe("ask"); // the default for what it does not name
     expect(p.permissive).toBe(false);

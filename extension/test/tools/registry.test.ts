@@ -26,6 +26,8 @@ const EXPECTED = [
   "capture_start", "capture_stop", "capture_list", "capture_export",
   // frames, the browser's stores (own switches), device emulation
   "frames", "cookies", "storage", "set_viewport",
+  // what the page does (the person's "Console & network" switch)
+  "console_tail", "network_tail",
 ];
 
 describe("registry → tools/list", () => {
@@ -54,7 +56,7 @@ describe("registry → tools/list", () => {
       t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
-      scroll: "read", reveal: "read", handoff: "read", secrets: "read", frames: "read", cookies: "read", storage: "read",
+      scroll: "read", reveal: "read", handoff: "read", secrets: "read", frames: "read", cookies: "read", storage: "read", console_tail: "read", network_tail: "read",
       // They change no page; each call writes a new file of the session's sandbox (not idempotent).
       print_to_pdf: "read", save_to_file: "read",
       capture_start: "read", capture_stop: "read", capture_list: "read", capture_export: "read",

@@ -1,0 +1,176 @@
+// console_tail and network_tail: what the page logged and fetched, kept from the first call on a
+// tab whose origin has the person's "Console & network" switch on (SECURITY I-65). The first call
+// starts the capture and returns nothing from before it.
+
+import { dialogOf } from "../../cdp/debugger.js";
+import { left, withDeadline } from "../../cdp/deadline.js";
+import type { Policy } from "../../policy/policy.js";
+import { defineTool, type ToolContext, type ToolOutput } from "../define.js";
+import { toolError } from "../errors.js";
+import { S } from "../common.js";
+import { getPolicy } from "../safety.js";
+import { openCapture, shown } from "./capture.js";
+import { BODY_CAP, type ConsoleEntry, type NetEntry, type TabCapture } from "./store.js";
+import { judgeUrl } from "../../policy/policy.js";
+
+/** Body characters one network_tail result carries at most. */
+export const RESULT_BODY_CAP = 256 * 1024;
+
+const TAIL_PROPS = {
+  tabId: S.tabId,
+  limit: { type: "integer", minimum: 1, maximum: 500, doc: "newest entries to return (default 50)" },
+} as const;
+
+const TRAITS = { target: "tab", reads: "page", effects: [], switch: "observe", dialog: "ignores", handoff: "refused" } as const;
+
+interface TailArgs {
+  tabId?: number;
+  limit?: number;
+}
+
+async function open(ctx: ToolContext): Promise<{ tabId: number; store: TabCapture; started: boolean; policy: Policy }> {
+  const tabId = ctx.gate?.tabId;
+  if (tabId === undefined) throw toolError("internal", "no tab was judged for this call");
+  const session = ctx.gate?.owner?.id ?? "";
+  const policy = await getPolicy();
+  const had = await openCaptureOrDialog(tabId, session, ctx);
+  return { tabId, ...had, policy };
+}
+
+async function openCaptureOrDialog(tabId: number, session: string, ctx: ToolContext) {
+  try {
+    return await openCapture(tabId, session, ctx.deadline, ctx.signal);
+  } catch (e) {
+    // Enabling the domains waits behind an open dialog: say so rather than time out blind.
+    if (dialogOf(tabId)) throw toolError("dialog_blocking", `a JavaScript dialog is open on tab ${tabId}; the capture cannot start behind it`);
+    throw e;
+  }
+}
+
+function pick<T>(all: T[], a: TailArgs): T[] {
+  const limit = a.limit ?? 50;
+  return all.length > limit ? all.slice(all.length - limit) : all;
+}
+
+function clock(ts: number): string {
+  return new Date(ts).toISOString().slice(11, 23);
+}
+
+function startedText(tool: string, tabId: number, since: number, what: string): ToolOutput {
+  return {
+    text: `${tool}: capture started on tab ${tabId} at ${clock(since)} UTC; ${what} from now on are kept. Call ${tool} again to read them.`,
+    data: { tabId, started: true, since, entries: [] },
+    whole: true,
+  };
+}
+
+export const consoleTail = defineTool<TailArgs>({
+  name: "console_tail",
+  group: "devtools",
+  description: "Console errors/warnings and uncaught exceptions since the first call.",
+  inputSchema: {
+    type: "object",
+    properties: { ...TAIL_PROPS },
+  },
+  traits: TRAITS,
+  async handler(a, ctx) {
+    const { tabId, store, started, policy } = await open(ctx);
+    if (started) return startedText("console_tail", tabId, store.startedAt, "console errors, warnings and uncaught exceptions");
+    const all = store.console.list().filter((e) => shown(e.doc, policy));
+    const entries = pick(all, a).map(publicConsole);
+    const dropped = store.droppedConsole();
+    const head = `console of tab ${tabId} since ${clock(store.startedAt)} UTC: ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.console.cap}), ${dropped.offList} (origin off the list or switched off)`;
+    const lines = entries.map((e) => `#${e.seq} ${clock(e.ts)} ${e.level} ${e.source} ${e.origin}: ${e.text}`);
+    return {
+      text: [head, ...lines].join("\n"),
+      data: { tabId, since: store.startedAt, entries, dropped },
+      whole: true,
+    };
+  },
+});
+
+function publicConsole(e: ConsoleEntry): Omit<ConsoleEntry, "doc"> {
+  return { seq: e.seq, ts: e.ts, level: e.level, source: e.source, text: e.text, origin: e.origin };
+}
+
+export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boolean }>({
+  name: "network_tail",
+  group: "devtools",
+  description: "Fetch/XHR responses since the first call; bodies: text ones.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      ...TAIL_PROPS,
+      filter: { type: "string", maxLength: 500, doc: "only URLs containing this" },
+      bodies: { type: "boolean", doc: "include the text bodies kept" },
+    },
+  },
+  traits: TRAITS,
+  async handler(a, ctx) {
+    const { tabId, store, started, policy } = await open(ctx);
+    if (started) return startedText("network_tail", tabId, store.startedAt, "fetch/XHR responses");
+    const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
+    const chosen = pick(all, a);
+    if (a.bodies) {
+      store.flushBodies();
+      // A body still being read is waited for briefly, never past the call's deadline.
+      const reads = chosen.map((e) => e.bodyReady).filter((p): p is Promise<void> => p !== undefined);
+      if (reads.length) await withDeadline(Promise.all(reads), left(ctx.deadline, 2_000), "reading bodies", ctx.signal).catch(() => undefined);
+    }
+    let budget = RESULT_BODY_CAP;
+    const entries = chosen.map((e) => {
+      const out = publicNet(e);
+      if (!a.bodies) return out;
+      if (e.body !== undefined) {
+        if (e.body.length <= budget) {
+          budget -= e.body.length;
+          out.body = e.body;
+        } else out.bodyOmitted = "call_limit";
+      } else out.bodyOmitted = e.bodyReady ? "busy" : (e.bodyOmitted ?? "not_kept");
+      return out;
+    });
+    const dropped = store.droppedNetwork();
+    const head = `network of tab ${tabId} since ${clock(store.startedAt)} UTC: ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.network.cap}), ${dropped.offList} (origin off the list or switched off), ${dropped.unfinished} (unfinished)`;
+    const lines = entries.map((e) => {
+      const body = e.body !== undefined ? `\n  body (${e.body.length} chars): ${e.body}` : e.bodyOmitted ? ` [body omitted: ${e.bodyOmitted}]` : "";
+      return `#${e.seq} ${clock(e.ts)} ${e.method} ${e.url} → ${e.failed ? `failed (${e.failed})` : e.status} ${e.type || "-"} ${e.size} B ${e.ms} ms ${e.kind}${body}`;
+    });
+    return {
+      text: [head, ...lines].join("\n"),
+      data: { tabId, since: store.startedAt, entries, dropped, bodyCap: BODY_CAP },
+      whole: true,
+    };
+  },
+});
+
+interface PublicNet {
+  seq: number;
+  ts: number;
+  method: string;
+  url: string;
+  status: number;
+  type: string;
+  kind: "fetch" | "xhr";
+  size: number;
+  ms: number;
+  origin: string;
+  failed?: string;
+  body?: string;
+  bodyOmitted?: string;
+}
+
+function publicNet(e: NetEntry): PublicNet {
+  return {
+    seq: e.seq,
+    ts: e.ts,
+    method: e.method,
+    url: e.url,
+    status: e.status,
+    type: e.type,
+    kind: e.kind,
+    size: e.size,
+    ms: e.ms,
+    origin: e.origin,
+    ...(e.failed ? { failed: e.failed } : {}),
+  };
+}
