@@ -3,8 +3,7 @@
 //      (pointer events), a page with functions, boards with a frame of another site
 //   x  http://127.0.0.2:<p2>  another site (an out-of-process iframe) whose page records every
 //      pointer, mouse and drag event it sees and beacons it to its own server
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { Hit } from "./input-site.ts";
+import { LoggedSites } from "./logged-sites.ts";
 
 function page(title: string, body: string, head = ""): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title><style>body{margin:0;font:14px sans-serif}</style>${head}</head><body>${body}</body></html>`;
@@ -138,63 +137,16 @@ window.addEventListener("${q("on") || "dragstart"}", cover, true);
   }
 }
 
-export class GestureSite {
-  readonly log = new Map<string, Hit[]>();
-  private constructor(
-    private readonly servers: Server[],
-    readonly a: string,
-    readonly x: string,
-  ) {}
+export class GestureSite extends LoggedSites {
+  get a(): string {
+    return this.origins[0] as string;
+  }
+  get x(): string {
+    return this.origins[1] as string;
+  }
 
   static async start(): Promise<GestureSite> {
-    const servers: Server[] = [];
-    const origins: string[] = [];
-    const lists: Hit[][] = [];
-    for (const host of ["127.0.0.1", "127.0.0.2"]) {
-      const list: Hit[] = [];
-      const s = createServer((req, res) => void handle(req, res, list));
-      await new Promise<void>((resolve) => s.listen(0, host, () => resolve()));
-      const ad = s.address();
-      if (!ad || typeof ad === "string") throw new Error("no port");
-      servers.push(s);
-      origins.push(`http://${host}:${ad.port}`);
-      lists.push(list);
-    }
-    const site = new GestureSite(servers, origins[0] as string, origins[1] as string);
-    origins.forEach((o, i) => site.log.set(o, lists[i] as Hit[]));
-    return site;
+    const { servers, origins, logs } = await LoggedSites.serve(["127.0.0.1", "127.0.0.2"], route);
+    return new GestureSite(servers, origins).adopt(logs);
   }
-
-  get aPattern(): string {
-    return this.a.replace("http://", "");
-  }
-
-  hits(origin: string, path?: string): Hit[] {
-    return (this.log.get(origin) ?? []).filter((h) => path === undefined || h.path === path);
-  }
-
-  clear(): void {
-    for (const l of this.log.values()) l.length = 0;
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.servers) {
-      s.closeAllConnections();
-      await new Promise<void>((r) => s.close(() => r()));
-    }
-  }
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse, log: Hit[]): Promise<void> {
-  const u = new URL(req.url ?? "/", "http://x");
-  let body = "";
-  for await (const c of req) body += String(c);
-  if (u.pathname !== "/favicon.ico") log.push({ method: req.method ?? "", path: u.pathname, query: u.search, body });
-  const html = route(u);
-  if (html === undefined) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
-  res.end(html);
 }

@@ -4,14 +4,10 @@
 //   x  http://127.0.0.2:<p3>  another site (an out-of-process iframe)
 // A foreign page (`/sink`) records every event it sees in `window.seen` and beacons it to its own
 // server, so a test decides a leak from what reached that server.
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 
-export interface Hit {
-  method: string;
-  path: string;
-  query: string;
-  body: string;
-}
+import { LoggedSites } from "./logged-sites.ts";
+
+export type { Hit } from "./logged-sites.ts";
 
 function page(title: string, body: string, head = ""): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>${head}</head><body>${body}</body></html>`;
@@ -197,65 +193,19 @@ document.getElementById("free").addEventListener("keydown", (e) => { if (e.key =
   }
 }
 
-export class InputSite {
-  readonly log = new Map<string, Hit[]>();
-  private constructor(
-    private readonly servers: Server[],
-    readonly a: string,
-    readonly b: string,
-    readonly x: string,
-  ) {}
+export class InputSite extends LoggedSites {
+  get a(): string {
+    return this.origins[0] as string;
+  }
+  get b(): string {
+    return this.origins[1] as string;
+  }
+  get x(): string {
+    return this.origins[2] as string;
+  }
 
   static async start(): Promise<InputSite> {
-    const servers: Server[] = [];
-    const origins: string[] = [];
-    const log = new Map<string, Hit[]>();
-    for (const host of ["127.0.0.1", "127.0.0.1", "127.0.0.2"]) {
-      const list: Hit[] = [];
-      const s = createServer((req, res) => void handle(req, res, list));
-      await new Promise<void>((resolve) => s.listen(0, host, () => resolve()));
-      const ad = s.address();
-      if (!ad || typeof ad === "string") throw new Error("no port");
-      const origin = `http://${host}:${ad.port}`;
-      servers.push(s);
-      origins.push(origin);
-      log.set(origin, list);
-    }
-    const site = new InputSite(servers, origins[0] as string, origins[1] as string, origins[2] as string);
-    for (const [k, v] of log) site.log.set(k, v);
-    return site;
+    const { servers, origins, logs } = await LoggedSites.serve(["127.0.0.1", "127.0.0.1", "127.0.0.2"], route);
+    return new InputSite(servers, origins).adopt(logs);
   }
-
-  get aPattern(): string {
-    return this.a.replace("http://", "");
-  }
-
-  hits(origin: string, path?: string): Hit[] {
-    return (this.log.get(origin) ?? []).filter((h) => path === undefined || h.path === path);
-  }
-
-  clear(): void {
-    for (const l of this.log.values()) l.length = 0;
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.servers) {
-      s.closeAllConnections();
-      await new Promise<void>((r) => s.close(() => r()));
-    }
-  }
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse, log: Hit[]): Promise<void> {
-  const u = new URL(req.url ?? "/", "http://x");
-  let body = "";
-  for await (const c of req) body += String(c);
-  if (u.pathname !== "/favicon.ico") log.push({ method: req.method ?? "", path: u.pathname, query: u.search, body });
-  const html = route(u);
-  if (html === undefined) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
-  res.end(html);
 }
