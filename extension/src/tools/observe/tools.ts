@@ -10,7 +10,7 @@ import { toolError } from "../errors.js";
 import { S } from "../common.js";
 import { getPolicy } from "../safety.js";
 import { openCapture, shown } from "./capture.js";
-import { BODY_CAP, type ConsoleEntry, type NetEntry, type TabCapture } from "./store.js";
+import { BODY_CAP, type BodyOmitted, type ConsoleEntry, type NetEntry, type TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
 
 /** Body characters one network_tail result carries at most. */
@@ -143,21 +143,8 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
   },
 });
 
-interface PublicNet {
-  seq: number;
-  ts: number;
-  method: string;
-  url: string;
-  status: number;
-  type: string;
-  kind: "fetch" | "xhr";
-  size: number;
-  ms: number;
-  origin: string;
-  failed?: string;
-  body?: string;
-  bodyOmitted?: string;
-}
+/** An entry as the agent gets it: without the document it came from; a body may also be left out for the call's own limit. */
+type PublicNet = Omit<NetEntry, "doc" | "bodyOmitted"> & { bodyOmitted?: BodyOmitted | "call_limit" };
 
 function publicNet(e: NetEntry): PublicNet {
   return {
