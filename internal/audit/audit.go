@@ -53,6 +53,9 @@ type Record struct {
 	Code       string    `json:"code"`
 	DurationMs int64     `json:"durationMs"`
 	Approval   string    `json:"approval"`
+	// Secrets names the person's secrets the call used, "NAME on ORIGIN"
+	// (SECURITY I-69): names, never values; "" for none.
+	Secrets string `json:"secrets,omitempty"`
 	// Prev and Hash chain the record to the one before it (chain.go).
 	Prev string `json:"prev"`
 	Hash string `json:"hash"`
@@ -124,6 +127,9 @@ var migrations = []string{
 	INSERT INTO checkpoints(seq, hash, kind, at) SELECT
 		MAX(COALESCE((SELECT MAX(id) FROM calls), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'calls'), 0)),
 		'` + "0000000000000000000000000000000000000000000000000000000000000000" + `', 'genesis', CAST(strftime('%s', 'now') AS INTEGER) * 1000;`,
+	// The secrets a call used, by name (an empty field is left out of a
+	// record's canonical form, so older records keep their hashes).
+	`ALTER TABLE calls ADD COLUMN secrets TEXT NOT NULL DEFAULT '';`,
 }
 
 // textColumns are the records' text columns, in one place: the row
@@ -140,6 +146,7 @@ var textColumns = []struct {
 	{"outcome", func(r *Record) *string { return &r.Outcome }, false},
 	{"code", func(r *Record) *string { return &r.Code }, false},
 	{"approval", func(r *Record) *string { return &r.Approval }, false},
+	{"secrets", func(r *Record) *string { return &r.Secrets }, false},
 	{"prev", func(r *Record) *string { return &r.Prev }, true},
 	{"hash", func(r *Record) *string { return &r.Hash }, true},
 }

@@ -175,9 +175,9 @@ func TestExportShape(t *testing.T) {
 	if err := s.Export(context.Background(), Filter{}, "csv", &c); err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := "id,time,tool,session,origin,outcome,code,durationMs,approval,prev,hash\n" +
-		"2,2026-08-01T12:00:01.5Z,fill,\"'=HYPERLINK(\"\"x\"\")\",,ok,,3,approved," + h1 + "," + h2 + "\n" +
-		"1,2026-08-01T12:00:00Z,click,agent:x,https://a.example,error,stale_ref,12,," + Genesis + "," + h1 + "\n"
+	wantCSV := "id,time,tool,session,origin,outcome,code,durationMs,approval,secrets,prev,hash\n" +
+		"2,2026-08-01T12:00:01.5Z,fill,\"'=HYPERLINK(\"\"x\"\")\",,ok,,3,approved,," + h1 + "," + h2 + "\n" +
+		"1,2026-08-01T12:00:00Z,click,agent:x,https://a.example,error,stale_ref,12,,," + Genesis + "," + h1 + "\n"
 	if c.String() != wantCSV {
 		t.Fatalf("csv:\n%s\nwant:\n%s", c.String(), wantCSV)
 	}
@@ -186,7 +186,7 @@ func TestExportShape(t *testing.T) {
 	c.Reset()
 	_ = s.Export(context.Background(), Filter{Tool: "none"}, "json", &j)
 	_ = s.Export(context.Background(), Filter{Tool: "none"}, "csv", &c)
-	if !strings.HasSuffix(j.String(), `"records": [],`+"\n"+`"count": 0}`+"\n") || c.String() != "id,time,tool,session,origin,outcome,code,durationMs,approval,prev,hash\n" {
+	if !strings.HasSuffix(j.String(), `"records": [],`+"\n"+`"count": 0}`+"\n") || c.String() != "id,time,tool,session,origin,outcome,code,durationMs,approval,secrets,prev,hash\n" {
 		t.Fatalf("empty: %q %q", j.String(), c.String())
 	}
 	if err := s.Export(context.Background(), Filter{}, "xml", &j); err == nil {
@@ -261,7 +261,7 @@ func TestRecordFieldsAreMetadataOnly(t *testing.T) {
 	for i := 0; i < rt.NumField(); i++ {
 		names = append(names, rt.Field(i).Name)
 	}
-	if got := strings.Join(names, ","); got != "ID,Time,Tool,Session,Origin,Outcome,Code,DurationMs,Approval,Prev,Hash" {
+	if got := strings.Join(names, ","); got != "ID,Time,Tool,Session,Origin,Outcome,Code,DurationMs,Approval,Secrets,Prev,Hash" {
 		t.Fatalf("Record fields changed: %s — the audit is metadata only (SECURITY I-31)", got)
 	}
 }

@@ -398,7 +398,7 @@ func TestCanonicalFormCoversEveryField(t *testing.T) {
 	if hashFields(fields) == HashRecord(&r) {
 		t.Fatal("a new field is not covered")
 	}
-	if len(canonFields) != 10 {
+	if len(canonFields) != 11 {
 		t.Fatalf("%d canonical fields", len(canonFields))
 	}
 }

@@ -169,7 +169,7 @@ func (s *Store) Query(ctx context.Context, f Filter) (Page, error) {
 }
 
 // CSVHeader is the first line of a CSV export.
-var CSVHeader = []string{"id", "time", "tool", "session", "origin", "outcome", "code", "durationMs", "approval", "prev", "hash"}
+var CSVHeader = []string{"id", "time", "tool", "session", "origin", "outcome", "code", "durationMs", "approval", "secrets", "prev", "hash"}
 
 // CSVWriter writes records as CSV, one per line, after CSVHeader.
 type CSVWriter struct {
@@ -189,7 +189,7 @@ func (c *CSVWriter) Write(r Record) error {
 		}
 	}
 	return c.w.Write([]string{strconv.FormatInt(r.ID, 10), r.Time.UTC().Format(time.RFC3339Nano), cell(r.Tool), cell(r.Session),
-		cell(r.Origin), cell(r.Outcome), cell(r.Code), strconv.FormatInt(r.DurationMs, 10), cell(r.Approval), r.Prev, r.Hash})
+		cell(r.Origin), cell(r.Outcome), cell(r.Code), strconv.FormatInt(r.DurationMs, 10), cell(r.Approval), cell(r.Secrets), r.Prev, r.Hash})
 }
 
 // Close writes the header if nothing was written, and flushes.

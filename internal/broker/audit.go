@@ -18,7 +18,8 @@ import (
 
 // MetaAudit (result _meta) is what the extension reports for the audit:
 // {"origin": "<scheme://host[:port] the call acted on>", "approval":
-// "<allowed|approved|denied|timeout>"}, both optional. The broker reads and
+// "<allowed|approved|denied|timeout>", "secrets": "NAME on ORIGIN, …"},
+// each optional. The broker reads and
 // strips it. docs/audit.md.
 const MetaAudit = "torii/audit"
 
@@ -34,6 +35,7 @@ type AuditRecord struct {
 	Code     string // the error code; "" when ok
 	Duration time.Duration
 	Approval string // the person's decision when one was asked; ""
+	Secrets  string // the secrets the call used, by name (SECURITY I-69); ""
 }
 
 // Observer receives every finished call. CallDone runs on the calling
@@ -62,7 +64,7 @@ func (b *Broker) observe(s *Session, tool string, start time.Time, code toolerr.
 	if code != "" {
 		r.Outcome = "error"
 	}
-	r.Origin, r.Approval = takeAudit(res)
+	r.Origin, r.Approval, r.Secrets = takeAudit(res)
 	(*p).CallDone(r)
 }
 
@@ -90,18 +92,22 @@ func (b *Broker) ObserveExternal(session, tool string, start time.Time, res *mcp
 	(*p).CallDone(r)
 }
 
+// maxAuditSecrets bounds what a record keeps of the secrets a call used.
+const maxAuditSecrets = 500
+
 // takeAudit reads and strips MetaAudit from a result.
-func takeAudit(res *mcp.CallToolResult) (origin, approval string) {
+func takeAudit(res *mcp.CallToolResult) (origin, approval, secrets string) {
 	raw, ok := takeMeta(res, MetaAudit)
 	if !ok {
-		return "", ""
+		return "", "", ""
 	}
 	var m struct {
 		Origin   string `json:"origin"`
 		Approval string `json:"approval"`
+		Secrets  string `json:"secrets"`
 	}
 	if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &m) == nil {
-		return m.Origin, m.Approval
+		return m.Origin, m.Approval, clipRunes(m.Secrets, maxAuditSecrets)
 	}
-	return "", ""
+	return "", "", ""
 }

@@ -264,12 +264,14 @@ const (
 	MaxLabel = 64
 )
 
-func clipLabel(l string) string {
-	if utf8.RuneCountInString(l) <= MaxLabel {
-		return l
+func clipLabel(l string) string { return clipRunes(l, MaxLabel) }
+
+// clipRunes is s cut to at most n characters.
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	r := []rune(l)
-	return string(r[:MaxLabel])
+	return string([]rune(s)[:n])
 }
 
 // SetLabelLimits changes the cli-session lifetime and cap (tests).

@@ -30,7 +30,7 @@ type auditObserver struct{ st *audit.Store }
 
 func (o auditObserver) CallDone(r broker.AuditRecord) {
 	o.st.Add(audit.Record{Time: r.Time, Tool: r.Tool, Session: r.Session, Origin: r.Origin, Outcome: r.Outcome,
-		Code: r.Code, DurationMs: r.Duration.Milliseconds(), Approval: r.Approval})
+		Code: r.Code, DurationMs: r.Duration.Milliseconds(), Approval: r.Approval, Secrets: r.Secrets})
 }
 
 // AuditQueryParams is `audit.query`: audit.Filter's fields (since/until

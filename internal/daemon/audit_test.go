@@ -43,7 +43,11 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 		}
 		r := mcpbridgetest.TextResult("page says " + sentinelResult)
 		r["structuredContent"] = map[string]any{"text": sentinelResult}
-		r["_meta"] = map[string]any{broker.MetaAudit: map[string]any{"origin": "https://shop.example", "approval": "approved"}}
+		m := map[string]any{"origin": "https://shop.example", "approval": "approved"}
+		if name == "fill" {
+			m["secrets"] = "card on https://shop.example" // a secret's name, never its value (SECURITY I-69)
+		}
+		r["_meta"] = map[string]any{broker.MetaAudit: m}
 		return r, nil
 	})
 	d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "id": serverID})
@@ -86,7 +90,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	for _, rec := range page.Records {
 		byKey[rec.Session+"/"+rec.Tool] = rec
 	}
-	if rec := byKey["cli-agent/fill"]; rec.Outcome != "ok" || rec.Origin != "https://shop.example" || rec.Approval != "approved" || rec.Code != "" {
+	if rec := byKey["cli-agent/fill"]; rec.Outcome != "ok" || rec.Origin != "https://shop.example" || rec.Approval != "approved" || rec.Code != "" || rec.Secrets != "card on https://shop.example" {
 		t.Errorf("cli fill: %+v", rec)
 	}
 	if rec := byKey["cli-agent/nope"]; rec.Outcome != "error" || rec.Code != "unknown_tool" || rec.Origin != "" {

@@ -188,7 +188,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
   // Metadata only: never arguments, typed text, page content or results.
   const err = r.isError ? (r.structuredContent?.error as { code?: unknown } | undefined) : undefined;
   const code = err && typeof err.code === "string" ? err.code : undefined;
-  const a = auditOf(gctx, code);
+  const a = auditOf(gctx, code, secretsAudit(gctx));
   auditSink({
     ts: t0,
     tool: typeof name === "string" ? name.slice(0, 64) : "?",
@@ -199,7 +199,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     ms: Date.now() - t0,
     ...(gctx.approval ? { approval: gctx.approval } : {}),
     ...(gctx.auditNote ? { detail: gctx.auditNote } : {}),
-    ...(secretsAudit(gctx) ? { secrets: secretsAudit(gctx) } : {}),
+    ...(a.secrets ? { secrets: a.secrets } : {}),
   });
   return withAuditMeta(r, a);
 }
@@ -213,14 +213,16 @@ export interface AuditMeta {
   origin: string;
   /** The person's decision when an approval was asked. */
   approval?: "approved" | "denied" | "timeout";
+  /** The secrets the call used, "NAME on ORIGIN" (SECURITY I-69): names, never values. */
+  secrets?: string;
 }
 
 /** The call's audit metadata, from what the gate learnt and how the call ended. */
-export function auditOf(gctx: Pick<GateContext, "origin" | "approval">, code: string | undefined): AuditMeta {
+export function auditOf(gctx: Pick<GateContext, "origin" | "approval">, code: string | undefined, secrets?: string): AuditMeta {
   // A refusal for a page, destination or landing off the allowlist names no host, here either.
   const origin = code === "origin_not_allowed" ? "blocked" : (gctx.origin ?? "");
   const ap = gctx.approval;
-  return { origin, ...(ap === "approved" || ap === "denied" || ap === "timeout" ? { approval: ap } : {}) };
+  return { origin, ...(ap === "approved" || ap === "denied" || ap === "timeout" ? { approval: ap } : {}), ...(secrets ? { secrets } : {}) };
 }
 
 /** The result with `_meta["torii/audit"]` for the daemon (which strips it before the agent sees the result). */
@@ -228,6 +230,7 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
   const m: Record<string, string> = {};
   if (a.origin) m.origin = a.origin;
   if (a.approval) m.approval = a.approval;
+  if (a.secrets) m.secrets = a.secrets;
   if (Object.keys(m).length === 0) return r;
   return { ...r, _meta: { ...r._meta, [META_AUDIT]: m } };
 }

@@ -260,5 +260,7 @@ describe("audit metadata", () => {
     expect(auditOf({ origin: "https://a.example", approval: "auto" }, undefined)).toEqual({ origin: "https://a.example" });
     expect(auditOf({ origin: "https://a.example", approval: "cancelled" }, "cancelled")).toEqual({ origin: "https://a.example" });
     expect(auditOf({ origin: "https://evil.example" }, "origin_not_allowed")).toEqual({ origin: "blocked" });
+    // The secrets a call used reach the daemon's audit by name, never by value.
+    expect(auditOf({ origin: "https://a.example" }, undefined, "bank on https://a.example")).toEqual({ origin: "https://a.example", secrets: "bank on https://a.example" });
   });
 });
