@@ -348,6 +348,8 @@ describeBrowser("secrets", () => {
     const daemonAudit = await torii.cli(["audit", "--format", "json", "--limit", "10000"]);
     expect(daemonAudit.code, daemonAudit.stderr).toBe(0);
     expect(daemonAudit.stdout).toContain("fill");
+    // The daemon's audit names the secret and the origin too (in its chain), never the value.
+    expect(daemonAudit.stdout).toContain(`apw on ${site.a}`);
     for (const file of await allFiles(torii.stateDir)) {
       const bytes = await readFile(file).catch(() => Buffer.alloc(0));
       for (const h of hidden) expect(bytes.includes(h), `${file} holds a secret`).toBe(false);
