@@ -70,7 +70,8 @@ describeBrowser("browser tools: bad input", () => {
     }
     type Rec = { tool: string; origin: string; outcome: string; code: string };
     const recs = await pollUntil("the daemon's audit of the three calls", async () => {
-      const all = await torii.cliJSON<Rec[]>(["audit", "--since", since, "--outcome", "error", "--format", "json"]);
+      // The JSON export is one object: the chain's head and checkpoint, then its records.
+      const all = (await torii.cliJSON<{ records: Rec[] }>(["audit", "--since", since, "--outcome", "error", "--format", "json"])).records;
       const mine = all.filter((x) => x.tool === "navigate" || x.tool === "fetch_in_page");
       return mine.length >= cases.length ? mine : undefined;
     }, { timeoutMs: 5_000 });
