@@ -100,7 +100,10 @@ describeBrowser("adversarial: errors never name the attacker", () => {
       const { tabId, page } = await R().open("/nav-later", { x, ms: 100, gate });
       R().site.openGate(gate);
       await pollUntil("the tab to land on the attacker", () => page.url().startsWith(R().site.origin[x]), { timeoutMs: 8_000, intervalMs: 30 });
-      const res = await R().call("snapshot", { tabId }, 15_000);
+      // Playwright sees the commit a moment before the extension does: a call in between races the
+      // landing and ends navigation_failed (naming nothing either); the call after it is judged on c.
+      let res = await R().call("snapshot", { tabId }, 15_000);
+      if (res.error?.code === "navigation_failed") res = await R().call("snapshot", { tabId }, 15_000);
       await R().expectClean();
       expect(res.error?.code, res.text).toBe("origin_not_allowed");
     });
