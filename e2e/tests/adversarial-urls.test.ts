@@ -93,6 +93,8 @@ describeBrowser("adversarial: URL tricks and redirect chains", () => {
       it(`navigate to A that ends on ${x} by ${name}: origin_not_allowed, nothing of ${x} returned`, async () => {
         const res = await R().call("navigate", { url: R().site.url("a", path, q), observe: "snapshot" }, 15_000);
         const land = await pollUntil(`the tab to land on ${x}`, () => R().browser.context.pages().find((p) => p.url().startsWith(R().site.origin[x])), { timeoutMs: 8_000, intervalMs: 30 });
+        // As below: read once x's document has loaded, not while the old one is going away.
+        await withTimeout(land.waitForLoadState("load"), 8_000);
         const after = await R().call("read_text", {}, 10_000);
         await R().expectClean({ kinds: [] });
         expect(land).toBeTruthy();
