@@ -56,6 +56,8 @@ export interface NavEvent {
   kind: "started" | "committed" | "completed" | "sameDocument" | "error" | "removed";
   url?: string;
   error?: string;
+  /** When the browser raised it, in ms since the epoch (webNavigation's timeStamp). */
+  at?: number;
 }
 const navListeners = new Set<NavListener>();
 let installed = false;
@@ -68,15 +70,15 @@ export function installBrowser(): void {
     for (const l of navListeners) l(ev);
   };
   // No URL for a start: it may be a page off the list, and only whether one began is used.
-  chrome.webNavigation.onBeforeNavigate.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "started" }));
-  chrome.webNavigation.onCommitted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "committed", url: d.url }));
-  chrome.webNavigation.onCompleted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "completed", url: d.url }));
-  chrome.webNavigation.onHistoryStateUpdated.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url }));
+  chrome.webNavigation.onBeforeNavigate.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "started", at: d.timeStamp }));
+  chrome.webNavigation.onCommitted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "committed", url: d.url, at: d.timeStamp }));
+  chrome.webNavigation.onCompleted.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "completed", url: d.url, at: d.timeStamp }));
+  chrome.webNavigation.onHistoryStateUpdated.addListener((d) => emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url, at: d.timeStamp }));
   chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) =>
-    emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url }),
+    emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url, at: d.timeStamp }),
   );
   chrome.webNavigation.onErrorOccurred.addListener((d) =>
-    emit({ tabId: d.tabId, frameId: d.frameId, kind: "error", url: d.url, error: d.error }),
+    emit({ tabId: d.tabId, frameId: d.frameId, kind: "error", url: d.url, error: d.error, at: d.timeStamp }),
   );
   chrome.tabs.onRemoved.addListener((tabId) => {
     emit({ tabId, frameId: 0, kind: "removed" });
@@ -131,6 +133,8 @@ export interface NavWatch {
   started(): boolean;
   /** The watched navigation finished (loaded, same-document, or failed). */
   finished(): boolean;
+  /** A navigation to another document committed (not a same-document one), loaded or not. */
+  left(): boolean;
   stop(): void;
 }
 
@@ -144,10 +148,13 @@ const BLANK = /^about:(blank|srcdoc)([?#].*)?$/i;
  * mistaken for the navigation's. `toPage`: the navigation goes to a page (not a blank URL), so a
  * blank document's commit, load or abort is someone else's: a new tab's initial about:blank, whose
  * events can reach the worker after the watch started (a loaded machine), must neither end the
- * wait while the tab still shows that blank document nor fail it.
+ * wait while the tab still shows that blank document nor fail it. For the same reason an event the
+ * browser raised before the watch started is not the watched navigation's.
  */
 export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}): NavWatch & { bind(tabId: number): void } {
+  const armedAt = Date.now();
   let committed = false;
+  let left = false;
   let started = false;
   let finished = false;
   let off: () => void = () => undefined;
@@ -160,9 +167,10 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}
     });
     handle = (ev) => {
       if (ev.tabId !== tabId || ev.frameId !== 0) return;
+      if (ev.at !== undefined && ev.at < armedAt) return;
       if (o.toPage && (ev.kind === "committed" || ev.kind === "completed" || ev.kind === "error") && BLANK.test(ev.url ?? "")) return;
       if (ev.kind === "started") started = true;
-      else if (ev.kind === "committed") committed = true;
+      else if (ev.kind === "committed") committed = left = true;
       else if (ev.kind === "completed") {
         if (!committed) return;
         finished = true;
@@ -193,6 +201,7 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}
     committed: () => committed,
     started: () => started || committed,
     finished: () => finished,
+    left: () => left,
     stop: () => off(),
     bind(id: number) {
       tabId = id;

@@ -313,7 +313,10 @@ export async function act(
       }
       const tab = await resolveTab(tabId);
       seen = tab;
-      if ((watch.committed() && !watch.finished()) || tab.status === "loading") {
+      // A navigation the action caused counts even when it also finished before this look (a tiny
+      // page, a slow worker): the look is of the page it landed on, and the result says so. A
+      // navigating action (navigate, history) reports its own landing instead.
+      if ((watch.left() && !out.landed) || (watch.committed() && !watch.finished()) || tab.status === "loading") {
         seen = undefined;
         const l = await awaitLoad(watch, left(ctx.deadline, 15_000), ctx.signal);
         data.navigated = true;

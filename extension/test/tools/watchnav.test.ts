@@ -32,4 +32,37 @@ describe("watchNav", () => {
     b.fireNav("onCompleted", { tabId: 8, url: "about:blank" });
     await expect(w.done).resolves.toEqual({ url: "about:blank", sameDocument: false });
   });
+
+  it("events the browser raised before the watch started are not the watched navigation's", async () => {
+    const { watchNav } = await import("../../src/tools/browser.js");
+    const w = watchNav(9);
+    const before = Date.now() - 50;
+    // An earlier load of the page, delivered late to the worker.
+    b.fireNav("onBeforeNavigate", { tabId: 9, url: "http://127.0.0.1:1/a.html", timeStamp: before });
+    b.fireNav("onCommitted", { tabId: 9, url: "http://127.0.0.1:1/a.html", timeStamp: before });
+    b.fireNav("onCompleted", { tabId: 9, url: "http://127.0.0.1:1/a.html", timeStamp: before });
+    expect(w.started()).toBe(false);
+    expect(w.left()).toBe(false);
+    expect(await settled(w.done)).toBe("pending");
+    w.stop();
+  });
+
+  it("a navigation that committed and finished before anyone looked still says the tab left", async () => {
+    const { watchNav } = await import("../../src/tools/browser.js");
+    const w = watchNav(10);
+    b.fireNav("onBeforeNavigate", { tabId: 10, url: "http://127.0.0.1:1/b.html" });
+    b.fireNav("onCommitted", { tabId: 10, url: "http://127.0.0.1:1/b.html" });
+    b.fireNav("onCompleted", { tabId: 10, url: "http://127.0.0.1:1/b.html" });
+    await expect(w.done).resolves.toEqual({ url: "http://127.0.0.1:1/b.html", sameDocument: false });
+    expect(w.finished()).toBe(true);
+    expect(w.left()).toBe(true);
+  });
+
+  it("a same-document navigation finishes the watch but is not leaving", async () => {
+    const { watchNav } = await import("../../src/tools/browser.js");
+    const w = watchNav(11);
+    b.fireNav("onReferenceFragmentUpdated", { tabId: 11, url: "http://127.0.0.1:1/b.html#x" });
+    await expect(w.done).resolves.toEqual({ url: "http://127.0.0.1:1/b.html#x", sameDocument: true });
+    expect(w.left()).toBe(false);
+  });
 });
