@@ -4,7 +4,7 @@
 import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, type ToolContext } from "./define.js";
-import { toolError } from "./errors.js";
+import { ToolError, toolError } from "./errors.js";
 import { awaitLoad, callTab, guarded, watchNav } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
@@ -90,7 +90,14 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       tabId = await openAgentTab(ctx.gate?.owner, ctx.signal);
       const id = tabId;
       return act(id, a, ctx, async () => {
-        const r = await navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS);
+        const r = await navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS).catch((e: unknown) => {
+          // The new tab's own about:blank navigation can still be pending when ours starts, and its
+          // commit then aborts ours (a loaded machine): nothing of ours loaded, so it is sent again.
+          if (e instanceof ToolError && e.code === "navigation_failed" && e.message.includes("net::ERR_ABORTED")) {
+            return navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS);
+          }
+          throw e;
+        });
         return summary(id, { created: true, ...(r.loaded ? {} : { loaded: false }) });
       });
     } else if (a.tabId === undefined) {
