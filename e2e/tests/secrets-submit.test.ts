@@ -161,6 +161,25 @@ describeBrowser("secrets: type with submit into a password field", () => {
     expect(leakedTo(site.b)).toBe(false);
   });
 
+  it("the page moves the focus at the Enter's keydown, before its keypress submits: the other field gets nothing, nothing is posted", async () => {
+    const { tabId, page, pw } = await open("/submit-swap-key");
+    const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
+    expect(r.error?.code, r.text).toBe("password_field");
+    await settle();
+    expect(posts(site.a)).toEqual([]);
+    expect(posts(site.b)).toEqual([]);
+    expect(await page.locator("#pw2").inputValue()).toBe("");
+  });
+
+  it("the page hands the field to a form that posts elsewhere: refused, that origin receives nothing", async () => {
+    const { tabId, pw } = await open("/submit-reparent");
+    const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
+    expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
+    await settle();
+    expect(posts(site.b)).toEqual([]);
+    expect(leakedTo(site.b)).toBe(false);
+  });
+
   it("the page moves the focus into another origin's frame, onto its password field: the frame gets no key, nothing is posted", async () => {
     const { tabId, page, pw } = await open("/submit-frame");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
