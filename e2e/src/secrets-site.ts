@@ -139,6 +139,13 @@ function submitPage(path: string, self: string, other: string, isA: boolean): st
         "Elsewhere",
         `<form id="f" method="post" action="${other}/collect">${FORM_PW}<input type="hidden" name="action" value="/done"><button>Sign in</button></form>`,
       );
+    case "/submit-formaction":
+      // Posts to its own origin, but its default button sends elsewhere; a field named baseURI
+      // shadows the form's base URL.
+      return page(
+        "Formaction",
+        `<form id="f" method="post" action="/done">${FORM_PW}<input type="hidden" name="baseURI" value="x"><button formaction="${other}/collect">Sign in</button></form>`,
+      );
     case "/submit-rewrite":
       // Points the form at the other origin from its own submit handler, after the capture phase.
       return page(

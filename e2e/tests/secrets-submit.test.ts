@@ -201,14 +201,25 @@ describeBrowser("secrets: type with submit into a password field", () => {
     expect(posts(site.b)).toEqual([]);
   });
 
-  it("without a secret, a form whose action to an origin off the list hides behind a field named action is still stopped (I-38)", async () => {
-    await setPolicy(ext, { rules: [{ pattern: site.pattern(site.a) }], actMode: true });
-    const { tabId, snap } = await open("/submit-elsewhere");
-    const r = await call("type", { tabId, ref: refOf(snap, "textbox", "User name"), text: "alice", submit: true });
-    expect(r.error?.code, r.text).toBe("origin_not_allowed");
+  it("a default button whose formaction posts to another origin (the form's base URL shadowed): refused, that origin receives nothing", async () => {
+    const { tabId, pw } = await open("/submit-formaction");
+    const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
+    expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
     await settle();
     expect(posts(site.b)).toEqual([]);
+    expect(posts(site.a)).toEqual([]);
   });
+
+  for (const path of ["/submit-elsewhere", "/submit-formaction"]) {
+    it(`without a secret, a form that hides its post to an origin off the list behind a shadowed property is still stopped (I-38): ${path}`, async () => {
+      await setPolicy(ext, { rules: [{ pattern: site.pattern(site.a) }], actMode: true });
+      const { tabId, snap } = await open(path);
+      const r = await call("type", { tabId, ref: refOf(snap, "textbox", "User name"), text: "alice", submit: true });
+      expect(r.error?.code, r.text).toBe("origin_not_allowed");
+      await settle();
+      expect(posts(site.b)).toEqual([]);
+    });
+  }
 
   it("sentinel: the value is in no result, audit row or log", async () => {
     for (const r of results) expect(JSON.stringify(r)).not.toContain(SENTINEL);

@@ -51,6 +51,14 @@ export function defaultButton(form: HTMLFormElement): HTMLButtonElement | HTMLIn
 }
 
 /**
+ * A submitter's `formaction`, resolved against the button's own base URL (a button has no named
+ * properties to shadow it; the form's `baseURI` can be shadowed like its `action`).
+ */
+function formActionOf(el: Element): string {
+  return new URL(el.getAttribute("formaction") ?? "", el.baseURI).href;
+}
+
+/**
  * Where a submission of `form` by `submitter` sends its request, and by which method, read past
  * anything the page put in the way (clobbered properties). A URL that cannot be read is "".
  */
@@ -58,7 +66,7 @@ export function formRequest(form: HTMLFormElement, submitter: Element | null): {
   let url = "";
   let method = "";
   try {
-    url = submitter?.hasAttribute("formaction") ? new URL(submitter.getAttribute("formaction") ?? "", form.baseURI).href : String(ACTION?.call(form) ?? "");
+    url = submitter?.hasAttribute("formaction") ? formActionOf(submitter) : String(ACTION?.call(form) ?? "");
   } catch {
     url = "";
   }
