@@ -1,11 +1,11 @@
 // The one key the password guard lets into a password field without allowPassword (SECURITY I-18,
 // I-69): `type` of exactly one `{{secret:NAME}}` with `submit: true`. The page engine, in the same
 // synchronous turn as it puts the secret into the field, grants this document's guard the call's
-// Enter on that element alone; the guard lets through one trusted, unmodified Enter (its keydown,
-// keypress and the line break's beforeinput, none of which types anything into a single-line
-// field) while that element still holds the focus, and stops any
-// submission of that field's form to an origin the secret is not bound to. Everything else keeps
-// the guard's ordinary rules: another field, another frame, text events, a second Enter.
+// Enter on that element alone. The guard then lets through one trusted, unmodified Enter (its
+// keydown, keypress and the line break's beforeinput, none of which types anything into a
+// single-line field) while that element still holds the focus, and stops any submission of that
+// field's form to an origin the secret is not bound to. Everything else keeps the guard's ordinary
+// rules: another field, another frame, text events, a second Enter.
 //
 // Runs in the guard's isolated world. The form's own properties are read through the prototype's
 // getters: a page can shadow `form.action` with a field named "action" (`<input name=action>`).
