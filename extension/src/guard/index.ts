@@ -14,6 +14,7 @@
 import type { Block, ArmSpec, EffectKind, EventFacts, Phase, Rights } from "./decide";
 import { decide, EFFECT_EVENTS, GUARDED_EVENTS, rightsFor, sendsOffList, settlePending, TYPING_EVENTS } from "./decide";
 import { clickEffects, composedClosest, deepFocused, elementAt, focusedIn, isPasswordField, keyEffects, shadowOf, type ClickEffects } from "../page/risk";
+import { defaultButton, formOf, formRequest, grantCovers, sendsSecretElsewhere, type SubmitGrant } from "./secret-submit";
 
 /** What a frame answers when armed. */
 export interface ArmReply {
@@ -34,6 +35,12 @@ export interface GuardApi {
   hit(x: number, y: number): Hit;
   /** The focused element's facts, for the worker's prediction (never a value). */
   focus(): FocusFacts;
+  /**
+   * SECURITY I-69: the page engine has just put one secret into the password field `el` for the
+   * call armed with `token`; that call's Enter may reach it (guard/secret-submit.ts). False when
+   * this frame is not armed for that call.
+   */
+  grantSubmit(token: string, el: Element, origins: string[]): boolean;
 }
 
 export interface FocusFacts {
@@ -54,7 +61,7 @@ export interface FocusFacts {
   label: string;
 }
 
-const VERSION = 1;
+const VERSION = 2;
 const MAX_RECORDS = 32;
 const PENDING_MS = 5_000;
 
@@ -71,6 +78,7 @@ function install(): void {
   let records: Block[] = [];
   let pending: Block[] = [];
   let told = false;
+  let grant: SubmitGrant | undefined;
   const disarmed = new Set<string>();
 
   // The browser's answer, out of the page's reach: about:blank and srcdoc report their creator's
@@ -88,6 +96,7 @@ function install(): void {
     if (records.length) latched = records[0];
     pending = [];
     told = false;
+    grant = undefined;
     phase = "armed";
   };
   const idle = () => {
@@ -95,6 +104,7 @@ function install(): void {
     rights = undefined;
     latched = undefined;
     pending = [];
+    grant = undefined;
   };
 
   const record = (b: Block) => {
@@ -119,19 +129,37 @@ function install(): void {
     }
     const f: EventFacts = { type: ev.type, trusted: ev.isTrusted, subframe };
     if (phase === "armed" && rights?.allowed) {
-      if (TYPING_EVENTS.has(ev.type)) f.password = isPasswordField(focusedIn(document));
+      const focused = TYPING_EVENTS.has(ev.type) || EFFECT_EVENTS.has(ev.type) ? focusedIn(document) : null;
+      if (TYPING_EVENTS.has(ev.type)) {
+        f.password = isPasswordField(focused);
+        if (f.password && grantCovers(grant, token, ev, focused)) f.submitKey = true;
+      }
       if (EFFECT_EVENTS.has(ev.type)) {
         f.effects = effectsOf(ev, origin);
         if (policy && sendsOffList(policy, requestsOf(ev))) f.offList = true;
+        if (sendsSecretElsewhere(grant, token, ev, focused)) f.secretElsewhere = true;
       }
     }
     const b = decide(phase, rights, latched, f);
-    if (!b) return;
+    if (!b) {
+      // Each event of the one submit key passes once.
+      if (f.submitKey) grant?.spent.add(ev.type);
+      return;
+    }
     ev.stopImmediatePropagation();
     if (ev.cancelable) ev.preventDefault();
     if (!b.quiet) record(b);
   };
   for (const t of GUARDED_EVENTS) window.addEventListener(t, onEvent, { capture: true });
+  // SECURITY I-69: the form's own handlers run after the capture phase and may point it elsewhere
+  // (`this.action = …`); the submission is judged again once they have run (the first bubble
+  // listener on window), before the browser reads where to send it.
+  window.addEventListener("submit", (ev) => {
+    if (phase !== "armed" || !rights?.allowed || !sendsSecretElsewhere(grant, token, ev, null)) return;
+    ev.stopImmediatePropagation();
+    ev.preventDefault();
+    record({ code: "secret_origin_mismatch" });
+  });
 
   g.__toriiGuard = {
     version: VERSION,
@@ -155,6 +183,11 @@ function install(): void {
     },
     hit: (x, y) => hitAt(x, y),
     focus: () => focusFacts(),
+    grantSubmit(t, el, origins) {
+      if (phase !== "armed" || t !== token || !rights?.allowed || !isPasswordField(el) || el.ownerDocument !== document) return false;
+      grant = { token: t, el, origins: [...origins], spent: new Set() };
+      return true;
+    },
   };
 
   // SECURITY I-39: a document that starts while its tab may be armed (a frame inserted or navigated
@@ -233,17 +266,17 @@ function effectsOf(ev: Event, origin: string): EffectKind[] {
 /** The URLs an effect event would send a request to: the form's action, the link and its pings. */
 function requestsOf(ev: Event): string[] {
   if (ev.type === "submit") {
-    const form = ev.composedPath()[0] as HTMLFormElement;
-    const sub = (ev as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
-    return [sub?.hasAttribute("formaction") ? sub.formAction : form.action ?? ""];
+    const form = ev.composedPath()[0];
+    if (!(form instanceof HTMLFormElement)) return [];
+    // Read past a field named "action" that shadows the form's own property.
+    return [formRequest(form, (ev as SubmitEvent).submitter ?? null).url];
   }
   if (ev.type === "keydown") {
     if ((ev as KeyboardEvent).key !== "Enter") return [];
     const el = focusedIn(document);
-    const form = el && "form" in el ? ((el as HTMLInputElement).form as HTMLFormElement | null) : null;
+    const form = el ? formOf(el) : null;
     if (!form) return [];
-    const sub = form.querySelector("button:not([type]), button[type=submit i], input[type=submit i], input[type=image i]") as HTMLButtonElement | null;
-    return [sub?.hasAttribute("formaction") ? sub.formAction : form.action];
+    return [formRequest(form, defaultButton(form)).url];
   }
   const t = deepTarget(ev);
   if (!t) return [];

@@ -7,11 +7,21 @@ import { fail } from "./errors";
 import type { Engine } from "./engine";
 import { nativeGet, nativeSetter } from "./actions";
 import { useSecrets } from "./secrets";
-import type { SecretBundle } from "../secrets/template";
+import { onlySecret, secretRefs, type SecretBundle } from "../secrets/template";
+import type { GuardApi } from "../guard/index";
 
 const TEXT_INPUTS = new Set(["text", "email", "password", "search", "tel", "url", ""]);
 
-export function typeSecret(engine: Engine, a: { ref?: string; selector?: string; text: string; secrets: SecretBundle }): { typed: true } {
+/**
+ * `submitKey`: the arming token of a `type` call with `submit: true` whose whole text is this one
+ * reference. When the field is a password field and now holds exactly the secret, this document's
+ * guard is told, in this same turn, that the call's Enter may reach that field and no other, and
+ * that its form may send the secret only to the secret's origins (SECURITY I-18, I-69).
+ */
+export function typeSecret(
+  engine: Engine,
+  a: { ref?: string; selector?: string; text: string; secrets: SecretBundle; submitKey?: string },
+): { typed: true; submitKey?: boolean } {
   if (typeof a.text !== "string") fail("invalid_argument", "typeSecret needs text");
   const el = engine.target(a);
   // The focusing click landed on it; a page that moved the focus since gets nothing.
@@ -37,8 +47,11 @@ export function typeSecret(engine: Engine, a: { ref?: string; selector?: string;
     } catch {
       /* as above */
     }
+    // Before the page's input handlers run: what they do next (move the focus, point the form
+    // elsewhere) is judged by the guard at the key and at the submission.
+    const granted = typeof a.submitKey === "string" && grantSubmit(a.submitKey, f, a.text, a.secrets, value);
     f.dispatchEvent(new InputEvent("input", { bubbles: true, composed: true, inputType: "insertFromPaste" }));
-    return { typed: true };
+    return granted ? { typed: true, submitKey: true } : { typed: true };
   }
   if ((el as HTMLElement).isContentEditable) {
     const value = useSecrets(a.text, a.secrets);
@@ -46,4 +59,13 @@ export function typeSecret(engine: Engine, a: { ref?: string; selector?: string;
     return { typed: true };
   }
   return fail("not_editable", `<${tag}> is not a text field or contenteditable`);
+}
+
+/** Grants the submit key when the field is a password field holding exactly the one secret. */
+function grantSubmit(token: string, f: HTMLInputElement, text: string, b: SecretBundle, value: string): boolean {
+  if (!onlySecret(text) || String(f.type).toLowerCase() !== "password" || nativeGet(f) !== value) return false;
+  const name = secretRefs(text)[0] as string;
+  const origins = Object.prototype.hasOwnProperty.call(b, name) ? (b[name]?.o ?? []) : [];
+  const guard = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return !!guard && origins.includes(self.origin) && guard.grantSubmit(token, f, origins);
 }

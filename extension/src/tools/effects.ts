@@ -192,7 +192,7 @@ function blockOf(code: unknown, kind: unknown): Block {
   return EFFECT_KINDS.includes(kind as EffectKind) ? { code: c, kind: kind as EffectKind } : { code: c };
 }
 
-const ORDER: Block["code"][] = ["origin_not_allowed", "password_field", "approval_denied", "navigation_failed"];
+const ORDER: Block["code"][] = ["origin_not_allowed", "secret_origin_mismatch", "password_field", "approval_denied", "navigation_failed"];
 
 /** The error a call fails with when the guard blocked something (the most serious block wins). */
 export function blockError(blocks: Block[]): ToolError | undefined {
@@ -201,6 +201,8 @@ export function blockError(blocks: Block[]): ToolError | undefined {
   switch (b.code) {
     case "origin_not_allowed":
       return toolError("origin_not_allowed", "the input would have reached a frame that is not on the person's allowlist; it was not delivered");
+    case "secret_origin_mismatch":
+      return toolError("secret_origin_mismatch", "the form would have sent a secret to an origin it is not bound to; nothing was submitted");
     case "password_field":
       return toolError("password_field", "refused: a key arrived while a password field had focus and passwords are not allowed for this call; that key and the rest were not delivered");
     case "approval_denied": {
@@ -216,6 +218,14 @@ export function blockError(blocks: Block[]): ToolError | undefined {
 /** Thrown between keys once a frame has blocked input; the disarm then reports the real code. */
 class GuardStop extends Error {
   override name = "GuardStop";
+}
+
+/**
+ * The token the tab is armed with for the running call: the page engine hands it to its document's
+ * guard with a secret's submit grant (SECURITY I-69), so the grant is that call's alone.
+ */
+export function armedToken(tabId: number): string | undefined {
+  return armed.get(tabId)?.spec.token;
 }
 
 /** Throws when a frame has blocked input during this call: the rest is not sent. */

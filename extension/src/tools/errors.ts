@@ -41,7 +41,7 @@ export const ERROR_HINTS = {
   proxy_controlled_elsewhere: "Another extension or the browser's policy controls the proxy; only the person can change that.",
   tool_disabled: "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry.",
   secret_not_found: "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options.",
-  secret_origin_mismatch: "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options).",
+  secret_origin_mismatch: "The secret is not bound to the origin of the field's document, or of where its form would send it; nothing was filled or sent. Only the person can add that origin to the secret (Torii options).",
   secret_store_locked: "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options.",
   page_error: "The page's own function threw; read its message, then fix the arguments or call something else.",
   sensitive_not_allowed: "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them.",

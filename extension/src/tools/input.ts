@@ -9,7 +9,7 @@ import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
 import { callTab, engine, frameOffset, guarded, onNav, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
-import { checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
+import { armedToken, checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
 import { getPolicy } from "./safety.js";
 import { noteUse, prepareSecrets, referenced, secretDocument } from "./secrets.js";
 import { onlySecret, pieces } from "../secrets/template.js";
@@ -232,9 +232,11 @@ async function typeChar(tabId: number, ch: string, ctx: ToolContext): Promise<vo
 /**
  * SECURITY I-69: the literal runs are typed as usual; each secret is never a key event: it is
  * inserted by the engine of the target's document, which must still hold the focus and be on the
- * secret's origins (the value is sent to that document alone).
+ * secret's origins (the value is sent to that document alone). `submit`: the text is one reference
+ * and Enter follows; that document's guard is granted the call's Enter on that field alone (a
+ * password field takes no other key without allowPassword, I-18).
  */
-async function typeWithSecrets(tabId: number, t: Target, text: string, keys: boolean, ctx: ToolContext): Promise<void> {
+async function typeWithSecrets(tabId: number, t: Target, text: string, keys: boolean, ctx: ToolContext, submit = false): Promise<void> {
   const r = await resolveTarget(tabId, t);
   for (const p of pieces(text)) {
     if ("text" in p) {
@@ -245,7 +247,8 @@ async function typeWithSecrets(tabId: number, t: Target, text: string, keys: boo
     const sec = await prepareSecrets([p.secret]);
     if (!sec) continue;
     const documentId = await secretDocument(tabId, r.frameId, [p.secret], sec, ctx);
-    const e = await engine(tabId, "typeSecret", { ...r.args, text: `{{secret:${p.secret}}}`, secrets: sec.bundle }, {
+    const token = submit && onlySecret(text) ? armedToken(tabId) : undefined;
+    const e = await engine(tabId, "typeSecret", { ...r.args, text: `{{secret:${p.secret}}}`, secrets: sec.bundle, ...(token ? { submitKey: token } : {}) }, {
       signal: ctx.signal,
       deadline: ctx.deadline,
       frameId: r.frameId,
@@ -299,7 +302,7 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
       // SECURITY I-36: keys go to the focused frame, which must be on the list (after a focusing
       // click the point was checked instead).
       if (a.ref === undefined && a.selector === undefined) checkFocusFrame(tabId);
-      if (names.length) await typeWithSecrets(tabId, a, a.text, a.keys === true, ctx);
+      if (names.length) await typeWithSecrets(tabId, a, a.text, a.keys === true, ctx, a.submit === true);
       else if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
       if (a.submit) await pressCombo(tabId, "Enter", ctx);
       const what = names.length ? `secret ${names.join(", ")}` : `${[...a.text].length} chars`;

@@ -1,7 +1,7 @@
 // The effect guard's decisions (SECURITY I-18, I-36…I-39): what a frame may receive while an
 // agent's call is armed on its tab, from its own origin and the person's policy.
 import { describe, expect, it } from "vitest";
-import { decide, GUARDED_EVENTS, rightsFor, settlePending, type ArmSpec, type Rights } from "../../src/guard/decide.js";
+import { decide, GUARDED_EVENTS, rightsFor, settlePending, SUBMIT_KEY_EVENTS, type ArmSpec, type Rights } from "../../src/guard/decide.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 
 const policy = (approvals: Partial<Policy["approvals"]> = {}, rule: Record<string, unknown> = {}): Policy => ({
@@ -90,5 +90,36 @@ describe("requests off the list", () => {
     expect(sendsOffList(policy(), ["javascript:void 0", ""])).toBe(false);
     const all: Rights = { allowed: true, effects: ["submit", "destructive_click", "new_origin"], allowPassword: true };
     expect(decide("armed", all, undefined, { type: "submit", trusted: true, effects: ["submit"], offList: true })).toEqual({ code: "origin_not_allowed" });
+  });
+});
+
+describe("a secret's submit key (SECURITY I-18, I-69)", () => {
+  it("only the Enter's keydown, keypress and line break pass into the password field, never text", () => {
+    for (const type of ["keydown", "keypress", "beforeinput"]) {
+      expect(decide("armed", ALLOWED, undefined, { type, trusted: true, password: true, submitKey: true })).toBeNull();
+    }
+    for (const type of ["textInput", "paste"]) {
+      expect(SUBMIT_KEY_EVENTS.has(type)).toBe(false);
+      expect(decide("armed", ALLOWED, undefined, { type, trusted: true, password: true, submitKey: true })).toEqual({ code: "password_field" });
+    }
+    // Without the grant (another field, another frame, a second Enter), the key is refused as before.
+    expect(decide("armed", ALLOWED, undefined, { type: "keydown", trusted: true, password: true })).toEqual({ code: "password_field" });
+  });
+  it("the grant never lifts another block: a frame off the list, a latched block, an effect not approved", () => {
+    expect(decide("armed", OFF, undefined, { type: "keydown", trusted: true, password: true, submitKey: true })).toEqual({ code: "origin_not_allowed" });
+    const b = { code: "password_field" as const };
+    expect(decide("armed", ALLOWED, b, { type: "keydown", trusted: true, password: true, submitKey: true })).toBe(b);
+    expect(decide("armed", ALLOWED, undefined, { type: "keydown", trusted: true, password: true, submitKey: true, effects: ["submit"] })).toEqual({
+      code: "approval_denied",
+      kind: "submit",
+    });
+  });
+  it("a submission carrying the secret to an origin it is not bound to is stopped, whatever was approved or allowed", () => {
+    const all: Rights = { allowed: true, effects: ["submit", "destructive_click", "new_origin"], allowPassword: true };
+    expect(decide("armed", all, undefined, { type: "submit", trusted: true, effects: ["submit"], secretElsewhere: true })).toEqual({ code: "secret_origin_mismatch" });
+    expect(decide("armed", all, undefined, { type: "submit", trusted: false, secretElsewhere: true })).toEqual({ code: "secret_origin_mismatch" });
+    expect(decide("armed", all, undefined, { type: "keydown", trusted: true, submitKey: true, password: true, secretElsewhere: true })).toEqual({
+      code: "secret_origin_mismatch",
+    });
   });
 });

@@ -1,0 +1,129 @@
+// The one key the password guard lets into a password field without allowPassword (SECURITY I-18,
+// I-69): `type` of exactly one `{{secret:NAME}}` with `submit: true`. The page engine, in the same
+// synchronous turn as it puts the secret into the field, grants this document's guard the call's
+// Enter on that element alone. The guard then lets through one trusted, unmodified Enter (its
+// keydown, keypress and the line break's beforeinput, none of which types anything into a
+// single-line field) while that element still holds the focus, and stops any submission of that
+// field's form to an origin the secret is not bound to. Everything else keeps the guard's ordinary
+// rules: another field, another frame, text events, a second Enter.
+//
+// Runs in the guard's isolated world. The form's own properties are read through the prototype's
+// getters: a page can shadow `form.action` with a field named "action" (`<input name=action>`).
+
+import { SUBMIT_KEY_EVENTS } from "./decide";
+
+export interface SubmitGrant {
+  /** The call the grant belongs to (the arming token): a later call never inherits it. */
+  token: string;
+  /** The password field the secret was put into. */
+  el: Element;
+  /** Where the secret may go: its bound origins. */
+  origins: string[];
+  /** The key events already let through (each once). */
+  spent: Set<string>;
+}
+
+const formGet = (name: "action" | "method" | "elements") =>
+  Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, name)?.get as ((this: HTMLFormElement) => unknown) | undefined;
+const ACTION = formGet("action");
+const METHOD = formGet("method");
+const ELEMENTS = formGet("elements");
+const INPUT_FORM = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "form")?.get as ((this: HTMLInputElement) => HTMLFormElement | null) | undefined;
+
+/** The form a field belongs to now (its form owner, `form=` attribute included). */
+export function formOf(el: Element): HTMLFormElement | null {
+  if (el instanceof HTMLInputElement && INPUT_FORM) return INPUT_FORM.call(el);
+  const f = "form" in el ? (el as { form?: unknown }).form : null;
+  return f instanceof HTMLFormElement ? f : null;
+}
+
+function isSubmitButton(el: Element): el is HTMLButtonElement | HTMLInputElement {
+  if (el.localName === "button") return (el.getAttribute("type") ?? "submit").toLowerCase() === "submit";
+  if (el.localName === "input") return ["submit", "image"].includes((el.getAttribute("type") ?? "").toLowerCase());
+  return false;
+}
+
+/** The form's default button (the submitter of an implicit submission). */
+export function defaultButton(form: HTMLFormElement): HTMLButtonElement | HTMLInputElement | null {
+  const els = ELEMENTS ? (ELEMENTS.call(form) as HTMLCollection) : form.querySelectorAll("*");
+  for (const el of Array.from(els)) if (isSubmitButton(el)) return el;
+  return null;
+}
+
+/**
+ * A submitter's `formaction`, resolved against the button's own base URL (a button has no named
+ * properties to shadow it; the form's `baseURI` can be shadowed like its `action`).
+ */
+function formActionOf(el: Element): string {
+  return new URL(el.getAttribute("formaction") ?? "", el.baseURI).href;
+}
+
+/**
+ * Where a submission of `form` by `submitter` sends its request, and by which method, read past
+ * anything the page put in the way (clobbered properties). A URL that cannot be read is "".
+ */
+export function formRequest(form: HTMLFormElement, submitter: Element | null): { url: string; method: string } {
+  let url = "";
+  let method = "";
+  try {
+    url = submitter?.hasAttribute("formaction") ? formActionOf(submitter) : String(ACTION?.call(form) ?? "");
+  } catch {
+    url = "";
+  }
+  try {
+    method = (submitter?.getAttribute("formmethod") ?? String(METHOD?.call(form) ?? "get")).toLowerCase();
+  } catch {
+    method = "get";
+  }
+  return { url, method };
+}
+
+/**
+ * A trusted Enter with no modifier (the key `submit: true` presses), or the line break it asks
+ * the field for, which carries no text.
+ */
+function isSubmitKey(ev: Event): boolean {
+  if (!ev.isTrusted) return false;
+  if (ev.type === "beforeinput") {
+    const i = ev as InputEvent;
+    return (i.inputType === "insertLineBreak" || i.inputType === "insertParagraph") && !i.data && !i.dataTransfer && !i.isComposing;
+  }
+  if (!(ev instanceof KeyboardEvent)) return false;
+  return ev.key === "Enter" && !ev.shiftKey && !ev.ctrlKey && !ev.altKey && !ev.metaKey && !ev.isComposing;
+}
+
+/** This key event is the call's submit key on the granted field, not yet let through. */
+export function grantCovers(g: SubmitGrant | undefined, token: string, ev: Event, focused: Element | null): boolean {
+  return !!g && g.token === token && SUBMIT_KEY_EVENTS.has(ev.type) && !g.spent.has(ev.type) && focused === g.el && isSubmitKey(ev);
+}
+
+function bound(g: SubmitGrant, url: string): boolean {
+  try {
+    return g.origins.includes(new URL(url).origin);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A submission that would carry the granted field to an origin the secret is not bound to: its
+ * `submit` event (the form submitted and its submitter), or the submit key itself on the field
+ * (the implicit submission it would cause). `method=dialog` sends nothing.
+ */
+export function sendsSecretElsewhere(g: SubmitGrant | undefined, token: string, ev: Event, focused: Element | null): boolean {
+  if (!g || g.token !== token) return false;
+  let form: HTMLFormElement | null = null;
+  let submitter: Element | null = null;
+  if (ev.type === "submit") {
+    const t = ev.composedPath()[0];
+    if (!(t instanceof HTMLFormElement) || formOf(g.el) !== t) return false;
+    form = t;
+    submitter = (ev as SubmitEvent).submitter ?? null;
+  } else if (ev.type === "keydown" && (ev as KeyboardEvent).key === "Enter" && focused === g.el) {
+    form = formOf(g.el);
+    submitter = form ? defaultButton(form) : null;
+  }
+  if (!form) return false;
+  const req = formRequest(form, submitter);
+  return req.method !== "dialog" && !bound(g, req.url);
+}
