@@ -282,7 +282,7 @@ function requestsOf(ev: Event): string[] {
   if (!t) return [];
   const out: string[] = [];
   const btn = composedClosest(t, "button, input[type=submit i], input[type=image i]") as HTMLButtonElement | null;
-  if (btn?.form && btn.type === "submit") out.push(btn.hasAttribute("formaction") ? btn.formAction : btn.form.action);
+  if (btn?.form && btn.type === "submit") out.push(formRequest(btn.form, btn).url);
   const link = composedClosest(t, "a[href], area[href]") as HTMLAnchorElement | null;
   if (link) {
     out.push(link.href);
