@@ -11,6 +11,8 @@ import { ObserveSite } from "../src/observe-site.ts";
 import { setPolicy } from "../src/safety.ts";
 
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 30));
+/** BENCH_BODIES=1: the captured tabs record response bodies too (network_tail bodies: true). */
+const BODIES = process.env.BENCH_BODIES === "1";
 
 const med = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -22,6 +24,7 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
 
   test("click + diff on a captured tab vs an uncaptured one", { timeout: 30 * 60_000 }, async () => {
     const torii = await rig.daemon();
+    await torii.configure({ broker: { toolGroups: ["devtools"] } }); // console_tail and network_tail are in this group
     await torii.start();
     const browser = await rig.browser();
     const { popup } = await pairBrowser(browser, torii);
@@ -42,7 +45,7 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
       for (const [i, x] of tabs.entries()) {
         if (kinds[i] !== "on") continue;
         await mcp.ok("console_tail", { tabId: x.tabId });
-        await mcp.ok("network_tail", { tabId: x.tabId });
+        await mcp.ok("network_tail", { tabId: x.tabId, ...(BODIES ? { bodies: true } : {}) });
       }
       const t = { off: [] as number[], on: [] as number[] };
       const per: number[][] = [[], [], [], []];
@@ -61,11 +64,11 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         }
       }
       const on = tabs[0] as { tabId: number };
-      const kept = await mcp.ok("network_tail", { tabId: on.tabId, limit: 500 });
+      const kept = await mcp.ok("network_tail", { tabId: on.tabId, limit: 500, ...(BODIES ? { bodies: true } : {}) });
       const a = med(t.off);
       const b = med(t.on);
       console.log(
-        `\nclick + diff, ${REPS} rounds over 2 captured and 2 uncaptured tabs: p50 without capture ${a.toFixed(1)} ms, with capture ${b.toFixed(1)} ms (${(((b - a) / a) * 100).toFixed(1)}%); ` +
+        `\nclick + diff${BODIES ? " (bodies on)" : ""}, ${REPS} rounds over 2 captured and 2 uncaptured tabs: p50 without capture ${a.toFixed(1)} ms, with capture ${b.toFixed(1)} ms (${(((b - a) / a) * 100).toFixed(1)}%); ` +
           `captured ${(kept.data.entries as unknown[]).length} responses; p50 per tab in the order opened: ${per.map((x, i) => `${kinds[i]} ${med(x).toFixed(1)}`).join(", ")}\n`,
       );
       expect(t.on.length).toBe(2 * REPS);
