@@ -179,9 +179,10 @@ export class NetRecorder {
     if (this.disposed) return;
     // The frame's document; the initiator's origin too when it differs (an about:blank or
     // sandboxed document, whose URL says nothing of who runs in it).
+    // A request whose frame document is not known (not even by looking it up) is not attributable.
     const docs: Doc[] = [];
-    if (frameDoc && frameDoc.origin) docs.push(frameDoc);
-    if (q.initiator && q.initiator !== frameDoc?.origin) docs.push({ origin: q.initiator, url: "" });
+    if (frameDoc?.origin) docs.push(frameDoc);
+    if (frameDoc && q.initiator && q.initiator !== frameDoc.origin) docs.push({ origin: q.initiator, url: "" });
     // SECURITY I-65: every document behind it allowed with its switch, and its URL on the list.
     if (docs.length === 0 || !docs.every((x) => this.deps.docAllowed(x)) || !this.deps.urlAllowed(q.url)) {
       this.offList++;

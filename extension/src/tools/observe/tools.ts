@@ -98,13 +98,13 @@ function publicConsole(e: ConsoleEntry): Omit<ConsoleEntry, "doc"> {
 export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boolean }>({
   name: "network_tail",
   group: "devtools",
-  description: "Fetch/XHR responses since the first call; bodies: record text ones from now on.",
+  description: "Fetch/XHR responses since the first call; bodies: record text ones.",
   inputSchema: {
     type: "object",
     properties: {
       ...TAIL_PROPS,
       filter: { type: "string", maxLength: 500, doc: "only URLs containing this" },
-      bodies: { type: "boolean", doc: "record response bodies from now on and include them; a call without it stops recording (it slows the page's requests)" },
+      bodies: { type: "boolean", doc: "record text bodies from now until a call without it (slows the page)" },
     },
   },
   traits: TRAITS,
