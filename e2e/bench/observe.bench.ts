@@ -3,6 +3,7 @@
 // (console_tail and network_tail called on it) and one not, interleaved, alternating which goes
 // first, so machine load falls on both alike. The button logs an error and fetches JSON, so the
 // captured tab has events, a body read and a judged entry per click.
+import { appendFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
@@ -13,6 +14,8 @@ import { setPolicy } from "../src/safety.ts";
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 30));
 /** BENCH_BODIES=1: the captured tabs record response bodies too (network_tail bodies: true). */
 const BODIES = process.env.BENCH_BODIES === "1";
+/** BENCH_OUT=file: each run's raw times are appended there (one JSON line), to pool several runs. */
+const OUT = process.env.BENCH_OUT;
 
 const med = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,6 +74,7 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         `\nclick + diff${BODIES ? " (bodies on)" : ""}, ${REPS} rounds over 2 captured and 2 uncaptured tabs: p50 without capture ${a.toFixed(1)} ms, with capture ${b.toFixed(1)} ms (${(((b - a) / a) * 100).toFixed(1)}%); ` +
           `captured ${(kept.data.entries as unknown[]).length} responses; p50 per tab in the order opened: ${per.map((x, i) => `${kinds[i]} ${med(x).toFixed(1)}`).join(", ")}\n`,
       );
+      if (OUT) appendFileSync(OUT, `${JSON.stringify({ bodies: BODIES, off: t.off, on: t.on })}\n`);
       expect(t.on.length).toBe(2 * REPS);
     } finally {
       await mcp.close();

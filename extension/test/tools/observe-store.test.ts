@@ -171,6 +171,19 @@ describe("network capture", () => {
     expect(c.network.list()[0]?.bodyOmitted).toBe("not_kept");
   });
 
+  it("an entry whose body never comes stops waiting after a while", async () => {
+    const c = capture();
+    c.net.before({ requestId: "wsw", url: `${A}/api/sw`, method: "GET", type: "xmlhttprequest", documentId: "docA", initiator: A, timeStamp: 2_000 });
+    c.net.done({ requestId: "wsw", url: `${A}/api/sw`, timeStamp: 2_100, statusCode: 200 });
+    const [e] = c.network.list();
+    expect(e?.bodyReady).toBeDefined();
+    c.net.expireWaiting(Date.now());
+    expect(e?.bodyReady).toBeDefined();
+    c.net.expireWaiting(Date.now() + 60_000);
+    expect(e?.bodyReady).toBeUndefined();
+    expect(e?.bodyOmitted).toBe("not_kept");
+  });
+
   it("recording stops: bodies waiting are read first, requests in flight get none", async () => {
     const c = capture(deps({ bodyDelayMs: 60_000 }));
     fetchOnce(c, "s1");

@@ -110,6 +110,7 @@ interface Pending {
 interface Waiting {
   e: NetEntry;
   done: () => void;
+  at: number;
 }
 
 export interface Dropped {
@@ -225,7 +226,7 @@ export class NetRecorder {
       return this.apply(e, first.o);
     }
     const l = this.waiting.get(key) ?? [];
-    e.bodyReady = new Promise<void>((done) => l.push({ e, done }));
+    e.bodyReady = new Promise<void>((done) => l.push({ e, done, at: Date.now() }));
     this.waiting.set(key, l);
   }
 
@@ -248,6 +249,22 @@ export class NetRecorder {
     h.push({ at: now, o });
     this.offers.set(key, h);
     this.offerCount++;
+  }
+
+  /**
+   * Entries whose body never came (a request the Network domain did not see, e.g. one it missed
+   * while being enabled) stop waiting after OFFER_TTL_MS, so no call waits for them again.
+   */
+  expireWaiting(now = Date.now()): void {
+    for (const [k, l] of this.waiting) {
+      while (l.length && (l[0] as Waiting).at < now - OFFER_TTL_MS) {
+        const w = l.shift() as Waiting;
+        delete w.e.bodyReady;
+        w.e.bodyOmitted ??= "not_kept";
+        w.done();
+      }
+      if (!l.length) this.waiting.delete(k);
+    }
   }
 
   private expireOffers(now: number): void {

@@ -114,6 +114,7 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     if (a.bodies) await setBodies(tabId, true, ctx.deadline, ctx.signal);
     else void setBodies(tabId, false, ctx.deadline, ctx.signal).catch(() => undefined);
     if (started) return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
+    store.net.expireWaiting();
     const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
     const chosen = pick(all, a);
     if (a.bodies) {
