@@ -2,7 +2,8 @@
 // click with observe "diff" on two tabs of the same fixture page, one being captured
 // (console_tail and network_tail called on it) and one not, interleaved, alternating which goes
 // first, so machine load falls on both alike. The button logs an error and fetches JSON, so the
-// captured tab has events, a body read and a judged entry per click.
+// captured tab has console events and a judged network entry per click (and a body read with
+// BENCH_BODIES=1, which turns the Network domain on).
 import { appendFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { closeWebPages, pairBrowser } from "../src/browser.ts";

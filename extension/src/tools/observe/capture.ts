@@ -42,6 +42,7 @@ const sink: RequestSink = {
   before(d) {
     captures.get(d.tabId)?.store.net.before(d as Parameters<TabCapture["net"]["before"]>[0]);
   },
+  // A redirect's next hop comes as another onBeforeRequest of the same requestId, which follows it.
   redirect() {},
   completed(d) {
     captures.get(d.tabId)?.store.net.done(d);
