@@ -185,7 +185,8 @@ describe("network capture", () => {
   });
 
   it("recording stops: bodies waiting are read first, requests in flight get none", async () => {
-    const c = capture(deps({ bodyDelayMs: 60_000 }));
+    let reads = 0;
+    const c = capture(deps({ bodyDelayMs: 60_000, readBody: async (id) => (reads++, { body: `body of ${id}`, base64Encoded: false }) }));
     fetchOnce(c, "s1");
     c.net.before({ requestId: "wfly", url: `${A}/api/fly`, method: "GET", type: "xmlhttprequest", documentId: "docA", initiator: A, timeStamp: 2_000 });
     await c.stopBodies();
@@ -195,6 +196,13 @@ describe("network capture", () => {
       [`${A}/api/s1`, "body of s1", undefined],
       [`${A}/api/fly`, undefined, "not_recording"],
     ]);
+    expect(reads).toBe(1);
+    // Recording again: a body read for a request that expected none is never handed to a later one.
+    c.startBodies();
+    fetchOnce(c, "s2");
+    c.bodies?.flush();
+    await settle();
+    expect(c.network.list().at(-1)).toMatchObject({ url: `${A}/api/s2`, body: "body of s2" });
   });
   it("bodies stay within the tab's and the global budgets, the oldest giving way", async () => {
     const big = "y".repeat(BODY_CAP);

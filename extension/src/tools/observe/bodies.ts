@@ -59,6 +59,7 @@ export class BodyReader {
   private readonly running = new Set<Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
+  private closing = false;
 
   constructor(private readonly deps: BodyDeps) {}
 
@@ -86,6 +87,7 @@ export class BodyReader {
   }
 
   private onRequest(p: Record<string, unknown>): void {
+    if (this.closing) return;
     const type = str(p.type);
     if (type !== "Fetch" && type !== "XHR") return;
     const id = str(p.requestId);
@@ -128,8 +130,13 @@ export class BodyReader {
     this.pump();
   }
 
-  /** Every body waiting has been read (or failed): before the domain is turned off. */
+  /**
+   * Recording stops: requests starting or in flight now get no body (their entries expect none);
+   * every body already waiting is read (or fails) before this resolves and the domain goes off.
+   */
   async drain(): Promise<void> {
+    this.closing = true;
+    this.inflight.clear();
     this.pump();
     while (this.running.size > 0 || (this.queue.length > 0 && !this.disposed)) {
       await Promise.race(this.running);

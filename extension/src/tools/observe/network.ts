@@ -242,6 +242,8 @@ export class NetRecorder {
       w.done();
       return;
     }
+    // Not recording: no entry will ask for it (held, it could be taken by a later request of the same URL).
+    if (!this.recording) return;
     const now = Date.now();
     this.expireOffers(now);
     if (this.offerCount >= OFFER_CAP) return;
@@ -289,6 +291,12 @@ export class NetRecorder {
    * Bodies stopped being recorded: requests in flight will get none, and entries still waiting
    * give up (their outcome, if any, has had its chance).
    */
+  startRecording(): void {
+    this.offers.clear();
+    this.offerCount = 0;
+    this.recording = true;
+  }
+
   stopRecording(): void {
     this.recording = false;
     for (const q of this.pending.values()) q.wantBody = false;

@@ -98,7 +98,7 @@ export class TabCapture {
       offer: (key, o) => this.net.offer(key, o),
       ...(this.deps.bodyDelayMs !== undefined ? { delayMs: this.deps.bodyDelayMs } : {}),
     });
-    this.net.recording = true;
+    this.net.startRecording();
   }
 
   /**

@@ -139,7 +139,8 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
       return out;
     });
     const dropped = store.droppedNetwork();
-    const recording = store.bodies !== undefined ? "bodies recorded" : "bodies not recorded";
+    // This call decided: recording runs from now on, or stops (what is waiting is still read).
+    const recording = a.bodies ? "bodies recorded" : "bodies not recorded";
     const head = `network of tab ${tabId} since ${clock(store.startedAt)} UTC (${recording}): ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.network.cap}), ${dropped.offList} (origin off the list or switched off), ${dropped.unfinished} (unfinished)`;
     const lines = entries.map((e) => {
       const body = e.body !== undefined ? `\n  body (${e.body.length} chars): ${e.body}` : e.bodyOmitted ? ` [body omitted: ${e.bodyOmitted}]` : "";
@@ -147,7 +148,7 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     });
     return {
       text: [head, ...lines].join("\n"),
-      data: { tabId, since: store.startedAt, recordingBodies: store.bodies !== undefined, entries, dropped, bodyCap: BODY_CAP },
+      data: { tabId, since: store.startedAt, recordingBodies: a.bodies === true, entries, dropped, bodyCap: BODY_CAP },
       whole: true,
     };
   },
