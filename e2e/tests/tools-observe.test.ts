@@ -1,7 +1,8 @@
 // console_tail and network_tail end to end: real Chromium, the real extension and daemon, a real
 // MCP client, a fixture page that logs, throws and fetches with a frame of an origin off the list.
-// The person's "Console & network" switch is off by default and tested both ways; what the agent
-// gets never holds a request header, cookie or anything of the disallowed frame (SECURITY I-65).
+// The person's "Console & network" switch is off by default and tested both ways; network metadata
+// comes without the debugger's Network domain, bodies only once asked for; what the agent gets
+// never holds a request header, cookie or anything of the disallowed frame (SECURITY I-65).
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
