@@ -1,7 +1,8 @@
 // console_tail and network_tail end to end: real Chromium, the real extension and daemon, a real
 // MCP client, a fixture page that logs, throws and fetches with a frame of an origin off the list.
-// The person's "Console & network" switch is off by default and tested both ways; what the agent
-// gets never holds a request header, cookie or anything of the disallowed frame (SECURITY I-65).
+// The person's "Console & network" switch is off by default and tested both ways; network metadata
+// comes without the debugger's Network domain, bodies only once asked for; what the agent gets
+// never holds a request header, cookie or anything of the disallowed frame (SECURITY I-65).
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
@@ -25,8 +26,8 @@ interface NetRow {
   url: string;
   status: number;
   type: string;
-  kind: string;
-  size: number;
+  kind?: string;
+  size?: number;
   ms: number;
   origin: string;
   body?: string;
@@ -128,13 +129,59 @@ describeBrowser("console_tail and network_tail", () => {
     expect(r.text).toContain("E2E-ERROR 42");
   });
 
-  it("on: fetch/XHR responses with text bodies, binary and oversized ones omitted with reasons, a URL filter, no secret", async () => {
+  it("on, bodies off: metadata from webRequest, no Network domain, each body omitted as not_recording, nothing of the disallowed frame", async () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
-    expect((await call("network_tail", { tabId })).data.started).toBe(true);
+    const first = await call("network_tail", { tabId });
+    expect(first.data.started).toBe(true);
     await clickButton(tabId, snap, "Fetch");
     await page.waitForFunction(() => document.getElementById("out")?.textContent === "fetched 4");
     expect(site.sawSecret).toBeGreaterThanOrEqual(1); // the secret really travelled in the header and cookie
+    const r = await pollUntil(
+      "four responses",
+      async () => {
+        const x = await call("network_tail", { tabId, filter: "/api/" });
+        return rows<NetRow>(x).length >= 4 ? x : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
+    expect(r.data.recordingBodies).toBe(false);
+    expect(r.text).toContain("(bodies not recorded)");
+    const got = rows<NetRow>(r);
+    expect(got.map((e) => new URL(e.url).pathname).sort()).toEqual(["/api/big", "/api/bin", "/api/json", "/api/text"]);
+    const by = (p: string) => got.find((e) => e.url.endsWith(p));
+    expect(by("/api/json")).toMatchObject({ method: "GET", status: 200, type: "application/json", origin: site.a, bodyOmitted: "not_recording" });
+    expect(typeof by("/api/json")?.ms).toBe("number");
+    expect(by("/api/text")).toMatchObject({ status: 200, type: "text/plain", bodyOmitted: "not_recording" });
+    expect(by("/api/bin")).toMatchObject({ type: "image/png", bodyOmitted: "not_recording" });
+    // Without the Network domain nothing tells fetch from XHR, and no body travels.
+    for (const e of got) {
+      expect(e.kind).toBeUndefined();
+      expect(e.body).toBeUndefined();
+    }
+    const all = `${r.text}\n${JSON.stringify(r.data)}`;
+    expect(all).not.toContain("hello text");
+    // The B frame's requests (to A and to B) were seen and dropped, never shown.
+    const offList = await pollUntil(
+      "the B frame's two requests counted as dropped",
+      async () => {
+        const x = await call("network_tail", { tabId });
+        return (x.data.dropped as { offList: number }).offList >= 2 ? x : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
+    expect(`${offList.text}\n${JSON.stringify(offList.data)}`).not.toContain(B_FRAME_MARK);
+    expect(all).not.toContain(B_FRAME_MARK);
+    expect(all).not.toContain(site.b);
+  });
+
+  it("bodies asked for: text bodies recorded, binary and oversized ones omitted with reasons, a URL filter, no secret", async () => {
+    await policy(true);
+    const { tabId, page, snap } = await openPage();
+    const first = await call("network_tail", { tabId, bodies: true });
+    expect(first.data.started).toBe(true);
+    await clickButton(tabId, snap, "Fetch");
+    await page.waitForFunction(() => document.getElementById("out")?.textContent === "fetched 4");
     const r = await pollUntil(
       "four responses",
       async () => {
@@ -143,6 +190,7 @@ describeBrowser("console_tail and network_tail", () => {
       },
       { timeoutMs: 10_000, intervalMs: 200 },
     );
+    expect(r.data.recordingBodies).toBe(true);
     const by = (p: string) => rows<NetRow>(r).find((e) => e.url.endsWith(p));
     expect(by("/api/json")).toMatchObject({ method: "GET", status: 200, type: "application/json", kind: "fetch", origin: site.a, body: '{"ok":true,"items":[1,2,3],"from":"a"}' });
     expect(by("/api/json")?.size).toBeGreaterThan(0);
@@ -156,13 +204,25 @@ describeBrowser("console_tail and network_tail", () => {
     const all = `${r.text}\n${JSON.stringify(r.data)}`;
     expect(all).not.toContain(B_FRAME_MARK);
     expect(all).not.toContain(site.b);
-    // Without bodies asked, none travels; the filter narrows by URL.
+    // A call without bodies: none travels (not_asked), the filter narrows by URL, and recording stops.
     const plain = await call("network_tail", { tabId, filter: "/api/te" });
-    expect(rows<NetRow>(plain).map((e) => e.url)).toEqual([`${site.a}/api/text`]);
+    expect(rows<NetRow>(plain).map((e) => [e.url, e.bodyOmitted])).toEqual([[`${site.a}/api/text`, "not_asked"]]);
     expect(JSON.stringify(plain.data)).not.toContain("hello text");
+    expect(plain.data.recordingBodies).toBe(false);
+    // What comes next is metadata only; the bodies kept before stay readable.
+    await clickButton(tabId, snap, "Work");
+    const next = await pollUntil(
+      "the response after recording stopped",
+      async () => {
+        const x = await call("network_tail", { tabId, filter: "/api/json?w=" });
+        return rows<NetRow>(x).length >= 1 ? x : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
+    expect(rows<NetRow>(next)[0]).toMatchObject({ status: 200, bodyOmitted: "not_recording" });
   });
 
-  it("a burst of responses over the cap: bounded, newest kept, the dropped counted", { timeout: 180_000 }, async () => {
+  it("10,000 responses in a burst: bounded, newest kept, the dropped counted", { timeout: 330_000 }, async () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
     await call("network_tail", { tabId });
@@ -171,7 +231,7 @@ describeBrowser("console_tail and network_tail", () => {
     const t0 = Date.now();
     const progress = setInterval(() => console.log(`flood: ${site.tiny - before} served after ${Date.now() - t0} ms`), 5_000);
     await page
-      .waitForFunction(() => document.getElementById("out")?.textContent?.startsWith("flood done"), undefined, { timeout: 150_000, polling: 100 })
+      .waitForFunction(() => document.getElementById("out")?.textContent?.startsWith("flood done"), undefined, { timeout: 300_000, polling: 100 })
       .finally(() => clearInterval(progress));
     console.log(`flood: ${await page.locator("#out").textContent()}`);
     expect(site.tiny - before).toBe(FLOOD);
@@ -190,8 +250,10 @@ describeBrowser("console_tail and network_tail", () => {
     // Newest kept: the last of the flood is there, the first is not.
     const ids = got.map((e) => Number(new URL(e.url).searchParams.get("i")));
     expect(ids).not.toContain(0);
+    expect(Math.min(...ids)).toBeGreaterThanOrEqual(FLOOD - 500 - 64);
     expect(Math.max(...ids)).toBeGreaterThanOrEqual(FLOOD - 64);
     expect(r.text).toContain(`dropped ${FLOOD - 500} (over 500)`);
+    expect(got.every((e) => e.status === 200 && e.bodyOmitted === "not_recording")).toBe(true);
   });
 
   it("the other debugger tools keep working while capturing: a dialog, a snapshot, a click", async () => {

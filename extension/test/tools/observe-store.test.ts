@@ -1,8 +1,10 @@
-// What console_tail and network_tail keep of a tab's CDP events (SECURITY I-65): bounded, newest
-// kept with the dropped counted, bodies only for text within their caps and budgets, nothing of a
-// document off the list, never a request header, cookie or credential.
+// What console_tail and network_tail keep of a tab (SECURITY I-65): the console from CDP events, the
+// network's metadata from webRequest events, bodies from the Network domain only while recorded.
+// Bounded, newest kept with the dropped counted, bodies only for text within their caps and
+// budgets, nothing of a document off the list, never a request header, cookie or credential.
 import { describe, expect, it } from "vitest";
-import { BODY_CAP, ByteBudget, CONSOLE_CAP, MAX_BODY_QUEUE, MAX_BODY_READS, NETWORK_CAP, TAB_BODY_BUDGET, TabCapture, cleanUrl, type Doc, type StoreDeps } from "../../src/tools/observe/store.js";
+import { MAX_BODY_QUEUE, MAX_BODY_READS } from "../../src/tools/observe/bodies.js";
+import { BODY_CAP, ByteBudget, CONSOLE_CAP, NETWORK_CAP, TAB_BODY_BUDGET, TabCapture, cleanUrl, type Doc, type StoreDeps } from "../../src/tools/observe/store.js";
 
 const A = "https://good.example";
 const B = "https://evil.example";
@@ -10,10 +12,12 @@ const SECRET = "S3ntinel-Secret-obs-51d";
 
 type Body = { body: string; base64Encoded: boolean };
 
-function deps(o: Partial<StoreDeps> & { bodies?: Record<string, Body | Error> } = {}): StoreDeps {
+function deps(o: Partial<StoreDeps> & { bodies?: Record<string, Body | Error>; docs?: Record<string, Doc> } = {}): StoreDeps {
+  const docs: Record<string, Doc> = { docA: { origin: A, url: `${A}/app` }, docB: { origin: B, url: `${B}/ad` }, ...o.docs };
   return {
     docAllowed: (d: Doc) => d.origin === A,
     urlAllowed: (u: string) => u.startsWith(A),
+    docOf: (id) => docs[id],
     readBody: async (id) => {
       const b = o.bodies?.[id];
       if (b instanceof Error) throw b;
@@ -25,32 +29,56 @@ function deps(o: Partial<StoreDeps> & { bodies?: Record<string, Body | Error> } 
   };
 }
 
-function capture(d = deps()): TabCapture {
+function capture(d = deps(), bodies = true): TabCapture {
   const c = new TabCapture(1_000, d);
   c.seedFrames({ frame: { id: "top", url: `${A}/app`, securityOrigin: A }, childFrames: [{ frame: { id: "evil", url: `${B}/ad`, securityOrigin: B } }] });
   c.handle("Runtime.executionContextCreated", { context: { id: 1, origin: A, auxData: { isDefault: true, frameId: "top" } } });
   c.handle("Runtime.executionContextCreated", { context: { id: 2, origin: B, auxData: { isDefault: true, frameId: "evil" } } });
   c.handle("Runtime.executionContextCreated", { context: { id: 3, origin: A, auxData: { isDefault: false, frameId: "top", type: "isolated" } } });
+  if (bodies) c.startBodies();
   return c;
 }
 
-function fetchOnce(c: TabCapture, id: string, o: { url?: string; frame?: string; mime?: string; size?: number; type?: string } = {}): void {
+interface FetchOpts {
+  url?: string;
+  frame?: string;
+  doc?: string;
+  mime?: string;
+  size?: number;
+  type?: string;
+  /** webRequest's completion before the Network domain's (default after). */
+  webFirst?: boolean;
+  length?: number;
+}
+
+/** One response as the browser reports it: webRequest's events and, when on, the Network domain's. */
+function fetchOnce(c: TabCapture, id: string, o: FetchOpts = {}): void {
   const url = o.url ?? `${A}/api/${id}`;
+  const evil = o.frame === "evil";
+  const cdpType = o.type ?? "Fetch";
+  const mime = o.mime ?? "application/json";
+  c.net.before({ requestId: `w${id}`, url, method: "POST", type: cdpType === "Fetch" || cdpType === "XHR" ? "xmlhttprequest" : cdpType.toLowerCase(), documentId: o.doc ?? (evil ? "docB" : "docA"), initiator: evil ? B : A, timeStamp: 2_000 });
   c.handle("Network.requestWillBeSent", {
     requestId: id,
     frameId: o.frame ?? "top",
-    documentURL: o.frame === "evil" ? `${B}/ad` : `${A}/app`,
-    type: o.type ?? "Fetch",
+    documentURL: evil ? `${B}/ad` : `${A}/app`,
+    type: cdpType,
     timestamp: 10,
     wallTime: 2,
     request: { url, method: "POST", headers: { Authorization: `Bearer ${SECRET}`, Cookie: `sid=${SECRET}` }, postData: SECRET },
   });
-  c.handle("Network.responseReceived", {
-    requestId: id,
-    type: o.type ?? "Fetch",
-    response: { url, status: 200, mimeType: o.mime ?? "application/json", headers: { "Set-Cookie": `sid=${SECRET}` }, requestHeaders: { Cookie: SECRET } },
-  });
+  c.handle("Network.responseReceived", { requestId: id, type: cdpType, response: { url, status: 200, mimeType: mime, headers: { "Set-Cookie": `sid=${SECRET}` }, requestHeaders: { Cookie: SECRET } } });
+  const web = () =>
+    c.net.done({
+      requestId: `w${id}`,
+      url,
+      timeStamp: 2_250,
+      statusCode: 200,
+      responseHeaders: [{ name: "Content-Type", value: `${mime}; charset=utf-8` }, { name: "Set-Cookie", value: `sid=${SECRET}` }, ...(o.length !== undefined ? [{ name: "Content-Length", value: String(o.length) }] : [])],
+    });
+  if (o.webFirst) web();
   c.handle("Network.loadingFinished", { requestId: id, timestamp: 10.25, encodedDataLength: o.size ?? 20 });
+  if (!o.webFirst) web();
 }
 
 /** A few turns of the event loop: the deferred body reads start and end. */
@@ -59,13 +87,37 @@ const settle = async () => {
 };
 
 describe("network capture", () => {
-  it("keeps method, url, status, type, size and timing; no header, cookie or request body", async () => {
-    const c = capture();
-    fetchOnce(c, "r1");
+  it("bodies off: method, url, status, type and timing from webRequest; the body omitted as not_recording, nothing read", async () => {
+    let reads = 0;
+    const c = capture(deps({ readBody: async () => (reads++, { body: "x", base64Encoded: false }) }), false);
+    fetchOnce(c, "r1", { length: 33 });
     await settle();
     const [e] = c.network.list();
-    expect(e).toMatchObject({ method: "POST", url: `${A}/api/r1`, status: 200, type: "application/json", kind: "fetch", size: 20, ms: 250, origin: A, body: "body of r1" });
+    expect(e).toMatchObject({ method: "POST", url: `${A}/api/r1`, status: 200, type: "application/json", size: 33, ms: 250, origin: A, bodyOmitted: "not_recording" });
+    expect(e?.kind).toBeUndefined();
+    expect(reads).toBe(0);
     expect(JSON.stringify(c.network.list())).not.toContain(SECRET);
+  });
+
+  it("bodies on: the body, fetch or XHR and the bytes received matched to the entry, whichever event comes first", async () => {
+    const c = capture();
+    fetchOnce(c, "r1");
+    fetchOnce(c, "r2", { webFirst: true, type: "XHR" });
+    await settle();
+    const [e1, e2] = c.network.list();
+    expect(e1).toMatchObject({ method: "POST", url: `${A}/api/r1`, status: 200, type: "application/json", kind: "fetch", size: 20, ms: 250, origin: A, body: "body of r1" });
+    expect(e2).toMatchObject({ kind: "xhr", body: "body of r2" });
+    expect(JSON.stringify(c.network.list())).not.toContain(SECRET);
+  });
+
+  it("a document learnt late is looked up; one never known is dropped", async () => {
+    const c = capture(deps({ docOf: (id) => (id === "late" ? Promise.resolve({ origin: A, url: `${A}/late` }) : undefined) }), false);
+    fetchOnce(c, "l1", { doc: "late" });
+    fetchOnce(c, "u1", { doc: "unknown", url: `${A}/api/u1` });
+    await settle();
+    expect(c.network.list().map((e) => e.url)).toEqual([`${A}/api/l1`]);
+    // The unknown document's request: its initiator (A) alone would pass, but its frame's document must be known.
+    expect(c.droppedNetwork().offList).toBe(1);
   });
 
   it("10,000 responses: bounded, newest kept, the dropped counted; bodies past the read queue are busy", async () => {
@@ -88,7 +140,7 @@ describe("network capture", () => {
 
   it("unfinished requests are bounded too", () => {
     const c = capture();
-    for (let i = 0; i < 1_500; i++) c.handle("Network.requestWillBeSent", { requestId: `p${i}`, frameId: "top", documentURL: `${A}/`, type: "XHR", request: { url: `${A}/x`, method: "GET" } });
+    for (let i = 0; i < 1_500; i++) c.net.before({ requestId: `p${i}`, url: `${A}/x`, method: "GET", type: "xmlhttprequest", documentId: "docA", timeStamp: 2_000 });
     expect(c.droppedNetwork().unfinished).toBe(500);
   });
 
@@ -119,6 +171,39 @@ describe("network capture", () => {
     expect(c.network.list()[0]?.bodyOmitted).toBe("not_kept");
   });
 
+  it("an entry whose body never comes stops waiting after a while", async () => {
+    const c = capture();
+    c.net.before({ requestId: "wsw", url: `${A}/api/sw`, method: "GET", type: "xmlhttprequest", documentId: "docA", initiator: A, timeStamp: 2_000 });
+    c.net.done({ requestId: "wsw", url: `${A}/api/sw`, timeStamp: 2_100, statusCode: 200 });
+    const [e] = c.network.list();
+    expect(e?.bodyReady).toBeDefined();
+    c.net.expireWaiting(Date.now());
+    expect(e?.bodyReady).toBeDefined();
+    c.net.expireWaiting(Date.now() + 60_000);
+    expect(e?.bodyReady).toBeUndefined();
+    expect(e?.bodyOmitted).toBe("not_kept");
+  });
+
+  it("recording stops: bodies waiting are read first, requests in flight get none", async () => {
+    let reads = 0;
+    const c = capture(deps({ bodyDelayMs: 60_000, readBody: async (id) => (reads++, { body: `body of ${id}`, base64Encoded: false }) }));
+    fetchOnce(c, "s1");
+    c.net.before({ requestId: "wfly", url: `${A}/api/fly`, method: "GET", type: "xmlhttprequest", documentId: "docA", initiator: A, timeStamp: 2_000 });
+    await c.stopBodies();
+    expect(c.bodies).toBeUndefined();
+    c.net.done({ requestId: "wfly", url: `${A}/api/fly`, timeStamp: 2_100, statusCode: 200 });
+    expect(c.network.list().map((e) => [e.url, e.body, e.bodyOmitted])).toEqual([
+      [`${A}/api/s1`, "body of s1", undefined],
+      [`${A}/api/fly`, undefined, "not_recording"],
+    ]);
+    expect(reads).toBe(1);
+    // Recording again: a body read for a request that expected none is never handed to a later one.
+    c.startBodies();
+    fetchOnce(c, "s2");
+    c.bodies?.flush();
+    await settle();
+    expect(c.network.list().at(-1)).toMatchObject({ url: `${A}/api/s2`, body: "body of s2" });
+  });
   it("bodies stay within the tab's and the global budgets, the oldest giving way", async () => {
     const big = "y".repeat(BODY_CAP);
     const bodies: Record<string, Body> = {};
@@ -146,15 +231,18 @@ describe("network capture", () => {
   });
 
   it("a response from a frame of a disallowed origin, or to a URL off the list, is never kept", async () => {
-    const c = capture();
+    let reads = 0;
+    const c = capture(deps({ docs: { docKid: { origin: B, url: `${B}/x` } }, readBody: async () => (reads++, { body: "x", base64Encoded: false }) }));
     fetchOnce(c, "e1", { frame: "evil", url: `${A}/api/from-evil` });
     fetchOnce(c, "e2", { url: `${B}/collect` });
-    // A frame that navigated to the disallowed origin is judged by its new document.
+    // A frame that navigated to the disallowed origin is judged by its new document (even when its initiator passes).
     c.handle("Page.frameNavigated", { frame: { id: "kid", parentId: "top", url: `${B}/x`, securityOrigin: B } });
-    fetchOnce(c, "e3", { frame: "kid" });
+    fetchOnce(c, "e3", { frame: "kid", doc: "docKid" });
     await settle();
     expect(c.network.size).toBe(0);
     expect(c.droppedNetwork().offList).toBe(3);
+    // Nor is a body read for any of them.
+    expect(reads).toBe(0);
   });
 
   it("only fetch and XHR are listed", () => {
@@ -243,7 +331,7 @@ it("bodies are read a moment after their response, at most MAX_BODY_READS at onc
   fetchOnce(d, "d1");
   await settle();
   expect(reads).toBe(0);
-  d.flushBodies();
+  d.bodies?.flush();
   await d.network.list()[0]?.bodyReady;
   expect(reads).toBe(1);
   expect(d.network.list()[0]?.body).toBe("ok");

@@ -2,18 +2,16 @@
 // tab, frame and document, and the navigation and tab events that stop one. webRequest, not the
 // debugger's Network domain: it sees the headers the browser really sends (Cookie included),
 // needs no debugger session (other tools' CDP use is untouched) and carries each request's
-// documentId, so a request of any other document is never recorded. Listeners are on only while
-// a capture runs: with none, no request of any page reaches the worker.
+// documentId, so a request of any other document is never recorded. The listeners are shared with
+// network_tail (requests.ts) and on only while one of them runs.
 
 import { judgeUrl, captureSensitiveAllowed, normalizePolicy, type Policy } from "../../policy/policy.js";
 import { originOf } from "../../policy/pattern.js";
 import { POLICY_KEY } from "../safety.js";
 import type { Capture, StopReason } from "./model.js";
+import { setNeed, type RequestSink } from "./requests.js";
 import { onDone, onHeaders, onRedirect, onRequest, onResponse, stopCapture, type Judge } from "./record.js";
 import { allCaptures, budget, changed, loadCaptures } from "./store.js";
-
-/** fetch/XHR and beacons; images, scripts, styles, fonts, media and documents are not captured. */
-const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
 
 let policy: Policy | undefined;
 /** Running captures by tab. */
@@ -36,64 +34,34 @@ function match(d: { tabId: number; frameId: number; documentId?: string }): Capt
   return cs.filter((c) => c.frameId === d.frameId && d.documentId !== undefined && c.documentId === d.documentId);
 }
 
-const onBefore = (d: chrome.webRequest.OnBeforeRequestDetails) => {
-  for (const c of match(d)) {
-    onRequest(c, { requestId: d.requestId, url: d.url, method: d.method, type: d.type, timeStamp: d.timeStamp, requestBody: d.requestBody }, judgeDestination, budget);
-    changed(c);
-  }
-  return undefined;
+/** Capture sessions' share of the worker's webRequest listeners (requests.ts). */
+const sink: RequestSink = {
+  before(d) {
+    for (const c of match(d)) {
+      onRequest(c, { requestId: d.requestId, url: d.url, method: d.method, type: d.type, timeStamp: d.timeStamp, requestBody: d.requestBody }, judgeDestination, budget);
+      changed(c);
+    }
+  },
+  headers(d) {
+    for (const c of match(d)) onHeaders(c, d.requestId, d.requestHeaders, budget);
+  },
+  redirect(d) {
+    for (const c of match(d)) onRedirect(c, d.requestId, d.statusCode, d.statusLine, d.timeStamp);
+  },
+  completed(d) {
+    for (const c of match(d)) {
+      onResponse(c, d.requestId, d.statusCode, d.statusLine, d.responseHeaders);
+      onDone(c, d.requestId, d.timeStamp, d.statusCode, d.fromCache);
+      changed(c);
+    }
+  },
+  error(d) {
+    for (const c of match(d)) {
+      onDone(c, d.requestId, d.timeStamp, undefined, d.fromCache, d.error);
+      changed(c);
+    }
+  },
 };
-const onSend = (d: chrome.webRequest.OnSendHeadersDetails) => {
-  for (const c of match(d)) onHeaders(c, d.requestId, d.requestHeaders, budget);
-};
-const onRedirected = (d: chrome.webRequest.OnBeforeRedirectDetails) => {
-  for (const c of match(d)) onRedirect(c, d.requestId, d.statusCode, d.statusLine, d.timeStamp);
-};
-const onCompleted = (d: chrome.webRequest.OnCompletedDetails) => {
-  for (const c of match(d)) {
-    onResponse(c, d.requestId, d.statusCode, d.statusLine, d.responseHeaders);
-    onDone(c, d.requestId, d.timeStamp, d.statusCode, d.fromCache);
-    changed(c);
-  }
-};
-const onError = (d: chrome.webRequest.OnErrorOccurredDetails) => {
-  for (const c of match(d)) {
-    onDone(c, d.requestId, d.timeStamp, undefined, d.fromCache, d.error);
-    changed(c);
-  }
-};
-
-type Mode = "off" | "metadata" | "sensitive";
-let mode: Mode = "off";
-
-/**
- * SECURITY I-67: what the listeners ask the browser for follows the captures that run: a metadata
- * capture never asks for request bodies or headers, so they never reach the worker at all.
- */
-function listen(want: Mode): void {
-  if (want === mode) return;
-  const w = chrome.webRequest;
-  if (mode !== "off") {
-    w.onBeforeRequest.removeListener(onBefore);
-    w.onSendHeaders.removeListener(onSend);
-    w.onBeforeRedirect.removeListener(onRedirected);
-    w.onCompleted.removeListener(onCompleted);
-    w.onErrorOccurred.removeListener(onError);
-  }
-  mode = want;
-  if (want === "off") return;
-  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES };
-  if (want === "sensitive") {
-    w.onBeforeRequest.addListener(onBefore, filter, ["requestBody"]);
-    // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
-    w.onSendHeaders.addListener(onSend, filter, ["requestHeaders", "extraHeaders"]);
-  } else {
-    w.onBeforeRequest.addListener(onBefore, filter);
-  }
-  w.onBeforeRedirect.addListener(onRedirected, filter);
-  w.onCompleted.addListener(onCompleted, filter, ["responseHeaders"]);
-  w.onErrorOccurred.addListener(onError, filter);
-}
 
 /** Rebuilds the index of running captures and turns the listeners on or off to match. */
 export function reindex(): void {
@@ -105,7 +73,8 @@ export function reindex(): void {
     running.set(c.tabId, l);
   }
   const all = [...running.values()].flat();
-  listen(all.length === 0 ? "off" : all.some((c) => c.sensitive) ? "sensitive" : "metadata");
+  // SECURITY I-67: a metadata capture never asks the browser for request bodies or headers.
+  setNeed("capture", all.length === 0 ? "off" : all.some((c) => c.sensitive) ? "sensitive" : "metadata", sink);
 }
 
 export function stop(c: Capture, reason: StopReason): void {

@@ -2,6 +2,7 @@
 // listen.ts feeds it events already matched to the capture's tab, frame and document. Every event
 // costs O(1), so a page firing thousands of requests a second costs little and keeps the newest.
 
+import { typeAndLength } from "./requests.js";
 import { BODY_CAP, HEADERS_CAP, heldBy, SENSITIVE_BUDGET, type Body, type Capture, type Entry, type StopReason } from "./model.js";
 
 /** What the person's policy says of a request's destination. */
@@ -119,11 +120,9 @@ export function onResponse(c: Capture, requestId: string, status: number, status
   l.e.status = status;
   const text = statusText(statusLine);
   if (text) l.e.statusText = text;
-  for (const h of headers ?? []) {
-    const k = h.name.toLowerCase();
-    if (k === "content-type" && h.value) l.e.mimeType = h.value.split(";")[0]!.trim().toLowerCase().slice(0, 100);
-    if (k === "content-length" && h.value && /^\d{1,15}$/.test(h.value.trim())) l.e.size = Number(h.value.trim());
-  }
+  const { mimeType, size } = typeAndLength(headers);
+  if (mimeType) l.e.mimeType = mimeType;
+  if (size !== undefined) l.e.size = size;
 }
 
 /** This hop redirected; the browser's next onBeforeRequest (same requestId) starts the next entry. */

@@ -1,6 +1,7 @@
 // console_tail and network_tail: what the page logged and fetched, kept from the first call on a
 // tab whose origin has the person's "Console & network" switch on (SECURITY I-65). The first call
-// starts the capture and returns nothing from before it.
+// starts the capture and returns nothing from before it. Response bodies are recorded only while
+// network_tail's calls ask for them: each call turns their recording on (bodies: true) or off.
 
 import { dialogOf } from "../../cdp/debugger.js";
 import { left, withDeadline } from "../../cdp/deadline.js";
@@ -9,8 +10,9 @@ import { defineTool, type ToolContext, type ToolOutput } from "../define.js";
 import { toolError } from "../errors.js";
 import { S } from "../common.js";
 import { getPolicy } from "../safety.js";
-import { openCapture, shown } from "./capture.js";
-import { BODY_CAP, type BodyOmitted, type ConsoleEntry, type NetEntry, type TabCapture } from "./store.js";
+import { openCapture, setBodies, shown } from "./capture.js";
+import { BODY_CAP, type BodyOmitted, type NetEntry } from "./network.js";
+import type { ConsoleEntry, TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
 
 /** Body characters one network_tail result carries at most. */
@@ -96,23 +98,27 @@ function publicConsole(e: ConsoleEntry): Omit<ConsoleEntry, "doc"> {
 export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boolean }>({
   name: "network_tail",
   group: "devtools",
-  description: "Fetch/XHR responses since the first call; bodies: text ones.",
+  description: "Fetch/XHR responses since the first call; bodies: record text ones.",
   inputSchema: {
     type: "object",
     properties: {
       ...TAIL_PROPS,
       filter: { type: "string", maxLength: 500, doc: "only URLs containing this" },
-      bodies: { type: "boolean", doc: "include the text bodies kept" },
+      bodies: { type: "boolean", doc: "record text bodies from now until a call without it (slows the page)" },
     },
   },
   traits: TRAITS,
   async handler(a, ctx) {
     const { tabId, store, started, policy } = await open(ctx);
-    if (started) return startedText("network_tail", tabId, store.startedAt, "fetch/XHR responses");
+    // SECURITY I-65: the Network domain is on only while calls ask for bodies.
+    if (a.bodies) await setBodies(tabId, true, ctx.deadline, ctx.signal);
+    else void setBodies(tabId, false, ctx.deadline, ctx.signal).catch(() => undefined);
+    if (started) return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
+    store.net.expireWaiting();
     const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
     const chosen = pick(all, a);
     if (a.bodies) {
-      store.flushBodies();
+      store.bodies?.flush();
       // A body still being read is waited for briefly, never past the call's deadline.
       const reads = chosen.map((e) => e.bodyReady).filter((p): p is Promise<void> => p !== undefined);
       if (reads.length) await withDeadline(Promise.all(reads), left(ctx.deadline, 2_000), "reading bodies", ctx.signal).catch(() => undefined);
@@ -120,7 +126,10 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     let budget = RESULT_BODY_CAP;
     const entries = chosen.map((e) => {
       const out = publicNet(e);
-      if (!a.bodies) return out;
+      if (!a.bodies) {
+        out.bodyOmitted = e.body !== undefined || e.bodyReady ? "not_asked" : (e.bodyOmitted ?? "not_kept");
+        return out;
+      }
       if (e.body !== undefined) {
         if (e.body.length <= budget) {
           budget -= e.body.length;
@@ -130,21 +139,23 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
       return out;
     });
     const dropped = store.droppedNetwork();
-    const head = `network of tab ${tabId} since ${clock(store.startedAt)} UTC: ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.network.cap}), ${dropped.offList} (origin off the list or switched off), ${dropped.unfinished} (unfinished)`;
+    // This call decided: recording runs from now on, or stops (what is waiting is still read).
+    const recording = a.bodies ? "bodies recorded" : "bodies not recorded";
+    const head = `network of tab ${tabId} since ${clock(store.startedAt)} UTC (${recording}): ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.network.cap}), ${dropped.offList} (origin off the list or switched off), ${dropped.unfinished} (unfinished)`;
     const lines = entries.map((e) => {
       const body = e.body !== undefined ? `\n  body (${e.body.length} chars): ${e.body}` : e.bodyOmitted ? ` [body omitted: ${e.bodyOmitted}]` : "";
-      return `#${e.seq} ${clock(e.ts)} ${e.method} ${e.url} → ${e.failed ? `failed (${e.failed})` : e.status} ${e.type || "-"} ${e.size} B ${e.ms} ms ${e.kind}${body}`;
+      return `#${e.seq} ${clock(e.ts)} ${e.method} ${e.url} → ${e.failed ? `failed (${e.failed})` : e.status} ${e.type || "-"} ${e.size ?? "?"} B ${e.ms} ms${e.kind ? ` ${e.kind}` : ""}${body}`;
     });
     return {
       text: [head, ...lines].join("\n"),
-      data: { tabId, since: store.startedAt, entries, dropped, bodyCap: BODY_CAP },
+      data: { tabId, since: store.startedAt, recordingBodies: a.bodies === true, entries, dropped, bodyCap: BODY_CAP },
       whole: true,
     };
   },
 });
 
 /** An entry as the agent gets it: without the document it came from; a body may also be left out for the call's own limit. */
-type PublicNet = Omit<NetEntry, "doc" | "bodyOmitted"> & { bodyOmitted?: BodyOmitted | "call_limit" };
+type PublicNet = Omit<NetEntry, "doc" | "bodyOmitted" | "bodyReady" | "gone"> & { bodyOmitted?: BodyOmitted | "call_limit" };
 
 function publicNet(e: NetEntry): PublicNet {
   return {
@@ -154,8 +165,8 @@ function publicNet(e: NetEntry): PublicNet {
     url: e.url,
     status: e.status,
     type: e.type,
-    kind: e.kind,
-    size: e.size,
+    ...(e.kind ? { kind: e.kind } : {}),
+    ...(e.size !== undefined ? { size: e.size } : {}),
     ms: e.ms,
     origin: e.origin,
     ...(e.failed ? { failed: e.failed } : {}),
