@@ -10,10 +10,10 @@ const b = installFakeChrome();
 const A = "http://127.0.0.1:1";
 let gets = 0;
 const get = b.chrome.tabs.get;
-b.chrome.tabs.get = (async (id: number) => {
+b.chrome.tabs.get = async (id: number) => {
   gets++;
   return get(id);
-}) as typeof chrome.tabs.get;
+};
 
 let O: typeof import("../../src/tools/origin.js");
 let tab: (id: number) => Promise<{ tabId: number; url: string }>;
