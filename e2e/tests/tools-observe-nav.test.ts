@@ -18,7 +18,8 @@ describeBrowser("act and look across a navigation", () => {
     expect(r.text).toContain(`navigated to ${site.url("landing.html?from=link")}`);
     expect(r.text).toMatch(/heading "Landed"/);
     expect(r.text).not.toMatch(/Ways to leave/);
-    expect(page.url()).toBe(site.url("landing.html?from=link"));
+    // Playwright learns of the navigation over its own connection, which may come after the answer.
+    await expect.poll(() => page.url()).toBe(site.url("landing.html?from=link"));
   });
 
   test("a form submitted by click and by Enter, with observe: the landing page is what is seen", async () => {
@@ -28,14 +29,14 @@ describeBrowser("act and look across a navigation", () => {
     const byClick = await mcp.ok("click", { tabId: a.tabId, ref: refOf(sa.text, "button", "Send"), observe: "text" });
     expect(byClick.data.navigated, byClick.text).toBe(true);
     expect(byClick.text).toContain("Landed");
-    expect(a.page.url()).toBe(site.url("landing.html?from=form"));
+    await expect.poll(() => a.page.url()).toBe(site.url("landing.html?from=form"));
 
     const b = await rig().open("leave.html");
     const sb = await mcp.ok("snapshot", { tabId: b.tabId });
     const byKey = await mcp.ok("press_key", { tabId: b.tabId, ref: refOf(sb.text, "textbox", "Query"), key: "Enter", observe: "snapshot" });
     expect(byKey.data.navigated, byKey.text).toBe(true);
     expect(byKey.text).toMatch(/heading "Landed"/);
-    expect(b.page.url()).toBe(site.url("landing.html?from=form"));
+    await expect.poll(() => b.page.url()).toBe(site.url("landing.html?from=form"));
   });
 
   test("an action that starts no navigation: no navigated flag, and the diff shows the change", async () => {
@@ -52,7 +53,6 @@ describeBrowser("act and look across a navigation", () => {
     const f = await mcp.ok("click", { tabId, ref: refOf(s.text, "link", "Jump below"), observe: "text" });
     expect(f.data.navigated).toBeUndefined();
     expect(f.text).toContain("Ways to leave");
-    // Playwright learns of a same-document navigation by its own event, which may come after the call.
     await expect.poll(() => page.url()).toMatch(/#below$/);
   });
 });

@@ -106,20 +106,29 @@ async function frameOutline(
   const children = new Map<number, string>();
   const read = new Set<number>();
   const ids = await childFrameIds(tabId, frameId, res.frames);
+  // Sibling frames are asked together: each one's own checks (its frame's URL from the browser, its
+  // document's report) overlap the others' instead of queueing behind them. The budget is taken in
+  // page order before any is asked, so which frames are read does not depend on who answers first.
+  const asked: Promise<void>[] = [];
   for (const f of res.frames) {
     const childId = ids.get(f.frame);
     if (childId === undefined || budget.frames <= 0) continue;
     budget.frames--;
-    try {
-      const c = await frameOutline(tabId, childId, { interactive: args.interactive }, ctx, depth + 1, budget);
-      children.set(f.frame, c.text);
-      read.add(f.frame);
-    } catch (e) {
-      const te = asToolError(e);
-      if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
-      children.set(f.frame, `note "frame not readable: ${te.code}"`);
-    }
+    asked.push(
+      frameOutline(tabId, childId, { interactive: args.interactive }, ctx, depth + 1, budget).then(
+        (c) => {
+          children.set(f.frame, c.text);
+          read.add(f.frame);
+        },
+        (e: unknown) => {
+          const te = asToolError(e);
+          if (te.code === "cancelled" || te.code === "no_tab" || te.code === "dialog_blocking") throw te;
+          children.set(f.frame, `note "frame not readable: ${te.code}"`);
+        },
+      ),
+    );
   }
+  await Promise.all(asked);
   return { text: stitchFrames(unnamed(res.text, res.frames, read), res.frames, children), res };
 }
 

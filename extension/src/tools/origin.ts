@@ -87,10 +87,11 @@ export async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs
   return url;
 }
 
-// The top document's effective URL as the gate just read it from the browser for a call, kept until
-// anything happens to that tab's top frame (a navigation starting, committing, changing its URL, the
-// tab going): the call's page requests then ask the browser nothing more. Only the quick check is
-// spared: the document still proves its own origin in the page (SECURITY I-15, I-40).
+// The top document's effective URL as the gate (or a landing check) last read it from the browser,
+// kept until anything happens to that tab's top frame (a navigation starting, committing,
+// completing, changing its URL, failing, the tab going): until then the browser would answer the
+// same, so the call's page requests and the next call's gate ask it nothing more. Only the quick
+// check is spared: the document still proves its own origin in the page (SECURITY I-15, I-40).
 const topJudged = new Map<number, string>();
 let topEvents = 0;
 
@@ -108,6 +109,11 @@ export async function judgedTabUrl(tabId: number, tab: chrome.tabs.Tab, since: n
   const url = await effectiveTabUrl(tabId, 0, tab);
   if (topEvents === since) topJudged.set(tabId, url);
   return url;
+}
+
+/** The tab's effective URL as last read, while no event of its top frame has come since; else undefined. */
+export function rememberedTabUrl(tabId: number): string | undefined {
+  return topJudged.get(tabId);
 }
 
 /** The origin the frame's document must report; refuses with origin_not_allowed (no host named) otherwise. */
@@ -212,7 +218,12 @@ export interface Landing {
 /** assertLanding from a fresh view of the tab, noting topFrameEvents() before it was read. */
 export async function judgeLanding(tabId: number): Promise<Landing> {
   const events = topEvents;
-  const v = await assertLanding(tabId);
+  const t = await resolveTab(tabId);
+  const v = await assertLanding(tabId, t);
+  // The view just judged is the one the next call's gate would read, while nothing happens to the
+  // tab's top frame (a blank document's inherited origin is not remembered: the gate works it out).
+  const url = t.url ?? "";
+  if (topEvents === events && url !== "" && !inherits(url)) topJudged.set(tabId, url);
   return { ...v, events };
 }
 
