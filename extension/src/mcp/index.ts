@@ -20,8 +20,6 @@ import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
 import { installCapture } from "../tools/capture/listen.js";
-import { setCapturePublisher } from "../tools/capture/tools.js";
-import { putFile } from "../tools/files.js";
 import { forgetSession } from "../tools/capture/store.js";
 import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
@@ -41,7 +39,6 @@ setAuditSink((e) => {
   witnessCallDone();
 });
 installCapture(getPolicy);
-setCapturePublisher(putFile); // capture_export hands its file back as a sandbox resource (SECURITY I-66)
 installObserve();
 
 // Paused state and the declared serverId live in chrome.storage.local (background/state.ts).

@@ -1,7 +1,17 @@
 // The capture tools against a small fake of the chrome.* APIs they use (webRequest events fired by
 // the test): which listeners a metadata capture registers, the document binding, the export handed
 // to the download sandbox as a resource link, and a session's captures forgotten when it ends.
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+
+// The download sandbox, as the tool layer's putFile: what an export hands it is kept here.
+const saved: { name: string; mimeType: string; data?: string; text?: string }[] = [];
+vi.mock("../../src/tools/files.js", async (orig) => ({
+  ...(await orig<typeof import("../../src/tools/files.js")>()),
+  putFile: async (_c: unknown, f: { name: string; mimeType: string; data?: string; text?: string }) => {
+    saved.push(f);
+    return { type: "resource_link", uri: `torii://files/s1/${f.name}`, name: f.name, mimeType: f.mimeType, size: f.data !== undefined ? atob(f.data).length : (f.text ?? "").length };
+  },
+}));
 
 type Fn = (...a: never[]) => unknown;
 class Ev {
@@ -85,11 +95,7 @@ describe("capture tools", () => {
     expect(wr.onSendHeaders.ls.map((l) => l.opts)).toEqual([["requestHeaders", "extraHeaders"]]);
     expect(wr.onBeforeRequest.ls.map((l) => l.opts)).toEqual([["requestBody"]]);
     request(2, "D2", "s1");
-    const saved: { name: string; mimeType: string; data?: string; text?: string }[] = [];
-    T.setCapturePublisher(async (_c, f) => {
-      saved.push(f);
-      return { type: "resource_link", uri: `torii://files/s1/${f.name}`, name: f.name, mimeType: f.mimeType, size: f.data !== undefined ? atob(f.data).length : (f.text ?? "").length };
-    });
+    saved.length = 0;
     const out = await T.captureExport.handler({ captureId: id, format: "http" }, ctx("s1"));
     expect(saved).toHaveLength(1);
     expect(saved[0]?.mimeType).toBe("message/http");

@@ -9,28 +9,13 @@ import { originOf } from "../../policy/pattern.js";
 import { defineTool, type ToolContext, type ToolOutput } from "../define.js";
 import { toolError } from "../errors.js";
 import { S } from "../common.js";
+import { putFile } from "../files.js";
 import { getPolicy } from "../safety.js";
 import { buildExport, summaryText, withCurrentPolicy, type ExportFile, type ExportFormat, type ExportSummary } from "./export.js";
 import { judgeDestination, reindex, setCapturePolicy, stop } from "./listen.js";
 import { METADATA_CAP, SENSITIVE_CAP, type Capture, type Entry } from "./model.js";
 import { toB64 } from "./record.js";
 import { addCapture, getCapture, loadCaptures, sessionCaptures } from "./store.js";
-
-/** A file handed to the daemon's download sandbox, as the resource link it answers with. */
-export interface SavedFile {
-  type: "resource_link";
-  uri: string;
-  name: string;
-  mimeType: string;
-  size: number;
-}
-/** Writes an export into the calling session's sandbox (the files tool layer: putFile). */
-export type CapturePublisher = (ctx: ToolContext, f: { name: string; mimeType: string; data?: string; text?: string }) => Promise<SavedFile>;
-let publisher: CapturePublisher | undefined;
-/** Wired by the service worker to the download sandbox; without it an export returns its summary only. */
-export function setCapturePublisher(p: CapturePublisher): void {
-  publisher = p;
-}
 
 const sessionOf = (ctx: ToolContext) => ctx.gate?.owner?.id ?? "anonymous";
 
@@ -218,11 +203,7 @@ export const captureExport = defineTool<{ captureId: string; format?: ExportForm
   async handler(a, ctx) {
     const c = await own(ctx, a.captureId);
     const { file, summary } = await captureExportFile(c.session, c.id, a.format ?? "har");
-    if (!publisher) {
-      const text = summaryText(summary, "not saved: this build has no download sandbox to hand files back");
-      return { text, data: { ...summary, saved: false }, whole: true };
-    }
-    const link = await publisher(ctx, { name: file.name, mimeType: file.mimeType, ...(file.text !== undefined ? { text: file.text } : { data: toB64(file.bytes) }) });
+    const link = await putFile(ctx, { name: file.name, mimeType: file.mimeType, ...(file.text !== undefined ? { text: file.text } : { data: toB64(file.bytes) }) });
     return { text: summaryText(summary, `saved as ${link.name} (${link.uri})`), data: { ...summary, saved: true, file: link }, whole: true, resources: [link] } as ToolOutput;
   },
 });
