@@ -109,7 +109,7 @@ var list = []entry{
 	{ProxyControlled, "Another extension or the browser's policy controls the proxy; only the person can change that."},
 	{ToolDisabled, "The tool's group is off; only the person can turn it on (broker.toolGroups in the daemon's config.json). Ask them; do not retry."},
 	{SecretNotFound, "No secret has that name; call secrets for the names the person keeps, or ask them to add it in the Torii options."},
-	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document; nothing was filled. Only the person can add that origin to the secret (Torii options)."},
+	{SecretOriginMismatch, "The secret is not bound to the origin of the field's document, or of where its form would send it; nothing was filled or sent. Only the person can add that origin to the secret (Torii options)."},
 	{SecretStoreLocked, "The secret store is locked or cannot be read; nothing was filled. Only the person can unlock it in the Torii options."},
 	{PageError, "The page's own function threw; read its message, then fix the arguments or call something else."},
 	{SensitiveNotAllowed, "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them."},
