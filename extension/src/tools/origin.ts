@@ -340,9 +340,20 @@ export function installOrigin(policy: () => Promise<Policy>): void {
     createdBy.set(d.tabId, { tabId: d.sourceTabId, frameId: d.sourceFrameId });
   });
   chrome.tabs.onRemoved.addListener((tabId) => createdBy.delete(tabId));
-  onNav((ev) => {
-    if (ev.frameId !== 0) return;
+  const changed = (tabId: number) => {
     topEvents++;
-    topJudged.delete(ev.tabId);
+    topJudged.delete(tabId);
+  };
+  onNav((ev) => {
+    if (ev.frameId === 0) changed(ev.tabId);
+  });
+  // A tab can show another document without a top-frame navigation event reaching the worker (a
+  // prerendered page activated, a tab replaced): its URL changing is enough to read it again.
+  chrome.tabs.onUpdated.addListener((tabId, change) => {
+    if (change.url !== undefined || change.status === "loading") changed(tabId);
+  });
+  chrome.tabs.onReplaced.addListener((added, removed) => {
+    changed(added);
+    changed(removed);
   });
 }

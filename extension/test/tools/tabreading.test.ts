@@ -69,4 +69,18 @@ describe("the gate's reading of the tab", () => {
     await tab(id).catch(() => undefined);
     expect(gets).toBeGreaterThan(before);
   });
+
+  it("a URL change the browser reports only on the tab (a prerendered page activated, a tab replaced) is read again", async () => {
+    const id = b.addTab({ url: `${A}/one.html` });
+    await tab(id);
+    b.tabs.get(id)!.url = "http://127.0.0.1:2/off-list.html";
+    b.on.tabs.onUpdated.fire(id, { url: "http://127.0.0.1:2/off-list.html" }, b.tabs.get(id) as never);
+    const before = gets;
+    expect(await tab(id)).toEqual({ tabId: id, url: "http://127.0.0.1:2/off-list.html" });
+    expect(gets).toBe(before + 1);
+    await tab(id);
+    b.on.tabs.onReplaced.fire(id, 999);
+    await tab(id);
+    expect(gets).toBe(before + 2);
+  });
 });
