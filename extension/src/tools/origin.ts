@@ -90,8 +90,8 @@ export async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs
 // The top document's effective URL as the gate (or a landing check) last read it from the browser,
 // kept until anything happens to that tab's top frame (a navigation starting, committing,
 // completing, changing its URL, failing, the tab going): until then the browser would answer the
-// same, so the call's page requests and the next call's gate ask it nothing more. Only the quick
-// check is spared: the document still proves its own origin in the page (SECURITY I-15, I-40).
+// same, so the call's page requests ask it nothing more. Only the quick check is spared: the
+// document still proves its own origin in the page (SECURITY I-15, I-40).
 const topJudged = new Map<number, string>();
 let topEvents = 0;
 
@@ -109,11 +109,6 @@ export async function judgedTabUrl(tabId: number, tab: chrome.tabs.Tab, since: n
   const url = await effectiveTabUrl(tabId, 0, tab);
   if (topEvents === since) topJudged.set(tabId, url);
   return url;
-}
-
-/** The tab's effective URL as last read, while no event of its top frame has come since; else undefined. */
-export function rememberedTabUrl(tabId: number): string | undefined {
-  return topJudged.get(tabId);
 }
 
 /** The origin the frame's document must report; refuses with origin_not_allowed (no host named) otherwise. */

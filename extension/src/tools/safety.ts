@@ -9,7 +9,7 @@ import { AuditRing, type AuditEntry } from "../policy/audit.js";
 import { originOf } from "../policy/pattern.js";
 import { normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
 import { checkNoDialog, resolveTab } from "./browser.js";
-import { allFramesAllowed, installOrigin, judgedTabUrl, rememberedTabUrl, topFrameEvents } from "./origin.js";
+import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from "./origin.js";
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
 import { proxySwitchAllowed } from "./proxystore.js";
@@ -128,10 +128,9 @@ export function recordAudit(e: AuditEntry): void {
 export const policyEnv: PolicyEnv = {
   policy: getPolicy,
   async tab(tabId) {
-    // The tab's top document as last read, while no event of its top frame came since: the
-    // browser would tell the same (a closed tab has had one).
-    const known = tabId === undefined ? undefined : rememberedTabUrl(tabId);
-    if (known !== undefined && tabId !== undefined) return { tabId, url: known };
+    // Asked of the browser on every call, not taken from the last call's reading: this read is
+    // also what lets the events the person's own actions caused (a dialog they just closed) reach
+    // the worker before the call's dialog check.
     const since = topFrameEvents();
     const t = await resolveTab(tabId);
     const id = t.id as number;
