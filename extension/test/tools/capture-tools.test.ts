@@ -13,20 +13,7 @@ vi.mock("../../src/tools/files.js", async (orig) => ({
   },
 }));
 
-type Fn = (...a: never[]) => unknown;
-class Ev {
-  readonly ls: { f: Fn; opts?: string[] }[] = [];
-  addListener(f: Fn, _filter?: unknown, opts?: string[]) {
-    this.ls.push({ f, ...(opts ? { opts } : {}) });
-  }
-  removeListener(f: Fn) {
-    const i = this.ls.findIndex((l) => l.f === f);
-    if (i >= 0) this.ls.splice(i, 1);
-  }
-  fire(...a: unknown[]) {
-    for (const l of [...this.ls]) (l.f as (...x: unknown[]) => unknown)(...a);
-  }
-}
+import { Ev } from "./listener-event.js";
 
 const A = "http://127.0.0.1:4100";
 const session: Record<string, unknown> = {};

@@ -3,20 +3,7 @@
 // while a consumer needs them (SECURITY I-67), every consumer fed, and none left when none runs.
 import { expect, it } from "vitest";
 
-type Fn = (...a: never[]) => unknown;
-class Ev {
-  readonly ls: { f: Fn; opts?: string[] }[] = [];
-  addListener(f: Fn, _filter?: unknown, opts?: string[]) {
-    this.ls.push({ f, ...(opts ? { opts } : {}) });
-  }
-  removeListener(f: Fn) {
-    const i = this.ls.findIndex((l) => l.f === f);
-    if (i >= 0) this.ls.splice(i, 1);
-  }
-  fire(...a: unknown[]) {
-    for (const l of [...this.ls]) (l.f as (...x: unknown[]) => unknown)(...a);
-  }
-}
+import { Ev } from "./listener-event.js";
 
 const wr = { onBeforeRequest: new Ev(), onSendHeaders: new Ev(), onBeforeRedirect: new Ev(), onCompleted: new Ev(), onErrorOccurred: new Ev() };
 (globalThis as { chrome?: unknown }).chrome = { webRequest: wr };
