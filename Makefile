@@ -97,15 +97,17 @@ fuzz: extension
 # The daemon under abuse: floods against a running daemon with a fake extension
 # (internal/abusebench), each flood in a process of its own, printing the legitimate
 # client's p50/p99, the CPU of daemon and flooder, fds and RSS, and reconnect times.
-# Not part of `make test`. `make bench-abuse ABUSE_SECONDS=5` for a shorter run;
+# Not part of `make test`. `make bench-abuse ABUSE_SECONDS=5 ABUSE_ROUNDS=1` for a shorter run
+# (the second round shows whether what the floods leave behind accumulates);
 # `make bench-abuse ABUSE_PROFILE=DIR` runs a daemon built with its pprof listener
 # (-tags toriipprof) and writes its CPU profile during each flood and its heap after it to DIR.
 ABUSE_SECONDS ?= 10
+ABUSE_ROUNDS ?= 2
 ABUSE_PROFILE ?=
 bench-abuse: torii
 	$(if $(ABUSE_PROFILE),$(GO) build -tags toriipprof -o bin/torii-pprof ./cmd/torii &&) \
 	$(GO) build -o bin/torii-abuse-bench ./cmd/torii-abuse-bench && \
-	ABUSE_SECONDS=$(ABUSE_SECONDS) ABUSE_PROFILE=$(ABUSE_PROFILE) $(if $(ABUSE_PROFILE),TORII_BIN=bin/torii-pprof) bin/torii-abuse-bench
+	ABUSE_SECONDS=$(ABUSE_SECONDS) ABUSE_ROUNDS=$(ABUSE_ROUNDS) ABUSE_PROFILE=$(ABUSE_PROFILE) $(if $(ABUSE_PROFILE),TORII_BIN=bin/torii-pprof) bin/torii-abuse-bench
 
 # The main job: the daemon plus a managed browser paired with it.
 # `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.

@@ -48,6 +48,7 @@ type bench struct {
 	ticket               string           // its reconnect ticket, as the extension keeps it
 	provider             *mcpbridgetest.Provider
 	dur                  time.Duration
+	idleRSS              float64 // after the baseline: what each flood's residue is measured against
 	profileDir, pprof    string
 }
 
@@ -160,35 +161,45 @@ func (b *bench) run() error {
 	}
 	fmt.Printf("torii bench-abuse: daemon pid %d, %s per flood (each in its own process), %d CPUs, machine load %s\n\n",
 		b.cmd.Process.Pid, b.dur, numCPU(), loadavg())
-	fmt.Println("| flood | flood ops | legit calls | p50 ms | p99 ms | max ms | extension | reconnect max ms | daemon CPU ms | flooder CPU ms | daemon µs/op | fds before → end (+10 s) | RSS MB before → +10 s | of which anon MB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| flood | flood ops | legit calls | p50 ms | p99 ms | max ms | extension | reconnect max ms | daemon CPU ms | flooder CPU ms | daemon µs/op | fds before → end (+10 s) | RSS MB before → +10 s | its residue, % of idle | of which anon MB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	startRSS := rssMB(b.cmd.Process.Pid)
-	var idleRSS float64
 	only := map[string]bool{} // ABUSE_FLOODS=0,3: run just these (the baseline always runs)
 	for _, i := range strings.Split(os.Getenv("ABUSE_FLOODS"), ",") {
 		if i = strings.TrimSpace(i); i != "" {
 			only[i] = true
 		}
 	}
-	for i, f := range floods {
-		if i > 0 && len(only) > 0 && !only[strconv.Itoa(i)] {
-			continue
+	// A second round of the same floods shows whether what they leave
+	// behind accumulates or is bounded by the daemon's caps.
+	rounds, _ := strconv.Atoi(os.Getenv("ABUSE_ROUNDS"))
+	rounds = max(rounds, 1)
+	finals := make([]float64, 0, rounds)
+	for r := 0; r < rounds; r++ {
+		for i, f := range floods {
+			if i <= 1 && r > 0 || i > 0 && len(only) > 0 && !only[strconv.Itoa(i)] {
+				continue
+			}
+			name := f.name
+			if r > 0 {
+				name = fmt.Sprintf("%s, round %d", name, r+1)
+			}
+			if err := b.one(ctx, i, name); err != nil {
+				return err
+			}
+			select {
+			case err := <-exited:
+				return fmt.Errorf("the daemon exited during %q: %v\n%s", f.name, err, stderr.String())
+			default:
+			}
 		}
-		if err := b.one(ctx, i, f.name); err != nil {
-			return err
-		}
-		if i == 0 {
-			idleRSS = rssMB(b.cmd.Process.Pid) // idle after serving the baseline's calls
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("the daemon exited during %q: %v\n%s", f.name, err, stderr.String())
-		default:
-		}
+		finals = append(finals, rssMB(b.cmd.Process.Pid))
 	}
-	final := rssMB(b.cmd.Process.Pid)
-	fmt.Printf("\nRSS at start %.1f MB; idle after the baseline %.1f MB; final %.1f MB (%+.0f%% of idle), of which anon %.1f MB; load now %s\n",
-		startRSS, idleRSS, final, 100*(final-idleRSS)/idleRSS, anonMB(b.cmd.Process.Pid), loadavg())
+	fmt.Printf("\nRSS at start %.1f MB; idle after the baseline %.1f MB", startRSS, b.idleRSS)
+	for r, f := range finals {
+		fmt.Printf("; after round %d %.1f MB (%+.0f%% of idle)", r+1, f, 100*(f-b.idleRSS)/b.idleRSS)
+	}
+	fmt.Printf("; anon now %.1f MB; load now %s\n", anonMB(b.cmd.Process.Pid), loadavg())
 	return nil
 }
 
@@ -318,9 +329,16 @@ func (b *bench) one(ctx context.Context, i int, name string) error {
 	if ops > 0 {
 		perOp = fmt.Sprintf("%.0f", float64(dcpu.Microseconds())/float64(ops))
 	}
-	fmt.Printf("| %s | %d | %d | %.1f | %.1f | %.1f | %s | %d | %d | %d | %s | %d → %d (%d) | %.1f → %.1f | %.1f → %.1f |\n", name, ops, len(lat),
+	if i == 0 {
+		b.idleRSS = rss1
+	}
+	residue := "–"
+	if i > 0 {
+		residue = fmt.Sprintf("%+.1f", 100*(rss1-rss0)/b.idleRSS)
+	}
+	fmt.Printf("| %s | %d | %d | %.1f | %.1f | %.1f | %s | %d | %d | %d | %s | %d → %d (%d) | %.1f → %.1f | %s | %.1f → %.1f |\n", name, ops, len(lat),
 		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(lat, 100)), ext, reconnectMax.Load(), dcpu.Milliseconds(),
-		floodCPU.Milliseconds(), perOp, fds0, fds1, fdCount(pid), rss0, rss1, anon0, anon1)
+		floodCPU.Milliseconds(), perOp, fds0, fds1, fdCount(pid), rss0, rss1, residue, anon0, anon1)
 	return nil
 }
 
