@@ -20,7 +20,7 @@ import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
 import { installCapture } from "../tools/capture/listen.js";
-import { forgetSession } from "../tools/capture/store.js";
+import { endSessionCaptures } from "../tools/capture/listen.js";
 import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
 installDebugger();
@@ -71,7 +71,7 @@ export const provider = new McpProvider({
     stopSessionCaptures(id);
     void sessionEnded(id, closeTabs);
     // SECURITY I-67: nothing a session captured outlives it.
-    void forgetSession(id);
+    void endSessionCaptures(id);
   },
   connected: () => {
     stopAllCaptures();

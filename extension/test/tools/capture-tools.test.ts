@@ -120,11 +120,17 @@ describe("capture tools", () => {
     expect((other as { message: string }).message.replace(id, "X")).toBe((unknown as { message: string }).message.replace("zzzz", "X"));
     await S.flush();
     expect(JSON.stringify(session)).toContain(id);
-    await S.forgetSession("s2");
+    await L.endSessionCaptures("s2");
     expect(JSON.stringify(session)).not.toContain(id);
     expect(S.sessionCaptures("s2")).toEqual([]);
-    // Its listeners go with it when nothing else runs.
-    expect(wr.onSendHeaders.ls.length).toBeLessThanOrEqual(1);
+    // Nothing goes on recording for it: a later request of its document holds no budget.
+    const used = S.budget.used;
+    request(4, "D4", "after");
+    expect(S.budget.used).toBe(used);
+    // Its tab's listeners go with it; the other tests' captures keep theirs.
+    expect(wr.onBeforeRequest.ls.map((l) => l.tabId)).not.toContain(4);
+    expect(wr.onSendHeaders.ls.map((l) => l.tabId)).not.toContain(4);
+    expect(wr.onSendHeaders.ls.map((l) => l.tabId)).toContain(2);
   });
 
   it("sensitive without the origin's switch is refused before anything listens", async () => {

@@ -1,6 +1,6 @@
-// The worker's one set of webRequest listeners, shared by capture sessions and network_tail: one
-// listener per event whatever the number of consumers, asking for request bodies and headers only
-// while a consumer needs them (SECURITY I-67), every consumer fed, and none left when none runs.
+// The worker's webRequest listeners, shared by capture sessions and network_tail: one set per tab
+// someone captures, filtered to that tab, asking for request bodies and headers only where a
+// consumer needs them (SECURITY I-67), every consumer of the tab fed, none left when none runs.
 import { expect, it } from "vitest";
 
 import { Ev } from "./listener-event.js";
@@ -8,7 +8,7 @@ import { Ev } from "./listener-event.js";
 const wr = { onBeforeRequest: new Ev(), onSendHeaders: new Ev(), onBeforeRedirect: new Ev(), onCompleted: new Ev(), onErrorOccurred: new Ev() };
 (globalThis as { chrome?: unknown }).chrome = { webRequest: wr };
 
-it("one set of listeners for every consumer, asking for what the neediest needs, gone with the last", async () => {
+it("one set of listeners per tab needed, asking for what the neediest needs there, gone with the last", async () => {
   const { setNeed, typeAndLength } = await import("../../src/tools/capture/requests.js");
   const seen: string[] = [];
   const sink = (name: string) => ({
@@ -20,23 +20,33 @@ it("one set of listeners for every consumer, asking for what the neediest needs,
   });
   const observe = sink("observe");
   const capture = sink("capture");
-  setNeed("observe", "metadata", observe as never);
-  expect(wr.onBeforeRequest.ls.map((l) => l.opts)).toEqual([undefined]);
+  const on = (...tabs: [number, "metadata" | "sensitive"][]) => new Map(tabs);
+  const listened = () => wr.onBeforeRequest.ls.map((l) => [l.tabId, l.opts]);
+
+  setNeed("observe", on([1, "metadata"]), observe as never);
+  expect(listened()).toEqual([[1, undefined]]);
   expect(wr.onSendHeaders.ls).toHaveLength(0);
-  setNeed("capture", "metadata", capture as never);
-  expect(wr.onBeforeRequest.ls).toHaveLength(1);
-  wr.onBeforeRequest.fire({ requestId: "1" });
-  wr.onCompleted.fire({ requestId: "1" });
-  expect(seen).toEqual(["observe before 1", "capture before 1", "observe completed 1", "capture completed 1"]);
-  // A sensitive capture: bodies and headers asked for, still one listener per event.
-  setNeed("capture", "sensitive", capture as never);
-  expect(wr.onBeforeRequest.ls.map((l) => l.opts)).toEqual([["requestBody"]]);
-  expect(wr.onSendHeaders.ls.map((l) => l.opts)).toEqual([["requestHeaders", "extraHeaders"]]);
-  // It ends: back to metadata for network_tail alone.
-  setNeed("capture", "off", capture as never);
-  expect(wr.onBeforeRequest.ls.map((l) => l.opts)).toEqual([undefined]);
+  // A request of a tab no one captures never reaches a consumer (the browser is not even asked).
+  wr.onBeforeRequest.fire({ tabId: 9, requestId: "0" });
+  expect(seen).toEqual([]);
+
+  setNeed("capture", on([1, "metadata"], [2, "metadata"]), capture as never);
+  expect(listened()).toEqual([[1, undefined], [2, undefined]]);
+  wr.onBeforeRequest.fire({ tabId: 1, requestId: "1" });
+  wr.onCompleted.fire({ tabId: 1, requestId: "1" });
+  wr.onBeforeRequest.fire({ tabId: 2, requestId: "2" });
+  expect(seen).toEqual(["observe before 1", "capture before 1", "observe completed 1", "capture completed 1", "capture before 2"]);
+
+  // A sensitive capture on tab 2: bodies and headers asked for there only, still one set per tab.
+  setNeed("capture", on([1, "metadata"], [2, "sensitive"]), capture as never);
+  expect(listened()).toEqual([[1, undefined], [2, ["requestBody"]]]);
+  expect(wr.onSendHeaders.ls.map((l) => [l.tabId, l.opts])).toEqual([[2, ["requestHeaders", "extraHeaders"]]]);
+
+  // It ends: tab 2 has no listener left, tab 1 stays for network_tail.
+  setNeed("capture", on(), capture as never);
+  expect(listened()).toEqual([[1, undefined]]);
   expect(wr.onSendHeaders.ls).toHaveLength(0);
-  setNeed("observe", "off", observe as never);
+  setNeed("observe", on(), observe as never);
   for (const e of Object.values(wr)) expect(e.ls).toHaveLength(0);
   // Of the response headers only the media type and length are read.
   expect(typeAndLength([{ name: "Content-Type", value: "Application/JSON; charset=utf-8" }, { name: "content-length", value: "42" }, { name: "Set-Cookie", value: "x" }])).toEqual({ mimeType: "application/json", size: 42 });

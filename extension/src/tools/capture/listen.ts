@@ -3,15 +3,15 @@
 // debugger's Network domain: it sees the headers the browser really sends (Cookie included),
 // needs no debugger session (other tools' CDP use is untouched) and carries each request's
 // documentId, so a request of any other document is never recorded. The listeners are shared with
-// network_tail (requests.ts) and on only while one of them runs.
+// network_tail (requests.ts) and on only on the tabs one of them captures.
 
 import { judgeUrl, captureSensitiveAllowed, normalizePolicy, type Policy } from "../../policy/policy.js";
 import { originOf } from "../../policy/pattern.js";
 import { POLICY_KEY } from "../safety.js";
 import type { Capture, StopReason } from "./model.js";
-import { setNeed, type RequestSink } from "./requests.js";
+import { setNeed, type Need, type RequestSink } from "./requests.js";
 import { onDone, onHeaders, onRedirect, onRequest, onResponse, stopCapture, type Judge } from "./record.js";
-import { allCaptures, budget, changed, loadCaptures } from "./store.js";
+import { allCaptures, budget, changed, forgetSession, loadCaptures } from "./store.js";
 
 let policy: Policy | undefined;
 /** Running captures by tab. */
@@ -72,9 +72,19 @@ export function reindex(): void {
     l.push(c);
     running.set(c.tabId, l);
   }
-  const all = [...running.values()].flat();
   // SECURITY I-67: a metadata capture never asks the browser for request bodies or headers.
-  setNeed("capture", all.length === 0 ? "off" : all.some((c) => c.sensitive) ? "sensitive" : "metadata", sink);
+  const needs = new Map<number, Need>();
+  for (const [tabId, cs] of running) needs.set(tabId, cs.some((c) => c.sensitive) ? "sensitive" : "metadata");
+  setNeed("capture", needs, sink);
+}
+
+/**
+ * SECURITY I-67: the session ended; everything it captured goes, and so do its running captures'
+ * listeners (else a forgotten capture would go on recording, and holding budget, unseen).
+ */
+export async function endSessionCaptures(session: string): Promise<void> {
+  await forgetSession(session);
+  reindex();
 }
 
 export function stop(c: Capture, reason: StopReason): void {

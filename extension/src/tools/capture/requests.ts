@@ -1,17 +1,19 @@
-// The one set of chrome.webRequest listeners in the worker. Capture sessions (listen.ts) and
-// network_tail (observe/network.ts) both take request metadata from here: webRequest costs the
-// page nothing (the listeners are not blocking, unlike the debugger's Network domain, which makes
-// every request report to the debugger before the page goes on). Each consumer says what it needs;
-// the listeners ask the browser for the most any consumer needs, and are off while none does.
+// The worker's chrome.webRequest listeners. Capture sessions (listen.ts) and network_tail
+// (observe/network.ts) both take request metadata from here: webRequest costs the page nothing (the
+// listeners are not blocking, unlike the debugger's Network domain, which makes every request
+// report to the debugger before the page goes on). Each consumer says what it needs on which tabs;
+// each tab anyone needs gets one set of listeners filtered to it, asking the browser for the most
+// any consumer needs there, so the browser never wakes the worker for a request of a tab no one
+// captures, and a tab no one needs has none.
 
 /** fetch/XHR and beacons; images, scripts, styles, fonts, media and documents are not seen. */
 const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
 
 /**
- * What a consumer asks the browser for. SECURITY I-67: "metadata" never asks for request bodies or
- * headers, so they never reach the worker; only a sensitive capture asks for them.
+ * What a consumer asks the browser for on a tab. SECURITY I-67: "metadata" never asks for request
+ * bodies or headers, so they never reach the worker; only a sensitive capture asks for them.
  */
-export type Need = "off" | "metadata" | "sensitive";
+export type Need = "metadata" | "sensitive";
 
 export interface RequestSink {
   before(d: chrome.webRequest.OnBeforeRequestDetails): void;
@@ -21,58 +23,72 @@ export interface RequestSink {
   error(d: chrome.webRequest.OnErrorOccurredDetails): void;
 }
 
-const sinks = new Map<string, { need: Need; sink: RequestSink }>();
-let mode: Need = "off";
+const consumers = new Map<string, { needs: ReadonlyMap<number, Need>; sink: RequestSink }>();
 
-const onBefore = (d: chrome.webRequest.OnBeforeRequestDetails) => {
-  for (const s of sinks.values()) s.sink.before(d);
-  return undefined;
-};
-const onSend = (d: chrome.webRequest.OnSendHeadersDetails) => {
-  for (const s of sinks.values()) s.sink.headers?.(d);
-};
-const onRedirected = (d: chrome.webRequest.OnBeforeRedirectDetails) => {
-  for (const s of sinks.values()) s.sink.redirect(d);
-};
-const onCompleted = (d: chrome.webRequest.OnCompletedDetails) => {
-  for (const s of sinks.values()) s.sink.completed(d);
-};
-const onError = (d: chrome.webRequest.OnErrorOccurredDetails) => {
-  for (const s of sinks.values()) s.sink.error(d);
-};
-
-/** A consumer's need changed (its first capture started, its last ended, one became sensitive). */
-export function setNeed(name: string, need: Need, sink: RequestSink): void {
-  if (need === "off") sinks.delete(name);
-  else sinks.set(name, { need, sink });
-  const all = [...sinks.values()].map((s) => s.need);
-  listen(all.length === 0 ? "off" : all.includes("sensitive") ? "sensitive" : "metadata");
+interface TabListeners {
+  need: Need;
+  before(d: chrome.webRequest.OnBeforeRequestDetails): undefined;
+  headers(d: chrome.webRequest.OnSendHeadersDetails): void;
+  redirect(d: chrome.webRequest.OnBeforeRedirectDetails): void;
+  completed(d: chrome.webRequest.OnCompletedDetails): void;
+  error(d: chrome.webRequest.OnErrorOccurredDetails): void;
 }
 
-function listen(want: Need): void {
-  if (want === mode) return;
+const tabs = new Map<number, TabListeners>();
+
+/** A consumer's tabs and what it needs on each changed; an empty map ends its share. */
+export function setNeed(name: string, needs: ReadonlyMap<number, Need>, sink: RequestSink): void {
+  if (needs.size === 0) consumers.delete(name);
+  else consumers.set(name, { needs, sink });
+  const want = new Map<number, Need>();
+  for (const c of consumers.values())
+    for (const [tabId, need] of c.needs) if (want.get(tabId) !== "sensitive") want.set(tabId, need);
+  for (const [tabId, l] of tabs) if (want.get(tabId) !== l.need) unlisten(tabId, l);
+  for (const [tabId, need] of want) if (!tabs.has(tabId)) listen(tabId, need);
+}
+
+function listen(tabId: number, need: Need): void {
+  // Each consumer checks the tab itself too; a listener passes on only its own tab's events, so
+  // what reaches a sink never depends on the browser applying the filter.
+  const each =
+    <D extends { tabId: number }>(f: (s: RequestSink, d: D) => void) =>
+    (d: D) => {
+      if (d.tabId !== tabId) return;
+      for (const c of consumers.values()) if (c.needs.has(tabId)) f(c.sink, d);
+    };
+  const before = each<chrome.webRequest.OnBeforeRequestDetails>((s, d) => s.before(d));
+  const l: TabListeners = {
+    need,
+    before: (d) => void before(d),
+    headers: each((s, d) => s.headers?.(d)),
+    redirect: each((s, d) => s.redirect(d)),
+    completed: each((s, d) => s.completed(d)),
+    error: each((s, d) => s.error(d)),
+  };
+  tabs.set(tabId, l);
   const w = chrome.webRequest;
-  if (mode !== "off") {
-    w.onBeforeRequest.removeListener(onBefore);
-    w.onSendHeaders.removeListener(onSend);
-    w.onBeforeRedirect.removeListener(onRedirected);
-    w.onCompleted.removeListener(onCompleted);
-    w.onErrorOccurred.removeListener(onError);
-  }
-  mode = want;
-  if (want === "off") return;
-  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES };
-  if (want === "sensitive") {
-    w.onBeforeRequest.addListener(onBefore, filter, ["requestBody"]);
+  const filter: chrome.webRequest.RequestFilter = { urls: ["<all_urls>"], types: TYPES, tabId };
+  if (need === "sensitive") {
+    w.onBeforeRequest.addListener(l.before, filter, ["requestBody"]);
     // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
-    w.onSendHeaders.addListener(onSend, filter, ["requestHeaders", "extraHeaders"]);
+    w.onSendHeaders.addListener(l.headers, filter, ["requestHeaders", "extraHeaders"]);
   } else {
-    w.onBeforeRequest.addListener(onBefore, filter);
+    w.onBeforeRequest.addListener(l.before, filter);
   }
-  w.onBeforeRedirect.addListener(onRedirected, filter);
+  w.onBeforeRedirect.addListener(l.redirect, filter);
   // Response headers are asked for their media type and length only; no consumer keeps the rest.
-  w.onCompleted.addListener(onCompleted, filter, ["responseHeaders"]);
-  w.onErrorOccurred.addListener(onError, filter);
+  w.onCompleted.addListener(l.completed, filter, ["responseHeaders"]);
+  w.onErrorOccurred.addListener(l.error, filter);
+}
+
+function unlisten(tabId: number, l: TabListeners): void {
+  tabs.delete(tabId);
+  const w = chrome.webRequest;
+  w.onBeforeRequest.removeListener(l.before);
+  w.onSendHeaders.removeListener(l.headers);
+  w.onBeforeRedirect.removeListener(l.redirect);
+  w.onCompleted.removeListener(l.completed);
+  w.onErrorOccurred.removeListener(l.error);
 }
 
 /** The response's media type (no parameters) and Content-Length, the only response headers read. */

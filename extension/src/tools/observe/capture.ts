@@ -37,7 +37,7 @@ const global = new ByteBudget(GLOBAL_BODY_BUDGET);
 let policyNow: Policy | undefined;
 let installed = false;
 
-/** network_tail's share of the worker's webRequest listeners: events of captured tabs only. */
+/** network_tail's share of the worker's webRequest listeners: its captured tabs'. */
 const sink: RequestSink = {
   before(d) {
     captures.get(d.tabId)?.store.net.before(d as Parameters<TabCapture["net"]["before"]>[0]);
@@ -51,6 +51,10 @@ const sink: RequestSink = {
     captures.get(d.tabId)?.store.net.done(d);
   },
 };
+
+function needRequests(): void {
+  setNeed("observe", new Map([...captures.keys()].map((tabId) => [tabId, "metadata"] as const)), sink);
+}
 
 function rememberDoc(c: Capture, documentId: string | undefined, url: string): void {
   if (!documentId) return;
@@ -123,7 +127,7 @@ export async function openCapture(tabId: number, session: string, deadline: numb
   const store = new TabCapture(Date.now(), deps(tabId, docs));
   const c: Capture = { session, store, ready: Promise.resolve(), docs, bodiesOp: Promise.resolve() };
   captures.set(tabId, c);
-  setNeed("observe", "metadata", sink);
+  needRequests();
   c.ready = enable(tabId, c, deadline, signal);
   const ready = c.ready;
   try {
@@ -177,7 +181,7 @@ export function stopCapture(tabId: number, disable: boolean): void {
   const bodies = c.store.bodies !== undefined;
   c.store.dispose();
   c.docs.clear();
-  if (captures.size === 0) setNeed("observe", "off", sink);
+  needRequests();
   if (!disable) return;
   for (const m of [...(bodies ? ["Network.disable"] : []), "Log.disable", "Runtime.disable"]) void cdp(tabId, m, {}, 3_000).catch(() => undefined);
 }
