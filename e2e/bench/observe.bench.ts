@@ -4,7 +4,7 @@
 // first, so machine load falls on both alike. The button logs an error and fetches JSON, so the
 // captured tab has console events and a judged network entry per click (and a body read with
 // BENCH_BODIES=1, which turns the Network domain on).
-import { appendFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { expect, test } from "vitest";
 import { closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
@@ -17,6 +17,32 @@ const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 30));
 const BODIES = process.env.BENCH_BODIES === "1";
 /** BENCH_OUT=file: each run's raw times are appended there (one JSON line), to pool several runs. */
 const OUT = process.env.BENCH_OUT;
+/** BENCH_PROFILE=file.cpuprofile: the service worker's CPU profile of the phase with capture on. */
+const PROFILE = process.env.BENCH_PROFILE;
+
+/** Starts the V8 profiler in the extension's service worker; the returned function stops it. */
+async function profileWorker(browser: Awaited<ReturnType<ReturnType<typeof useRig>["browser"]>>): Promise<() => Promise<unknown>> {
+  const b = browser.context.browser();
+  if (!b) throw new Error("no browser handle");
+  const s = await b.newBrowserCDPSession();
+  const targetId = await browser.worker();
+  const { sessionId } = (await s.send("Target.attachToTarget", { targetId, flatten: false })) as { sessionId: string };
+  let id = 0;
+  const waiting = new Map<number, (r: unknown) => void>();
+  s.on("Target.receivedMessageFromTarget", (e: { message: string }) => {
+    const m = JSON.parse(e.message) as { id?: number; result?: unknown };
+    if (m.id !== undefined) waiting.get(m.id)?.(m.result);
+  });
+  const send = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<unknown>((r) => {
+      waiting.set(++id, r);
+      void s.send("Target.sendMessageToTarget", { sessionId, message: JSON.stringify({ id, method, params }) });
+    });
+  await send("Profiler.enable");
+  await send("Profiler.setSamplingInterval", { interval: 100 });
+  await send("Profiler.start");
+  return async () => ((await send("Profiler.stop")) as { profile: unknown }).profile;
+}
 
 const med = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -75,7 +101,9 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         await mcp.ok("console_tail", { tabId: x.tabId });
         await mcp.ok("network_tail", { tabId: x.tabId, ...(BODIES ? { bodies: true } : {}) });
       }
+      const stopProfile = PROFILE ? await profileWorker(browser) : undefined;
       const after = await phase();
+      if (stopProfile) writeFileSync(PROFILE as string, JSON.stringify(await stopProfile()));
       const kept = await mcp.ok("network_tail", { tabId: (captured[0] as { tabId: number }).tabId, limit: 500, ...(BODIES ? { bodies: true } : {}) });
       const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
       const of = (kind: string, per: number[][]) => mean(per.flatMap((x, i) => (kinds[i] === kind ? [med(x)] : [])));

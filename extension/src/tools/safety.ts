@@ -16,7 +16,6 @@ import { proxySwitchAllowed } from "./proxystore.js";
 import { auditWitness } from "../background/auditwitness.js";
 
 export const POLICY_KEY = "policy";
-const AUDIT_KEY = "audit";
 
 // ---------- the stored policy ----------
 
@@ -115,8 +114,9 @@ export function listHandoffs(): { tabId: number; reason: string; message: string
 // ---------- audit ----------
 
 export const audit = new AuditRing({
-  load: async () => (await chrome.storage.local.get(AUDIT_KEY))[AUDIT_KEY],
-  save: (entries) => chrome.storage.local.set({ [AUDIT_KEY]: entries }),
+  get: (keys) => chrome.storage.local.get(keys),
+  set: (items) => chrome.storage.local.set(items),
+  remove: (keys) => chrome.storage.local.remove(keys),
 });
 
 export function recordAudit(e: AuditEntry): void {

@@ -93,19 +93,72 @@ describe("approval queue", () => {
 });
 
 describe("audit ring", () => {
+  /** chrome.storage.local as the ring sees it, remembering what each save wrote. */
   const mem = () => {
-    let saved: unknown = undefined;
-    return { load: async () => saved, save: async (e: AuditEntry[]) => void (saved = JSON.parse(JSON.stringify(e))), get: () => saved };
+    const data = new Map<string, unknown>();
+    const writes: { keys: string[]; bytes: number }[] = [];
+    const copy = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
+    return {
+      data,
+      writes,
+      get: async (keys: string[]) => Object.fromEntries(keys.filter((k) => data.has(k)).map((k) => [k, copy(data.get(k))])),
+      set: async (items: Record<string, unknown>) => {
+        writes.push({ keys: Object.keys(items), bytes: JSON.stringify(items).length });
+        for (const [k, v] of Object.entries(items)) data.set(k, copy(v));
+      },
+      remove: async (keys: string[]) => void keys.forEach((k) => data.delete(k)),
+    };
   };
+  const entry = (i: number): AuditEntry => ({ ts: i, tool: "click", origin: "https://a.com", outcome: "ok", ms: 1 });
+
   it("keeps the latest 500, newest first, metadata only", async () => {
     const m = mem();
     const r = new AuditRing(m, AUDIT_MAX, 0);
-    for (let i = 0; i < 520; i++) await r.record({ ts: i, tool: "click", origin: "https://a.com", outcome: "ok", ms: 1 });
+    for (let i = 0; i < 520; i++) await r.record(entry(i));
     const l = await r.list();
     expect(l.length).toBe(500);
     expect(l[0]?.ts).toBe(519);
     expect(l[499]?.ts).toBe(20);
   });
+
+  it("a save writes only what changed; a new worker reads back the same 500, old buckets gone", async () => {
+    const m = mem();
+    const r = new AuditRing(m, AUDIT_MAX, 60_000);
+    for (let i = 0; i < 1_234; i++) {
+      await r.record(entry(i));
+      if (i % 7 === 0) await r.flush();
+    }
+    await r.flush();
+    // Each save: the range and the one or two buckets new entries went into, never the whole ring.
+    expect(Math.max(...m.writes.map((w) => w.keys.length))).toBeLessThanOrEqual(3);
+    const whole = JSON.stringify(await r.list()).length;
+    expect(Math.max(...m.writes.map((w) => w.bytes))).toBeLessThan(whole / 4);
+    // 500 entries in buckets of 50 span at most 11 buckets, plus the range.
+    expect(m.data.size).toBeLessThanOrEqual(12);
+    const again = await new AuditRing(m).list();
+    expect(again.map((e) => e.ts)).toEqual((await r.list()).map((e) => e.ts));
+    expect(again[0]?.ts).toBe(1_233);
+    expect(again.at(-1)?.ts).toBe(734);
+  });
+
+  it("an older build's single array is read, then stored as buckets; clear empties it for good", async () => {
+    const m = mem();
+    m.data.set("audit", [entry(1), { ...entry(2), text: "SECRET" }]);
+    const r = new AuditRing(m, AUDIT_MAX, 60_000);
+    expect((await r.list()).map((e) => e.ts)).toEqual([2, 1]);
+    await r.record(entry(3));
+    await r.flush();
+    expect(Array.isArray(m.data.get("audit"))).toBe(false);
+    expect(JSON.stringify([...m.data])).not.toContain("SECRET");
+    expect((await new AuditRing(m).list()).map((e) => e.ts)).toEqual([3, 2, 1]);
+    await r.clear();
+    expect(await new AuditRing(m).list()).toEqual([]);
+    expect([...m.data.keys()]).toEqual(["audit"]);
+    await r.record(entry(4));
+    await r.flush();
+    expect((await new AuditRing(m).list()).map((e) => e.ts)).toEqual([4]);
+  });
+
   it("drops anything that is not metadata", () => {
     const e = cleanEntry({ ts: 1, tool: "type", origin: "", outcome: "ok", ms: 2, text: "SECRET", args: { text: "SECRET" } } as unknown as AuditEntry);
     expect(JSON.stringify(e)).not.toContain("SECRET");
