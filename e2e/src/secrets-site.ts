@@ -3,7 +3,9 @@
 // saw a value. `/leaf` on A sends itself to B's `/leaf` at the first press on its field: a
 // navigation between the check of a document and the act on it. The `/submit*` pages are login
 // forms for `type` with `submit: true`, some of them built to carry the secret elsewhere; every
-// form post either server receives is reported as `post <path>` with its body.
+// form post either server receives is reported as `post <path>` with its body. Every document also
+// counts the navigations it began (`attempts`; a form post is one): the navigate event fires within
+// the key event that submits, so once a call has returned, a count of 0 says it submitted nothing.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 
 export interface Report {
@@ -17,7 +19,17 @@ const REPORTER = `<script>
   report("loaded", location.pathname);
   document.addEventListener("input", (e) => report("input", e.target.value ?? e.target.textContent));
   addEventListener("pagehide", () => { for (const f of document.querySelectorAll("input,textarea")) report("unload", f.value); });
+  window.__attempts = 0;
+  navigation.addEventListener("navigate", () => window.__attempts++);
 </script>`;
+
+/**
+ * Navigations begun in each document of the page (main frame first); -1 for a document without the
+ * counter (a new document: something navigated it).
+ */
+export function attempts(page: import("playwright-core").Page): Promise<number[]> {
+  return Promise.all(page.frames().map((f) => f.evaluate(() => (window as unknown as { __attempts?: number }).__attempts ?? -1)));
+}
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}${REPORTER}</body></html>`;

@@ -11,7 +11,7 @@ import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult, refOf } from "../src/mcp.ts";
 import { auditRows, rawAuditStorage, setPolicy, type RuleIn } from "../src/safety.ts";
-import { SecretsSite } from "../src/secrets-site.ts";
+import { SecretsSite, attempts } from "../src/secrets-site.ts";
 import type { Torii } from "../src/torii.ts";
 import { pollUntil } from "../src/util.ts";
 
@@ -51,8 +51,11 @@ describeBrowser("secrets: type with submit into a password field", () => {
   }
   const posts = (origin: string) => site.reports.filter((r) => r.origin === origin && r.ev.startsWith("post "));
   const leakedTo = (origin: string) => site.reports.filter((r) => r.origin === origin).some((r) => r.v.includes(SENTINEL));
-  /** Long enough for a submission the page let through to reach its server. */
-  const settle = () => new Promise((r) => setTimeout(r, 500));
+  /** The call returned and no document of the page began a navigation (a form post is one). */
+  const nothingSubmitted = async (page: Page, path: string) => {
+    expect(new URL(page.url()).pathname).toBe(path);
+    expect(await attempts(page)).toEqual(page.frames().map(() => 0));
+  };
 
   beforeAll(async () => {
     torii = await rig.daemon();
@@ -106,7 +109,7 @@ describeBrowser("secrets: type with submit into a password field", () => {
     }
     // Enter alone, into the field: press_key is typing, and no secret goes with it.
     expect((await call("press_key", { tabId, ref: pw, key: "Enter" })).error?.code).toBe("password_field");
-    await settle();
+    await nothingSubmitted(page, "/submit");
     expect(await page.locator("#pw").inputValue()).toBe("");
     expect(posts(site.a)).toEqual([]);
     // With the person's switch and the call's flag, a literal password submits as before.
@@ -126,25 +129,25 @@ describeBrowser("secrets: type with submit into a password field", () => {
     } finally {
       await msg({ type: "torii.secrets.lock", locked: false });
     }
-    await settle();
+    await nothingSubmitted(page, "/submit");
     expect(await page.locator("#pw").inputValue()).toBe("");
     expect(posts(site.a)).toEqual([]);
   });
 
   it("a form that posts to another origin (its action hidden behind a field named action): refused, that origin receives nothing", async () => {
-    const { tabId, pw } = await open("/submit-elsewhere");
+    const { tabId, page, pw } = await open("/submit-elsewhere");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
-    await settle();
+    await nothingSubmitted(page, "/submit-elsewhere");
     expect(posts(site.b)).toEqual([]);
     expect(leakedTo(site.b)).toBe(false);
   });
 
   it("a form that points itself at another origin from its submit handler: refused, that origin receives nothing", async () => {
-    const { tabId, pw } = await open("/submit-rewrite");
+    const { tabId, page, pw } = await open("/submit-rewrite");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
-    await settle();
+    await nothingSubmitted(page, "/submit-rewrite");
     expect(posts(site.b)).toEqual([]);
     expect(posts(site.a)).toEqual([]);
     expect(leakedTo(site.b)).toBe(false);
@@ -154,7 +157,7 @@ describeBrowser("secrets: type with submit into a password field", () => {
     const { tabId, page, pw } = await open("/submit-swap");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("password_field");
-    await settle();
+    await nothingSubmitted(page, "/submit-swap");
     expect(posts(site.a)).toEqual([]);
     expect(posts(site.b)).toEqual([]);
     expect(await page.locator("#pw2").inputValue()).toBe("");
@@ -165,17 +168,17 @@ describeBrowser("secrets: type with submit into a password field", () => {
     const { tabId, page, pw } = await open("/submit-swap-key");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("password_field");
-    await settle();
+    await nothingSubmitted(page, "/submit-swap-key");
     expect(posts(site.a)).toEqual([]);
     expect(posts(site.b)).toEqual([]);
     expect(await page.locator("#pw2").inputValue()).toBe("");
   });
 
   it("the page hands the field to a form that posts elsewhere: refused, that origin receives nothing", async () => {
-    const { tabId, pw } = await open("/submit-reparent");
+    const { tabId, page, pw } = await open("/submit-reparent");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
-    await settle();
+    await nothingSubmitted(page, "/submit-reparent");
     expect(posts(site.b)).toEqual([]);
     expect(leakedTo(site.b)).toBe(false);
   });
@@ -184,7 +187,7 @@ describeBrowser("secrets: type with submit into a password field", () => {
     const { tabId, page, pw } = await open("/submit-frame");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(["password_field", "origin_not_allowed"], r.text).toContain(r.error?.code);
-    await settle();
+    await nothingSubmitted(page, "/submit-frame");
     expect(posts(site.a)).toEqual([]);
     expect(posts(site.b)).toEqual([]);
     expect(await page.frameLocator("#other").locator("#bpw").inputValue()).toBe("");
@@ -196,16 +199,16 @@ describeBrowser("secrets: type with submit into a password field", () => {
     const inner = refOf(snap, "textbox", "Inner password");
     const r = await call("type", { tabId, ref: inner, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
-    await settle();
+    await nothingSubmitted(page, "/submit-frame");
     expect(await page.frameLocator("#other").locator("#bpw").inputValue()).toBe("");
     expect(posts(site.b)).toEqual([]);
   });
 
   it("a default button whose formaction posts to another origin (the form's base URL shadowed): refused, that origin receives nothing", async () => {
-    const { tabId, pw } = await open("/submit-formaction");
+    const { tabId, page, pw } = await open("/submit-formaction");
     const r = await call("type", { tabId, ref: pw, text: "{{secret:apw}}", submit: true });
     expect(r.error?.code, r.text).toBe("secret_origin_mismatch");
-    await settle();
+    await nothingSubmitted(page, "/submit-formaction");
     expect(posts(site.b)).toEqual([]);
     expect(posts(site.a)).toEqual([]);
   });
@@ -213,10 +216,10 @@ describeBrowser("secrets: type with submit into a password field", () => {
   for (const path of ["/submit-elsewhere", "/submit-formaction"]) {
     it(`without a secret, a form that hides its post to an origin off the list behind a shadowed property is still stopped (I-38): ${path}`, async () => {
       await setPolicy(ext, { rules: [{ pattern: site.pattern(site.a) }], actMode: true });
-      const { tabId, snap } = await open(path);
+      const { tabId, page, snap } = await open(path);
       const r = await call("type", { tabId, ref: refOf(snap, "textbox", "User name"), text: "alice", submit: true });
       expect(r.error?.code, r.text).toBe("origin_not_allowed");
-      await settle();
+      await nothingSubmitted(page, path);
       expect(posts(site.b)).toEqual([]);
     });
   }
