@@ -19,8 +19,7 @@ import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
-import { installCapture } from "../tools/capture/listen.js";
-import { endSessionCaptures } from "../tools/capture/listen.js";
+import { endSessionCaptures, installCapture } from "../tools/capture/listen.js";
 import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
 installDebugger();

@@ -113,6 +113,7 @@ export function listHandoffs(): { tabId: number; reason: string; message: string
 
 // ---------- audit ----------
 
+// Reached lazily: modules that import this one load where chrome.storage is not (unit tests).
 export const audit = new AuditRing({
   get: (keys) => chrome.storage.local.get(keys),
   set: (items) => chrome.storage.local.set(items),
