@@ -68,10 +68,8 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         const r = await mcp.ok("navigate", { url: `${site.a}/page`, observe: "snapshot" });
         return { tabId: r.data.tabId as number, ref: refOf(r.text, "button", "Work") };
       };
-      // The first tab opened is ~5 ms slower than the rest, captured or not, and its times jump
-      // between phases: it is opened and left out.
-      await open();
-      // Tab to tab, p50s differ by as much as the cost measured, so each tab is compared with itself: every
+      // Tab to tab, p50s differ by as much as the cost measured (one tab is often ~5 ms slower than the
+      // rest, captured or not), so each tab is compared with itself: every
       // tab is clicked REPS rounds with nothing captured, then capture starts on half of them and
       // every tab is clicked REPS rounds more. The cost is how much the captured tabs slowed from
       // one phase to the next beyond what the uncaptured ones did (the machine's drift), relative

@@ -159,6 +159,18 @@ describe("audit ring", () => {
     expect((await new AuditRing(m).list()).map((e) => e.ts)).toEqual([4]);
   });
 
+  it("a damaged store (range or buckets not what was written) reads as what is intact, and recording goes on", async () => {
+    for (const damage of [{ audit: { first: "x", next: 3 } }, { audit: { first: 0, next: 120 }, "audit.0": "junk", "audit.1": { s: "y", e: 1 } }, { audit: 42 }]) {
+      const m = mem();
+      for (const [k, v] of Object.entries(damage)) m.data.set(k, v);
+      const r = new AuditRing(m, AUDIT_MAX, 60_000);
+      expect(await r.list()).toEqual([]);
+      await r.record(entry(7));
+      await r.flush();
+      expect((await new AuditRing(m).list()).map((e) => e.ts)).toEqual([7]);
+    }
+  });
+
   it("drops anything that is not metadata", () => {
     const e = cleanEntry({ ts: 1, tool: "type", origin: "", outcome: "ok", ms: 2, text: "SECRET", args: { text: "SECRET" } } as unknown as AuditEntry);
     expect(JSON.stringify(e)).not.toContain("SECRET");
