@@ -17,7 +17,10 @@ const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 30));
 const BODIES = process.env.BENCH_BODIES === "1";
 /** BENCH_OUT=file: each run's raw times are appended there (one JSON line), to pool several runs. */
 const OUT = process.env.BENCH_OUT;
-/** BENCH_PROFILE=file.cpuprofile: the service worker's CPU profile of the phase with capture on. */
+/**
+ * BENCH_PROFILE=file.cpuprofile: the service worker's CPU profile of the phase with capture on, and
+ * of the phase before it in file.before.cpuprofile (their difference is what capture costs the worker).
+ */
 const PROFILE = process.env.BENCH_PROFILE;
 
 /** Starts the V8 profiler in the extension's service worker; the returned function stops it. */
@@ -93,7 +96,9 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
         return per;
       };
       for (let i = 0; i < tabs.length; i++) await click(i);
+      const stopBefore = PROFILE ? await profileWorker(browser) : undefined;
       const before = await phase();
+      if (stopBefore) writeFileSync((PROFILE as string).replace(/(\.cpuprofile)?$/, ".before.cpuprofile"), JSON.stringify(await stopBefore()));
       const captured = tabs.filter((_, i) => kinds[i] === "on");
       for (const x of captured) {
         await mcp.ok("console_tail", { tabId: x.tabId });

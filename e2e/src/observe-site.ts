@@ -72,7 +72,7 @@ export class ObserveSite {
           page(
             "Observe",
             `<h1>Observe</h1>
-<button id="log">Log</button> <button id="fetch">Fetch</button> <button id="flood">Flood</button> <button id="alert">Alert</button> <button id="work">Work</button>
+<button id="log">Log</button> <button id="fetch">Fetch</button> <button id="flood">Flood</button> <button id="alert">Alert</button> <button id="work">Work</button> <button id="hide">Hide</button>
 <p id="out"></p>
 <iframe id="bf" title="B frame" src="${b}/frame" width="300" height="80"></iframe>
 <script>
@@ -107,6 +107,13 @@ export class ObserveSite {
     out.textContent = "flood done in " + Math.round(performance.now() - t0) + " ms";
   };
   document.getElementById("alert").onclick = () => alert("observe alert");
+  // A page that keeps its timings to itself: the timeline emptied and no room left in it.
+  document.getElementById("hide").onclick = async () => {
+    performance.clearResourceTimings();
+    performance.setResourceTimingBufferSize(0);
+    await fetch("/api/json?hidden=1").then((x) => x.text());
+    out.textContent = "hidden";
+  };
   let works = 0;
   document.getElementById("work").onclick = async () => {
     console.error("work error", ++works);

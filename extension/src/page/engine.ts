@@ -21,6 +21,7 @@ import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type Ta
 import * as wait from "./wait";
 import { maskReply } from "./secrets";
 import { typeSecret } from "./type-secret";
+import { ResourceLog } from "./timing";
 
 export { PROTOCOL } from "./types";
 
@@ -48,6 +49,7 @@ export class Engine {
   readonly protocol = PROTOCOL;
   readonly docId = randomId();
   readonly refs = new RefTable();
+  private readonly resources = new ResourceLog();
   private prev = new Map<string, Prev>();
   private paged: Paged | null = null;
   private snapSeq = 0;
@@ -120,6 +122,8 @@ export class Engine {
         return this.frameRect(a as { frame?: number; frameId?: number });
       case "typeSecret":
         return typeSecret(this, a as never);
+      case "resourceTimes":
+        return this.resources.times(a);
       default:
         fail("unknown_method", `unknown page method ${name}`);
     }

@@ -49,6 +49,8 @@ interface FetchOpts {
   /** webRequest's completion before the Network domain's (default after). */
   webFirst?: boolean;
   length?: number;
+  /** The request's start is heard (network_tail hears it only while bodies are recorded). */
+  start?: boolean;
 }
 
 /** One response as the browser reports it: webRequest's events and, when on, the Network domain's. */
@@ -57,7 +59,8 @@ function fetchOnce(c: TabCapture, id: string, o: FetchOpts = {}): void {
   const evil = o.frame === "evil";
   const cdpType = o.type ?? "Fetch";
   const mime = o.mime ?? "application/json";
-  c.net.before({ requestId: `w${id}`, url, method: "POST", type: cdpType === "Fetch" || cdpType === "XHR" ? "xmlhttprequest" : cdpType.toLowerCase(), documentId: o.doc ?? (evil ? "docB" : "docA"), initiator: evil ? B : A, timeStamp: 2_000 });
+  const request = { requestId: `w${id}`, url, method: "POST", type: cdpType === "Fetch" || cdpType === "XHR" ? "xmlhttprequest" : cdpType.toLowerCase(), documentId: o.doc ?? (evil ? "docB" : "docA"), initiator: evil ? B : A, frameId: evil ? 3 : 0 };
+  if (o.start !== false) c.net.before({ ...request, timeStamp: 2_000 });
   c.handle("Network.requestWillBeSent", {
     requestId: id,
     frameId: o.frame ?? "top",
@@ -70,8 +73,7 @@ function fetchOnce(c: TabCapture, id: string, o: FetchOpts = {}): void {
   c.handle("Network.responseReceived", { requestId: id, type: cdpType, response: { url, status: 200, mimeType: mime, headers: { "Set-Cookie": `sid=${SECRET}` }, requestHeaders: { Cookie: SECRET } } });
   const web = () =>
     c.net.done({
-      requestId: `w${id}`,
-      url,
+      ...request,
       timeStamp: 2_250,
       statusCode: 200,
       responseHeaders: [{ name: "Content-Type", value: `${mime}; charset=utf-8` }, { name: "Set-Cookie", value: `sid=${SECRET}` }, ...(o.length !== undefined ? [{ name: "Content-Length", value: String(o.length) }] : [])],
@@ -87,13 +89,18 @@ const settle = async () => {
 };
 
 describe("network capture", () => {
-  it("bodies off: method, url, status, type and timing from webRequest; the body omitted as not_recording, nothing read", async () => {
+  it("bodies off: method, url, status, type and end from the request's end alone; no duration yet; the body omitted as not_recording, nothing read", async () => {
     let reads = 0;
     const c = capture(deps({ readBody: async () => (reads++, { body: "x", base64Encoded: false }) }), false);
-    fetchOnce(c, "r1", { length: 33 });
+    fetchOnce(c, "r1", { length: 33, start: false });
+    fetchOnce(c, "r2", { start: false, frame: "evil" });
     await settle();
     const [e] = c.network.list();
-    expect(e).toMatchObject({ method: "POST", url: `${A}/api/r1`, status: 200, type: "application/json", size: 33, ms: 250, origin: A, bodyOmitted: "not_recording" });
+    expect(e).toMatchObject({ ts: 2_250, method: "POST", url: `${A}/api/r1`, status: 200, type: "application/json", size: 33, origin: A, bodyOmitted: "not_recording", frameId: 0, documentId: "docA" });
+    expect(e?.ms).toBeUndefined();
+    // The end alone is judged like the whole request: the frame of B is off the list.
+    expect(c.network.size).toBe(1);
+    expect(c.droppedNetwork().offList).toBe(1);
     expect(e?.kind).toBeUndefined();
     expect(reads).toBe(0);
     expect(JSON.stringify(c.network.list())).not.toContain(SECRET);

@@ -20,11 +20,24 @@ it("one set of listeners per tab needed, asking for what the neediest needs ther
   });
   const observe = sink("observe");
   const capture = sink("capture");
-  const on = (...tabs: [number, "metadata" | "sensitive"][]) => new Map(tabs);
+  const on = (...tabs: [number, "finished" | "metadata" | "sensitive"][]) => new Map(tabs);
   const listened = () => wr.onBeforeRequest.ls.map((l) => [l.tabId, l.opts]);
+  const ended = () => wr.onCompleted.ls.map((l) => l.tabId);
 
+  // network_tail alone: one event per request, its end (no start, no redirect).
+  setNeed("observe", on([1, "finished"]), observe as never);
+  expect(listened()).toEqual([]);
+  expect(wr.onBeforeRedirect.ls).toHaveLength(0);
+  expect(ended()).toEqual([1]);
+  expect(wr.onErrorOccurred.ls.map((l) => l.tabId)).toEqual([1]);
+  wr.onCompleted.fire({ tabId: 1, requestId: "f" });
+  expect(seen).toEqual(["observe completed f"]);
+  seen.length = 0;
+
+  // Recording bodies, it needs starts too.
   setNeed("observe", on([1, "metadata"]), observe as never);
   expect(listened()).toEqual([[1, undefined]]);
+  expect(ended()).toEqual([1]);
   expect(wr.onSendHeaders.ls).toHaveLength(0);
   // A request of a tab no one captures never reaches a consumer (the browser is not even asked).
   wr.onBeforeRequest.fire({ tabId: 9, requestId: "0" });
@@ -42,9 +55,15 @@ it("one set of listeners per tab needed, asking for what the neediest needs ther
   expect(listened()).toEqual([[1, undefined], [2, ["requestBody"]]]);
   expect(wr.onSendHeaders.ls.map((l) => [l.tabId, l.opts])).toEqual([[2, ["requestHeaders", "extraHeaders"]]]);
 
-  // It ends: tab 2 has no listener left, tab 1 stays for network_tail.
+  // A consumer needing less on a tab never lowers what another needs there.
+  setNeed("observe", on([1, "finished"], [2, "finished"]), observe as never);
+  expect(listened()).toEqual([[1, undefined], [2, ["requestBody"]]]);
+
+  // It ends: tab 2 has no listener left, tab 1 stays for network_tail (its ends only).
+  setNeed("observe", on([1, "finished"]), observe as never);
   setNeed("capture", on(), capture as never);
-  expect(listened()).toEqual([[1, undefined]]);
+  expect(listened()).toEqual([]);
+  expect(ended()).toEqual([1]);
   expect(wr.onSendHeaders.ls).toHaveLength(0);
   setNeed("observe", on(), observe as never);
   for (const e of Object.values(wr)) expect(e.ls).toHaveLength(0);

@@ -5,15 +5,22 @@
 // each tab anyone needs gets one set of listeners filtered to it, asking the browser for the most
 // any consumer needs there, so the browser never wakes the worker for a request of a tab no one
 // captures, and a tab no one needs has none.
-
+//
+// Each event the browser sends costs the worker about a millisecond of an agent's call that it
+// lands in (measured: a click with a captured fetch, capture/observe bench). A request's start
+// lands in the call that caused it; its end usually after. So a consumer that can do with the end
+// alone asks for "finished", one event per request.
 /** fetch/XHR and beacons; images, scripts, styles, fonts, media and documents are not seen. */
 const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
 
 /**
- * What a consumer asks the browser for on a tab. SECURITY I-67: "metadata" never asks for request
- * bodies or headers, so they never reach the worker; only a sensitive capture asks for them.
+ * What a consumer asks the browser for on a tab: "finished", each request's end (the event carries
+ * its method, URL, document, status and response headers); "metadata", its start and redirects
+ * too; "sensitive", also its request headers and body. SECURITY I-67: only "sensitive" asks for
+ * request bodies or headers, so they never reach the worker otherwise.
  */
-export type Need = "metadata" | "sensitive";
+export type Need = "finished" | "metadata" | "sensitive";
+const RANK: Record<Need, number> = { finished: 0, metadata: 1, sensitive: 2 };
 
 export interface RequestSink {
   before(d: chrome.webRequest.OnBeforeRequestDetails): void;
@@ -42,7 +49,10 @@ export function setNeed(name: string, needs: ReadonlyMap<number, Need>, sink: Re
   else consumers.set(name, { needs, sink });
   const want = new Map<number, Need>();
   for (const c of consumers.values())
-    for (const [tabId, need] of c.needs) if (want.get(tabId) !== "sensitive") want.set(tabId, need);
+    for (const [tabId, need] of c.needs) {
+      const had = want.get(tabId);
+      if (had === undefined || RANK[need] > RANK[had]) want.set(tabId, need);
+    }
   for (const [tabId, l] of tabs) if (want.get(tabId) !== l.need) unlisten(tabId, l);
   for (const [tabId, need] of want) if (!tabs.has(tabId)) listen(tabId, need);
 }
@@ -72,10 +82,10 @@ function listen(tabId: number, need: Need): void {
     w.onBeforeRequest.addListener(l.before, filter, ["requestBody"]);
     // extraHeaders: the headers the network stack adds (Cookie, Referer) are the ones a replay needs.
     w.onSendHeaders.addListener(l.headers, filter, ["requestHeaders", "extraHeaders"]);
-  } else {
+  } else if (need === "metadata") {
     w.onBeforeRequest.addListener(l.before, filter);
   }
-  w.onBeforeRedirect.addListener(l.redirect, filter);
+  if (need !== "finished") w.onBeforeRedirect.addListener(l.redirect, filter);
   // Response headers are asked for their media type and length only; no consumer keeps the rest.
   w.onCompleted.addListener(l.completed, filter, ["responseHeaders"]);
   w.onErrorOccurred.addListener(l.error, filter);

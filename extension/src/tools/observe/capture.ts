@@ -2,7 +2,8 @@
 // network_tail call on a tab where the person turned "Console & network" on. The console comes
 // from Runtime and Log, enabled on the one chrome.debugger session per tab the other tools share
 // (cdp/debugger.ts); they cost the page nothing measurable. The network's metadata comes from the
-// worker's shared webRequest listeners (capture/requests.ts), which cost it nothing. The Network
+// worker's shared webRequest listeners (capture/requests.ts), which cost it nothing: each request's
+// end only, unless bodies are recorded. The Network
 // domain, which slows every request of the page, is on only while network_tail asks for bodies.
 // A capture ends (domains disabled, everything dropped) when the tab closes, the debugger
 // detaches, the session that started it ends or another session calls on the tab. Nothing is
@@ -52,8 +53,12 @@ const sink: RequestSink = {
   },
 };
 
+/**
+ * A request's end is all network_tail needs (requests.ts: one event per request); while bodies are
+ * recorded, their starts too (a body is expected only for a request that started then).
+ */
 function needRequests(): void {
-  setNeed("observe", new Map([...captures.keys()].map((tabId) => [tabId, "metadata"] as const)), sink);
+  setNeed("observe", new Map([...captures].map(([tabId, c]) => [tabId, c.store.bodies ? "metadata" : "finished"] as const)), sink);
 }
 
 function rememberDoc(c: Capture, documentId: string | undefined, url: string): void {
@@ -162,12 +167,16 @@ export function setBodies(tabId: number, on: boolean, deadline: number, signal: 
     if (on) {
       // The browser's own buffer of bodies is bounded too; request bodies are never sent to us.
       await cdp(tabId, "Network.enable", { maxTotalBufferSize: 8 * 1024 * 1024, maxResourceBufferSize: 256 * 1024, maxPostDataSize: 0 }, left(deadline, 5_000), signal);
-      if (captures.get(tabId) === c) c.store.startBodies();
-      else void cdp(tabId, "Network.disable", {}, 3_000).catch(() => undefined);
+      if (captures.get(tabId) === c) {
+        c.store.startBodies();
+        needRequests();
+      } else void cdp(tabId, "Network.disable", {}, 3_000).catch(() => undefined);
       return;
     }
     await c.store.stopBodies();
-    if (captures.get(tabId) === c) await cdp(tabId, "Network.disable", {}, 3_000).catch(() => undefined);
+    if (captures.get(tabId) !== c) return;
+    needRequests();
+    await cdp(tabId, "Network.disable", {}, 3_000).catch(() => undefined);
   });
   c.bodiesOp = op;
   return op;

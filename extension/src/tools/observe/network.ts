@@ -1,5 +1,8 @@
 // What network_tail keeps of one tab: its finished fetch/XHR responses, from the worker's shared
-// chrome.webRequest listeners (capture/requests.ts), which cost the page nothing. Pure logic (no
+// chrome.webRequest listeners (capture/requests.ts), which cost the page nothing. Each request's
+// end is all it needs (one event per request); its start is heard only while bodies are recorded
+// (a body is expected only for a request that started then), and how long a request took comes
+// otherwise from the page's own timeline when the entry is read (timing.ts). Pure logic (no
 // chrome.*): events arrive already routed to the tab, the judges and the document index are
 // injected. Bodies come from elsewhere (bodies.ts, on the debugger's Network domain, only while
 // network_tail asks for them) and are matched to these entries by method and URL.
@@ -40,7 +43,7 @@ export interface Doc {
 
 export interface NetEntry {
   seq: number;
-  /** When the request started (epoch ms). */
+  /** When the response ended (epoch ms). */
   ts: number;
   method: string;
   url: string;
@@ -51,13 +54,16 @@ export interface NetEntry {
   kind?: "fetch" | "xhr";
   /** Bytes: Content-Length, or the bytes received when the body was recorded; absent when unknown. */
   size?: number;
-  /** From the request's start to the end of its response. */
-  ms: number;
+  /** From the request's start to the end of its response; absent when unknown (timing.ts). */
+  ms?: number;
   origin: string;
   failed?: string;
   body?: string;
   bodyOmitted?: BodyOmitted;
   doc: Doc;
+  /** The browser's ids of the frame and document that sent it (where its timing is asked). */
+  frameId: number;
+  documentId: string;
   /** Set while the body is expected (recorded, not yet read). */
   bodyReady?: Promise<void>;
   /** Fell off the ring: a body arriving later is not kept. */
@@ -87,6 +93,7 @@ export interface NetDeps {
 export interface ReqEvent {
   requestId: string;
   url: string;
+  frameId?: number;
   method?: string;
   type?: string;
   documentId?: string;
@@ -98,7 +105,8 @@ export interface ReqEvent {
 }
 
 interface Pending {
-  ts: number;
+  /** When it started; unknown for a request whose start was not heard. */
+  ts?: number;
   method: string;
   url: string;
   documentId: string;
@@ -166,10 +174,16 @@ export class NetRecorder {
     });
   }
 
-  /** onCompleted / onErrorOccurred. */
+  /** onCompleted / onErrorOccurred; a request whose start was not heard is taken from its end alone. */
   done(d: ReqEvent): void {
-    const q = this.pending.get(d.requestId);
-    if (!q) return;
+    if (d.type !== undefined && d.type !== "xmlhttprequest") return;
+    const q = this.pending.get(d.requestId) ?? {
+      method: (d.method || "GET").toUpperCase().slice(0, 16),
+      url: d.url,
+      documentId: d.documentId ?? "",
+      initiator: d.initiator ?? "",
+      wantBody: false,
+    };
     this.pending.delete(d.requestId);
     const doc = q.documentId ? this.deps.docOf(q.documentId) : undefined;
     if (doc instanceof Promise) void doc.then((x) => this.finish(q, d, x), () => this.finish(q, d, undefined));
@@ -196,15 +210,17 @@ export class NetRecorder {
     const old = this.network.push((seq) => {
       entry = {
         seq,
-        ts: q.ts,
+        ts: Math.round(d.timeStamp),
         method: q.method,
         url: cleanUrl(q.url),
         status: d.statusCode ?? 0,
         type: mimeType ?? "",
         ...(size !== undefined ? { size } : {}),
-        ms: Math.max(0, Math.round(d.timeStamp - q.ts)),
+        ...(q.ts !== undefined ? { ms: Math.max(0, Math.round(d.timeStamp - q.ts)) } : {}),
         origin: doc.origin,
         doc,
+        frameId: d.frameId ?? 0,
+        documentId: q.documentId,
         ...(failed ? { failed } : {}),
       };
       return entry;

@@ -12,6 +12,7 @@ import { S } from "../common.js";
 import { getPolicy } from "../safety.js";
 import { openCapture, setBodies, shown } from "./capture.js";
 import { BODY_CAP, type BodyOmitted, type NetEntry } from "./network.js";
+import { fillTimes, startTimes } from "./timing.js";
 import type { ConsoleEntry, TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
 
@@ -113,10 +114,14 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     // SECURITY I-65: the Network domain is on only while calls ask for bodies.
     if (a.bodies) await setBodies(tabId, true, ctx.deadline, ctx.signal);
     else void setBodies(tabId, false, ctx.deadline, ctx.signal).catch(() => undefined);
-    if (started) return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
+    if (started) {
+      await startTimes(tabId, ctx);
+      return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
+    }
     store.net.expireWaiting();
     const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
     const chosen = pick(all, a);
+    await fillTimes(tabId, chosen, ctx);
     if (a.bodies) {
       store.bodies?.flush();
       // A body still being read is waited for briefly, never past the call's deadline.
@@ -144,7 +149,7 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     const head = `network of tab ${tabId} since ${clock(store.startedAt)} UTC (${recording}): ${entries.length} shown of ${all.length} kept; dropped ${dropped.overflow} (over ${store.network.cap}), ${dropped.offList} (origin off the list or switched off), ${dropped.unfinished} (unfinished)`;
     const lines = entries.map((e) => {
       const body = e.body !== undefined ? `\n  body (${e.body.length} chars): ${e.body}` : e.bodyOmitted ? ` [body omitted: ${e.bodyOmitted}]` : "";
-      return `#${e.seq} ${clock(e.ts)} ${e.method} ${e.url} → ${e.failed ? `failed (${e.failed})` : e.status} ${e.type || "-"} ${e.size ?? "?"} B ${e.ms} ms${e.kind ? ` ${e.kind}` : ""}${body}`;
+      return `#${e.seq} ${clock(e.ts)} ${e.method} ${e.url} → ${e.failed ? `failed (${e.failed})` : e.status} ${e.type || "-"} ${e.size ?? "?"} B${e.ms !== undefined ? ` ${e.ms} ms` : ""}${e.kind ? ` ${e.kind}` : ""}${body}`;
     });
     return {
       text: [head, ...lines].join("\n"),
@@ -155,7 +160,7 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
 });
 
 /** An entry as the agent gets it: without the document it came from; a body may also be left out for the call's own limit. */
-type PublicNet = Omit<NetEntry, "doc" | "bodyOmitted" | "bodyReady" | "gone"> & { bodyOmitted?: BodyOmitted | "call_limit" };
+type PublicNet = Omit<NetEntry, "doc" | "frameId" | "documentId" | "bodyOmitted" | "bodyReady" | "gone"> & { bodyOmitted?: BodyOmitted | "call_limit" };
 
 function publicNet(e: NetEntry): PublicNet {
   return {
@@ -167,7 +172,7 @@ function publicNet(e: NetEntry): PublicNet {
     type: e.type,
     ...(e.kind ? { kind: e.kind } : {}),
     ...(e.size !== undefined ? { size: e.size } : {}),
-    ms: e.ms,
+    ...(e.ms !== undefined ? { ms: e.ms } : {}),
     origin: e.origin,
     ...(e.failed ? { failed: e.failed } : {}),
   };
