@@ -286,6 +286,7 @@ export async function act(
       const r = await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn);
       out = r.out;
       leaving = watch.started() ? "left" : r.leaving;
+      if (ctx.gate) ctx.gate.stayed = leaving === "stayed";
     } else {
       out = await fn();
     }

@@ -19,7 +19,10 @@ import { adoptDownload, safeName } from "./files.js";
 
 /** How long after a call a download still counts as the agent's. */
 export const AFTER_CALL_MS = 2_000;
-/** How long a write call lingers for a download it may have started, when downloads are not allowed outright. */
+/**
+ * How long a write call lingers for a download it may have started, when downloads are not allowed
+ * outright and the page did not say it stayed put.
+ */
 export const LINGER_MS = 300;
 /** Only these can start a download; typing, filling or hovering never pay the linger. */
 
@@ -84,7 +87,10 @@ export class DownloadGuard {
   async end(w: CallWindow | undefined, r: CallToolResult): Promise<CallToolResult> {
     if (!w) return r;
     const origin = w.gctx.origin ?? "";
-    if (!r.isError && w.linger && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
+    // An action whose armed top document stayed put started no download there: no wait. One it
+    // started elsewhere (a frame, a new window) is still held for the person (owner()), it is only
+    // not reported in this call's result.
+    if (!r.isError && w.linger && !w.gctx.stayed && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
       const p = await this.deps.policy();
       if (approvalChoice(p, judgeUrl(p, origin), "download") !== "allow" && w.decisions.length === 0) {
         await new Promise<void>((resolve) => {

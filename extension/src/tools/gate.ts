@@ -45,6 +45,11 @@ export interface GateContext {
   guard?: { approved: EffectKind[] };
   /** Set by a handler: what the extension's audit adds to the call's record (a proxy switch's profiles; never an argument). */
   auditNote?: string;
+  /**
+   * Set by an input action: the armed top document answered that it neither began a navigation
+   * nor planned a submission meanwhile, so the call started no download from it (downloads.ts).
+   */
+  stayed?: boolean;
 }
 
 /** What the page says about an action's target (engine `risk`). */

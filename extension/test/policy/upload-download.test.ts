@@ -7,7 +7,7 @@ import type { ApprovalRequest } from "../../src/policy/approvals.js";
 import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/tools/gate.js";
 import { getTool } from "../../src/tools/registry.js";
 import { ToolError, type CallToolResult } from "../../src/tools/errors.js";
-import { DownloadGuard, downloadName } from "../../src/tools/downloads.js";
+import { DownloadGuard, LINGER_MS, downloadName } from "../../src/tools/downloads.js";
 import { sandboxName } from "../../src/tools/upload.js";
 import { checkName } from "../../src/tools/files.js";
 
@@ -144,6 +144,24 @@ describe("download guard", () => {
     const w2 = t.g.begin(getTool("click")!, ctxOn());
     expect(await t.g.decide(item(6))!.verdict).toBe("cancel");
     expect((((await t.g.end(w2, ok)).structuredContent?.error) as { code: string }).code).toBe("approval_timeout");
+  });
+  it("ask: a click whose page stayed put ends at once; one that may have left waits for a late download and reports it", async () => {
+    const a = guard(policyWith({ download: "ask" }), "denied");
+    const stayed = { ...ctxOn(), stayed: true };
+    const w = a.g.begin(getTool("click")!, stayed);
+    const t0 = Date.now();
+    expect(await a.g.end(w, ok)).toBe(ok);
+    expect(Date.now() - t0).toBeLessThan(LINGER_MS);
+    // A download it started elsewhere right after is still the agent's: held, asked, cancelled.
+    const late = a.g.decide(item(9))!;
+    expect(await late.hold).toBe(true);
+    expect(await late.verdict).toBe("cancel");
+    expect(a.asked).toHaveLength(1);
+    // The page could not tell: the call waits, and a download that comes meanwhile fails it.
+    const w2 = a.g.begin(getTool("click")!, ctxOn());
+    const end = a.g.end(w2, ok);
+    setTimeout(() => a.g.decide(item(10)), LINGER_MS / 3);
+    expect(((await end).structuredContent?.error as { code: string }).code).toBe("approval_denied");
   });
   it("allow: proceeds without holding; within 2 s after the call still counts, later not", async () => {
     let now = 1_000_000;
