@@ -18,7 +18,16 @@ import (
 // filesMiddleware answers resources/list and resources/read from the
 // calling session's own folder: another session's file, a missing one and
 // a link are the same "not found", naming nothing (SECURITY I-66).
-func (d *daemon) filesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// sessionOf names the broker session behind an MCP session: the daemon's
+// own server maps each of its sessions; a chat session's server (gateway)
+// has one.
+func (d *daemon) filesMiddleware(sessionOf func(*mcp.ServerSession) *broker.Session) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return d.serveFiles(sessionOf, next)
+	}
+}
+
+func (d *daemon) serveFiles(sessionOf func(*mcp.ServerSession) *broker.Session, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "resources/list":
@@ -27,7 +36,7 @@ func (d *daemon) filesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r == nil {
 				return out, nil
 			}
-			if s := d.sessionOf(r.Session); s != nil {
+			if s := sessionOf(r.Session); s != nil {
 				for _, e := range d.files.List(s.FilesFolder()) {
 					out.Resources = append(out.Resources, &mcp.Resource{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Size: e.Size})
 				}
@@ -38,15 +47,14 @@ func (d *daemon) filesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r == nil || r.Params == nil {
 				return nil, notFound("")
 			}
-			return d.readFile(r.Session, r.Params.URI)
+			return d.readFile(sessionOf(r.Session), r.Params.URI)
 		}
 		return next(ctx, method, req)
 	}
 }
 
-func (d *daemon) readFile(ss *mcp.ServerSession, uri string) (*mcp.ReadResourceResult, error) {
+func (d *daemon) readFile(s *broker.Session, uri string) (*mcp.ReadResourceResult, error) {
 	folder, name, ok := files.ParseURI(uri)
-	s := d.sessionOf(ss)
 	if !ok || s == nil || folder != s.FilesFolder() {
 		return nil, notFound(uri)
 	}

@@ -81,6 +81,7 @@ func (d *daemon) newGateway() *gateway.Gateway {
 		Agents: cfg.ResolvedAgents(), DefaultAgent: cfg.DefaultAgentName(), RelayLimit: cfg.RelayLimit,
 		Policy: cfg.MCPServers, IdleTimeout: idle, Broker: d.broker, Initialized: d.agent.Initialized,
 		MCPURL: d.mcpURL, Version: d.opts.Version, Logger: d.log, BridgeTimeout: d.opts.bridgeTimeout,
+		Files: d.filesMiddleware,
 	})
 	d.broker.OnToolsChanged(gw.BrowserToolsChanged)
 	// Pins that cannot apply are said at start; those that match none of a

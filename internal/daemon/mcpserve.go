@@ -28,7 +28,7 @@ func (d *daemon) newMCPServer() *mcp.Server {
 	// typed unknown_tool or extension_not_connected result.
 	srv.AddReceivingMiddleware(mirror.UnknownTools(d.callTool))
 	// Resources are the session's files in the download sandbox (files.go).
-	srv.AddReceivingMiddleware(d.filesMiddleware)
+	srv.AddReceivingMiddleware(d.filesMiddleware(d.sessionOf))
 	d.broker.OnToolsChanged(mirror.Set)
 	mirror.Set(d.broker.Tools())
 	return srv

@@ -60,6 +60,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// BridgeTimeout overrides mcpbridge's 30 s connect window (tests).
 	BridgeTimeout time.Duration
+	// Files serves a chat session's files in the download sandbox as MCP
+	// resources, as the daemon's own server does for its sessions: what a
+	// tool saved (a PDF, a capture's export) is read back as a resource.
+	Files func(sessionOf func(*mcp.ServerSession) *broker.Session) mcp.Middleware
 }
 
 // Gateway holds the live sessions.

@@ -626,3 +626,53 @@ func TestAgentBrowserTool(t *testing.T) {
 		t.Fatalf("audit of the agent's browser calls: %v, want %v", got, want)
 	}
 }
+
+// A chat session's agent reads back what a tool saved for it (a PDF, a
+// capture's export) as an MCP resource, as every other agent does; another
+// chat's agent sees none of it (SECURITY I-66).
+func TestChatSessionFiles(t *testing.T) {
+	d, tok := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ext := mcpbridgetest.New("ext-1", []map[string]any{
+		{"name": "snapshot", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+	}, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
+		return mcpbridgetest.TextResult("browser " + name + " ok"), nil
+	})
+	extc := d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
+	d.WaitTools(t, 2)
+
+	c := dial(t, d.URL, tok, false)
+	initialize(t, c)
+	sid := newSession(t, c, nil, map[string]any{"browserAccess": "read"})
+	other := newSession(t, c, nil, map[string]any{"browserAccess": "read"})
+	mustPrompt(t, c, sid, "/resources", "end_turn")
+	c.waitText(sid, "resources: 0")
+	// Its first call binds the session to the browser that files bytes for it.
+	mustPrompt(t, c, sid, "/tool snapshot {}", "end_turn")
+	c.waitText(sid, "tool result: browser snapshot ok")
+	var st daemon.StatusResult
+	d.Call(t, "status", nil, &st)
+	bsid := ""
+	for _, s := range st.Sessions {
+		if s.Label == "agent:scripted:"+sid[:8] && s.Ended == nil {
+			bsid = s.ID
+		}
+	}
+	if bsid == "" {
+		t.Fatalf("no broker session for the chat: %+v", st.Sessions)
+	}
+	var l struct {
+		URI string `json:"uri"`
+	}
+	if err := extc.Call(ctx, daemon.FilesPut, map[string]any{"sessionId": bsid, "name": "notes", "mimeType": "text/plain", "text": "saved for the chat"}, &l); err != nil {
+		t.Fatal(err)
+	}
+	mustPrompt(t, c, sid, "/resources", "end_turn")
+	c.waitText(sid, "resources: 1\nresource notes.txt: saved for the chat")
+	mustPrompt(t, c, other, "/resources", "end_turn")
+	c.waitText(other, "resources: 0")
+	if strings.Contains(c.text(other), "saved for the chat") {
+		t.Fatalf("another chat read the file: %q", c.text(other))
+	}
+}

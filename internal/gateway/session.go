@@ -153,11 +153,21 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		principal: principalOf(c), buf: agents.NewBuffer(), done: make(chan struct{}), access: access, status: StatusStarting,
 		bridges: map[string]*mcpbridge.Bridge{}}
 	s.label = "agent:" + name + ":" + s.ID[:8]
+	// Its own server, not the daemon's: its catalogue is this chat's (the
+	// browser's tools and the chat client's servers' as <server>.<tool>).
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if g.opts.Files != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: g.opts.Version},
-		&mcp.ServerOptions{Logger: g.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		&mcp.ServerOptions{Logger: g.log, Capabilities: caps,
 			Instructions: broker.Instructions + " Tools named <server>.<tool> belong to MCP servers of the chat client."})
 	s.mir = broker.NewMirror(s.srv, s.callTool)
 	s.srv.AddReceivingMiddleware(s.mir.UnknownTools(s.callTool))
+	if g.opts.Files != nil {
+		// Every session of this server is this chat's agent.
+		s.srv.AddReceivingMiddleware(g.opts.Files(func(*mcp.ServerSession) *broker.Session { return s.bs }))
+	}
 
 	g.mu.Lock()
 	if g.closed || len(g.sessions) >= maxSessions {

@@ -12,6 +12,7 @@
 //	                   a second later, the request still unanswered
 //	/tools          lists the tools of the HTTP MCP server it was given
 //	/tool NAME JSON calls a tool on that server: tool_call, tool_call_update, result text
+//	/resources      lists that server's resources and reads each: "resource NAME: TEXT"
 //	/echo-session   replies with the session id it was given
 //
 // Replies always end with the stop reason end_turn, or cancelled after
@@ -235,6 +236,8 @@ func (a *Agent) turn(ctx context.Context, sid string, s *session, text string) e
 		return a.permission(ctx, sid)
 	case strings.Contains(text, "/tools"):
 		return a.listTools(ctx, sid, s)
+	case strings.Contains(text, "/resources"):
+		return a.readResources(ctx, sid, s)
 	case strings.Contains(text, "/tool "):
 		rest, _ := field(text, "/tool ")
 		name, args, _ := strings.Cut(rest, " ")
@@ -350,6 +353,29 @@ func (a *Agent) listTools(ctx context.Context, sid string, s *session) error {
 	}
 	sort.Strings(names)
 	return a.say(ctx, sid, "tools: "+strings.Join(names, ","))
+}
+
+func (a *Agent) readResources(ctx context.Context, sid string, s *session) error {
+	cs, err := a.mcpSession(ctx, s)
+	if err != nil {
+		return a.say(ctx, sid, "resources error: "+err.Error())
+	}
+	defer cs.Close()
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		return a.say(ctx, sid, "resources error: "+err.Error())
+	}
+	lines := []string{fmt.Sprintf("resources: %d", len(res.Resources))}
+	for _, r := range res.Resources {
+		got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+		switch {
+		case err != nil:
+			lines = append(lines, "resource "+r.Name+" error: "+err.Error())
+		case len(got.Contents) == 1:
+			lines = append(lines, "resource "+r.Name+": "+got.Contents[0].Text)
+		}
+	}
+	return a.say(ctx, sid, strings.Join(lines, "\n"))
 }
 
 func (a *Agent) callTool(ctx context.Context, sid string, s *session, name, args string) error {
