@@ -64,8 +64,8 @@ func BenchmarkNoopRoundTripMCP(b *testing.B) {
 	report(b, lat)
 }
 
-// BenchmarkNoopRoundTripControl: what `torii mcp` (stdio) and `torii exec`
-// pay: control socket tools.call → broker → link → fake extension → back.
+// BenchmarkNoopRoundTripControl: what `torii exec` pays: control socket
+// tools.call → broker → link → fake extension → back.
 func BenchmarkNoopRoundTripControl(b *testing.B) {
 	d, ctx := benchDaemon(b)
 	params := daemon.ToolsCallParams{Name: "noop", Arguments: json.RawMessage(`{}`), SessionLabel: "bench"}

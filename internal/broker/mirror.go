@@ -11,8 +11,10 @@ import (
 // Mirror keeps a go-sdk server's tools equal to the extension's catalogue:
 // each tool is added with the raw handler (no typed In/Out, no validation:
 // arguments pass through untouched and the extension validates them).
-// The daemon's one agent-facing server uses it (its sessions: /mcp and the
-// `torii mcp` relays).
+// The daemon's shared agent-facing server uses it (its sessions: /mcp and
+// the `torii mcp` relays), and so does each gateway chat session's own
+// server, whose catalogue is that chat's: the browser's tools plus the chat
+// client's MCP servers' tools as <server>.<tool>.
 type Mirror struct {
 	srv     *mcp.Server
 	handler mcp.ToolHandler

@@ -1,5 +1,7 @@
 // Package control is the daemon's local control socket: a Unix socket
-// carrying newline-delimited JSON-RPC 2.0, used by the CLI and `torii mcp`.
+// carrying newline-delimited JSON-RPC 2.0, used by the CLI. `torii mcp`
+// uses it only to find or start the daemon and check --browser; its MCP
+// goes over the daemon's MCP socket instead.
 package control
 
 import (
@@ -181,7 +183,6 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	ctx = context.WithValue(ctx, connKey{}, &Conn{})
 	f := jsonrpc.NewLineFramer(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, c, MaxLine)
 	peer := jsonrpc.NewPeer(f, jsonrpc.Options{
 		// SECURITY I-49: a connection's requests in flight are bounded; the
@@ -214,23 +215,10 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 
 type refusedKey struct{}
 
-// Conn identifies one control connection; its handler context ends when
-// the connection does. The broker keys a `torii mcp` session on it, so a
-// session is bound to the connection that opened it and nothing a client
-// sends can name another.
-type Conn struct{ _ byte }
-
-type connKey struct{}
-
-// ConnFrom is the connection a handler context belongs to (nil outside one).
-func ConnFrom(ctx context.Context) *Conn {
-	c, _ := ctx.Value(connKey{}).(*Conn)
-	return c
-}
-
 // lineDeadline bounds how long a line may take once its first byte has
 // arrived, so a client that trickles an endless line is dropped; between
-// lines an idle connection (a waiting `torii mcp`) has no deadline.
+// lines an idle connection (a CLI waiting on a long call, such as
+// `torii exec`'s tools.call) has no deadline.
 type lineDeadline struct {
 	net.Conn
 	timeout time.Duration
