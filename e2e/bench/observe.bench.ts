@@ -15,6 +15,8 @@ import { setPolicy } from "../src/safety.ts";
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 30));
 /** BENCH_BODIES=1: the captured tabs record response bodies too (network_tail bodies: true). */
 const BODIES = process.env.BENCH_BODIES === "1";
+/** BENCH_ASK=1: every approval kind "ask", as a fresh install has it (the clicks themselves need none). */
+const ASK = process.env.BENCH_ASK === "1";
 /** BENCH_OUT=file: each run's raw times are appended there (one JSON line), to pool several runs. */
 const OUT = process.env.BENCH_OUT;
 /**
@@ -66,7 +68,8 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
     try {
       await mcp.waitForCatalogue();
       await closeWebPages(browser);
-      await setPolicy(popup, { rules: [{ pattern: site.aPattern, act: true, observe: true }], actMode: true });
+      const ask = { submit: "ask", destructive_click: "ask", new_origin: "ask", evaluate: "ask", upload: "ask", download: "ask" };
+      await setPolicy(popup, { rules: [{ pattern: site.aPattern, act: true, observe: true }], actMode: true, ...(ASK ? { approvals: ask } : {}) });
       const open = async () => {
         const r = await mcp.ok("navigate", { url: `${site.a}/page`, observe: "snapshot" });
         return { tabId: r.data.tabId as number, ref: refOf(r.text, "button", "Work") };

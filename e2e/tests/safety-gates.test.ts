@@ -393,6 +393,9 @@ describeBrowser("safety gates", () => {
       let rows = (await downloadRows(ext)).filter(fixture);
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.filter((d) => d.state === "complete" && d.exists)).toHaveLength(0);
+      // A click that starts no download is not taken for one.
+      r = await call("click", { tabId, selector: "#plain" });
+      expect(r.isError, r.text).toBe(false);
       // allow → the download completes.
       await policy({ download: "allow" });
       const seen = new Set(rows.map((d) => d.id));

@@ -286,7 +286,6 @@ export async function act(
       const r = await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn);
       out = r.out;
       leaving = watch.started() ? "left" : r.leaving;
-      if (ctx.gate) ctx.gate.stayed = leaving === "stayed";
     } else {
       out = await fn();
     }
@@ -305,6 +304,10 @@ export async function act(
     }
     throw e;
   }
+  // No download of this call's is still to come from its tab when the armed top document stayed
+  // put, or when the navigation it made loaded a document (one that turns into a download never
+  // does): the download guard need not wait for one (downloads.ts).
+  if (ctx.gate) ctx.gate.noDownload = leaving === "stayed" || (out.landed !== undefined && out.data?.loaded !== false);
   const data: Record<string, unknown> = { tabId, ok: true, ...(out.data ?? {}) };
   const parts = [out.text];
   let navigated: { loaded: boolean } | undefined;

@@ -21,7 +21,7 @@ import { adoptDownload, safeName } from "./files.js";
 export const AFTER_CALL_MS = 2_000;
 /**
  * How long a write call lingers for a download it may have started, when downloads are not allowed
- * outright and the page did not say it stayed put.
+ * outright and the action could have started one (act() says when it cannot).
  */
 export const LINGER_MS = 300;
 /** Only these can start a download; typing, filling or hovering never pay the linger. */
@@ -87,10 +87,10 @@ export class DownloadGuard {
   async end(w: CallWindow | undefined, r: CallToolResult): Promise<CallToolResult> {
     if (!w) return r;
     const origin = w.gctx.origin ?? "";
-    // An action whose armed top document stayed put started no download there: no wait. One it
-    // started elsewhere (a frame, a new window) is still held for the person (owner()), it is only
-    // not reported in this call's result.
-    if (!r.isError && w.linger && !w.gctx.stayed && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
+    // An action known to have started no download in its tab does not wait. One it started
+    // elsewhere (a frame, a new window) or later is still held for the person (owner()); it is
+    // only not reported in this call's result.
+    if (!r.isError && w.linger && !w.gctx.noDownload && w.decisions.length === 0 && w.gctx.tabId !== undefined && origin) {
       const p = await this.deps.policy();
       if (approvalChoice(p, judgeUrl(p, origin), "download") !== "allow" && w.decisions.length === 0) {
         await new Promise<void>((resolve) => {

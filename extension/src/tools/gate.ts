@@ -45,11 +45,8 @@ export interface GateContext {
   guard?: { approved: EffectKind[] };
   /** Set by a handler: what the extension's audit adds to the call's record (a proxy switch's profiles; never an argument). */
   auditNote?: string;
-  /**
-   * Set by an input action: the armed top document answered that it neither began a navigation
-   * nor planned a submission meanwhile, so the call started no download from it (downloads.ts).
-   */
-  stayed?: boolean;
+  /** Set by an action (common.ts act): no download it started in its tab is still to come (downloads.ts). */
+  noDownload?: boolean;
 }
 
 /** What the page says about an action's target (engine `risk`). */

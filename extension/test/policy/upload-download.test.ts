@@ -147,7 +147,7 @@ describe("download guard", () => {
   });
   it("ask: a click whose page stayed put ends at once; one that may have left waits for a late download and reports it", async () => {
     const a = guard(policyWith({ download: "ask" }), "denied");
-    const stayed = { ...ctxOn(), stayed: true };
+    const stayed = { ...ctxOn(), noDownload: true };
     const w = a.g.begin(getTool("click")!, stayed);
     const t0 = Date.now();
     expect(await a.g.end(w, ok)).toBe(ok);

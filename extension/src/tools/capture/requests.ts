@@ -10,6 +10,7 @@
 // lands in (measured: a click with a captured fetch, capture/observe bench). A request's start
 // lands in the call that caused it; its end usually after. So a consumer that can do with the end
 // alone asks for "finished", one event per request.
+
 /** fetch/XHR and beacons; images, scripts, styles, fonts, media and documents are not seen. */
 const TYPES: `${chrome.webRequest.ResourceType}`[] = ["xmlhttprequest", "ping"];
 

@@ -3,8 +3,8 @@
 // from Runtime and Log, enabled on the one chrome.debugger session per tab the other tools share
 // (cdp/debugger.ts); they cost the page nothing measurable. The network's metadata comes from the
 // worker's shared webRequest listeners (capture/requests.ts), which cost it nothing: each request's
-// end only, unless bodies are recorded. The Network
-// domain, which slows every request of the page, is on only while network_tail asks for bodies.
+// end only, unless bodies are recorded. The Network domain, which slows every request of the page,
+// is on only while network_tail asks for bodies.
 // A capture ends (domains disabled, everything dropped) when the tab closes, the debugger
 // detaches, the session that started it ends or another session calls on the tab. Nothing is
 // written to storage: a worker restart ends every capture (SECURITY I-65).
