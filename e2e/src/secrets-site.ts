@@ -21,11 +21,14 @@ const REPORTER = `<script>
   addEventListener("pagehide", () => { for (const f of document.querySelectorAll("input,textarea")) report("unload", f.value); });
   window.__attempts = 0;
   navigation.addEventListener("navigate", () => window.__attempts++);
+  // A form's submission plans its navigation in a later task; the submit event that nothing
+  // stopped comes in the same one as the key that caused it.
+  addEventListener("submit", (e) => { if (!e.defaultPrevented) window.__attempts++; });
 </script>`;
 
 /**
- * Navigations begun in each document of the page (main frame first); -1 for a document without the
- * counter (a new document: something navigated it).
+ * Navigations and submissions begun in each document of the page (main frame first); -1 for a
+ * document without the counter (a new document: something navigated it).
  */
 export function attempts(page: import("playwright-core").Page): Promise<number[]> {
   return Promise.all(page.frames().map((f) => f.evaluate(() => (window as unknown as { __attempts?: number }).__attempts ?? -1)));
