@@ -23,33 +23,29 @@ import (
 // has one.
 func (d *daemon) filesMiddleware(sessionOf func(*mcp.ServerSession) *broker.Session) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return d.serveFiles(sessionOf, next)
-	}
-}
-
-func (d *daemon) serveFiles(sessionOf func(*mcp.ServerSession) *broker.Session, next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "resources/list":
-			r, _ := req.(*mcp.ListResourcesRequest)
-			out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-			if r == nil {
-				return out, nil
-			}
-			if s := sessionOf(r.Session); s != nil {
-				for _, e := range d.files.List(s.FilesFolder()) {
-					out.Resources = append(out.Resources, &mcp.Resource{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Size: e.Size})
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "resources/list":
+				r, _ := req.(*mcp.ListResourcesRequest)
+				out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+				if r == nil {
+					return out, nil
 				}
+				if s := sessionOf(r.Session); s != nil {
+					for _, e := range d.files.List(s.FilesFolder()) {
+						out.Resources = append(out.Resources, &mcp.Resource{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Size: e.Size})
+					}
+				}
+				return out, nil
+			case "resources/read":
+				r, _ := req.(*mcp.ReadResourceRequest)
+				if r == nil || r.Params == nil {
+					return nil, notFound("")
+				}
+				return d.readFile(sessionOf(r.Session), r.Params.URI)
 			}
-			return out, nil
-		case "resources/read":
-			r, _ := req.(*mcp.ReadResourceRequest)
-			if r == nil || r.Params == nil {
-				return nil, notFound("")
-			}
-			return d.readFile(sessionOf(r.Session), r.Params.URI)
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
 	}
 }
 

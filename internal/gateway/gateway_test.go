@@ -19,6 +19,7 @@ import (
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
@@ -546,6 +547,43 @@ func TestCrashRestart(t *testing.T) {
 	}
 }
 
+// fakeBrowser connects an extension serving these tools (snapshot read-only),
+// each answering "browser <name> ok", and waits until the daemon serves them.
+func fakeBrowser(t *testing.T, ctx context.Context, d *daemontest.Daemon, names ...string) *linktest.Client {
+	t.Helper()
+	var tools []map[string]any
+	for _, n := range names {
+		tl := map[string]any{"name": n, "inputSchema": mcpbridgetest.Schema(nil)}
+		if n == "snapshot" {
+			tl["annotations"] = map[string]any{"readOnlyHint": true}
+		}
+		tools = append(tools, tl)
+	}
+	ext := mcpbridgetest.New("ext-1", tools, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
+		return mcpbridgetest.TextResult("browser " + name + " ok"), nil
+	})
+	c := d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
+	// The extension's tools, whatever the broker adds of its own.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var r daemon.ToolsListResult
+		d.Call(t, "tools.list", nil, &r)
+		n := 0
+		for _, tl := range r.Tools {
+			if slices.Contains(names, tl.Name) {
+				n++
+			}
+		}
+		if r.ExtensionConnected && n == len(names) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the extension's tools never arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // The agent calls a browser tool through its per-session token on /mcp,
 // within the session's browser access; after a restart the new token
 // works.
@@ -553,33 +591,7 @@ func TestAgentBrowserTool(t *testing.T) {
 	d, tok := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ro := map[string]any{"readOnlyHint": true}
-	ext := mcpbridgetest.New("ext-1", []map[string]any{
-		{"name": "snapshot", "inputSchema": mcpbridgetest.Schema(nil), "annotations": ro},
-		{"name": "click", "inputSchema": mcpbridgetest.Schema(nil)},
-	}, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("browser " + name + " ok"), nil
-	})
-	d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
-	// Wait for the extension's tools (the broker may add its own).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var r daemon.ToolsListResult
-		d.Call(t, "tools.list", nil, &r)
-		n := 0
-		for _, tl := range r.Tools {
-			if tl.Name == "snapshot" || tl.Name == "click" {
-				n++
-			}
-		}
-		if r.ExtensionConnected && n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the extension's tools never arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fakeBrowser(t, ctx, d, "snapshot", "click")
 
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -634,13 +646,7 @@ func TestChatSessionFiles(t *testing.T) {
 	d, tok := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ext := mcpbridgetest.New("ext-1", []map[string]any{
-		{"name": "snapshot", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
-	}, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("browser " + name + " ok"), nil
-	})
-	extc := d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
-	d.WaitTools(t, 2)
+	extc := fakeBrowser(t, ctx, d, "snapshot")
 
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
