@@ -27,7 +27,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
@@ -51,6 +55,9 @@ type bench struct {
 	idleRSS              float64 // after the baseline: what each flood's residue is measured against
 	profileDir, pprof    string
 }
+
+// mcpSock is the daemon's MCP socket, beside its control socket.
+func (b *bench) mcpSock() string { return config.Paths{StateDir: filepath.Dir(b.sock)}.MCPSocket() }
 
 // Main runs the benchmark (or, in a child, one flood) and returns the
 // process exit code.
@@ -85,13 +92,6 @@ func runChild(i string, dur time.Duration) int {
 	f := &flooder{addr: os.Getenv("ABUSE_ADDR"), token: os.Getenv("ABUSE_TOKEN"), sock: os.Getenv("ABUSE_SOCK")}
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
-	ctl, err := control.Dial(ctx, f.sock)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench-abuse:", err)
-		return 1
-	}
-	defer ctl.Close()
-	f.ctl = ctl
 	fmt.Println(floods[n].run(f, ctx))
 	return 0
 }
@@ -280,20 +280,34 @@ func (b *bench) one(ctx context.Context, i int, name string) error {
 	}()
 	var lat []time.Duration
 	failed := 0
+	// The legitimate client is an agent behind `torii mcp`: one MCP session
+	// on the MCP socket, dialled again if a flood breaks it.
+	var legit *mcp.ClientSession
 	for fctx.Err() == nil {
 		cctx, cc := context.WithTimeout(ctx, 10*time.Second)
 		t0 := time.Now()
-		var res struct {
-			IsError bool `json:"isError"`
+		var res *mcp.CallToolResult
+		var err error
+		if legit == nil {
+			legit, err = daemon.ConnectMCP(cctx, b.mcpSock(), daemon.RelayHelloParams{SessionLabel: "legit"}, &mcp.Implementation{Name: "legit"})
 		}
-		err := b.ctl.Call(cctx, "tools.call", map[string]any{"name": "echo", "sessionLabel": "legit"}, &res)
+		if err == nil {
+			res, err = legit.CallTool(cctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+		}
 		cc()
 		if err != nil || res.IsError {
 			failed++
+			if err != nil && legit != nil {
+				legit.Close()
+				legit = nil
+			}
 		} else {
 			lat = append(lat, time.Since(t0))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if legit != nil {
+		legit.Close()
 	}
 	kwg.Wait()
 	if err := <-childDone; err != nil {

@@ -8,9 +8,13 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"path/filepath"
 	"time"
 
-	"github.com/torii-browser/torii/internal/control"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link/linktest"
 )
 
@@ -18,7 +22,6 @@ import (
 // own, so the legitimate client's figures are not its goroutines' queueing.
 type flooder struct {
 	addr, token, sock string
-	ctl               *control.Client
 }
 
 type flood struct {
@@ -34,7 +37,7 @@ var floods = []flood{
 	{"unauthenticated WS, forged Origin", (*flooder).unauthWS},
 	{"request bodies that never finish", (*flooder).slowBodies},
 	{"/mcp sessions never closed", (*flooder).mcpSessions},
-	{"control labels (new session each)", (*flooder).labels},
+	{"exec labels (new session each)", (*flooder).labels},
 	{"WS frames trickled 1 byte / 50 ms", (*flooder).trickle},
 }
 
@@ -162,11 +165,19 @@ func (f *flooder) mcpSessions(ctx context.Context) int64 {
 
 func (f *flooder) labels(ctx context.Context) int64 {
 	var i atomic.Int64
+	mcpSock := config.Paths{StateDir: filepath.Dir(f.sock)}.MCPSocket()
 	return parallel(ctx, 4, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		label := fmt.Sprintf("flood-%d", i.Add(1))
-		return f.ctl.Call(cctx, "tools.call", map[string]any{"name": "echo", "sessionLabel": label}, nil) == nil
+		// As `torii exec` calls: a connection per call, a label's shared session.
+		hello := daemon.RelayHelloParams{SessionLabel: fmt.Sprintf("flood-%d", i.Add(1)), Shared: true}
+		s, err := daemon.ConnectMCP(cctx, mcpSock, hello, &mcp.Implementation{Name: "flood"})
+		if err != nil {
+			return false
+		}
+		defer s.Close()
+		_, err = s.CallTool(cctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+		return err == nil
 	})
 }
 

@@ -49,32 +49,23 @@ func BenchmarkNoopRoundTripMCP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	noops(b, ctx, s)
+}
+
+// BenchmarkNoopRoundTripSocket: what `torii mcp` and `torii exec` pay: the
+// MCP socket → broker → link → fake extension → back.
+func BenchmarkNoopRoundTripSocket(b *testing.B) {
+	d, ctx := benchDaemon(b)
+	noops(b, ctx, d.Relay(b, ctx, daemon.RelayHelloParams{SessionLabel: "bench"}))
+}
+
+func noops(b *testing.B, ctx context.Context, s *mcp.ClientSession) {
 	params := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		r, err := s.CallTool(ctx, params)
-		lat = append(lat, time.Since(t0))
-		if err != nil || r.IsError {
-			b.Fatalf("noop: %v %+v", err, r)
-		}
-	}
-	b.StopTimer()
-	report(b, lat)
-}
-
-// BenchmarkNoopRoundTripControl: what `torii exec` pays: control socket
-// tools.call → broker → link → fake extension → back.
-func BenchmarkNoopRoundTripControl(b *testing.B) {
-	d, ctx := benchDaemon(b)
-	params := daemon.ToolsCallParams{Name: "noop", Arguments: json.RawMessage(`{}`), SessionLabel: "bench"}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		var r mcp.CallToolResult
-		err := d.Control.Call(ctx, "tools.call", params, &r)
 		lat = append(lat, time.Since(t0))
 		if err != nil || r.IsError {
 			b.Fatalf("noop: %v %+v", err, r)

@@ -15,10 +15,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/version"
 )
 
 const execSynopsis = `exec [--json] [--out DIR] [--timeout D] TOOL [key=value…]
@@ -57,52 +59,50 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	if *timeout < 0 || *timeout > 180*time.Second {
 		return &UsageError{Msg: "--timeout must be between 0 and 180s"}
 	}
-	c, _, err := dial(ctx)
+	p, err := paths()
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	callID := "exec-" + uuid.NewString()
-	params := map[string]any{"name": name, "arguments": arguments, "sessionLabel": *label, "callId": callID}
-	if *timeout > 0 {
-		params["timeoutMs"] = timeout.Milliseconds()
+	// The same MCP path as every agent's, in the shared session of the label:
+	// each exec is its own process, and sees the tabs the ones before it opened.
+	hello := daemon.RelayHelloParams{SessionLabel: *label, Shared: true, TimeoutMs: timeout.Milliseconds()}
+	cs, err := daemon.ConnectMCP(ctx, p.MCPSocket(), hello, &mcp.Implementation{Name: "torii-exec", Version: version.Version})
+	if errors.Is(err, control.ErrDaemonNotRunning) {
+		return ErrNotRunning
 	}
-	var raw json.RawMessage
-	if err := c.Call(ctx, "tools.call", params, &raw); err != nil {
+	if err != nil {
+		return err
+	}
+	// Closing the connection also cancels a call still running (SIGINT).
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: arguments})
+	if err != nil {
 		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = c.Call(cctx, "tools.cancel", map[string]string{"callId": callID}, nil)
 			fmt.Fprintf(s.Err, "torii exec: %s cancelled\n", name)
 			return exitError{130}
 		}
 		return err
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("the daemon sent a result that is not an MCP CallToolResult: %w", err)
-	}
 
 	if res.IsError {
-		e := toolerr.FromResult(&res)
+		e := toolerr.FromResult(res)
 		if e != nil && e.Code == toolerr.UnknownTool {
-			return unknownTool(context.Background(), s, c, name)
+			return unknownTool(ctx, s, cs, name)
 		}
 		if *asJSON {
-			if err := writeIndented(s, raw); err != nil {
+			if err := writeJSON(s.Out, res); err != nil {
 				return err
 			}
 		}
-		printToolError(s, &res, e)
+		printToolError(s, res, e)
 		return exitError{ExitFailure}
 	}
 	if *asJSON {
-		return writeIndented(s, raw)
+		return writeJSON(s.Out, res)
 	}
-	return printResult(s, name, &res, *outDir)
+	return printResult(s, name, res, *outDir)
 }
 
 // parseToolArgs turns key=value words into the arguments object: a value
@@ -157,16 +157,6 @@ func jsonString(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-func writeIndented(s Stdio, raw json.RawMessage) error {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return err
-	}
-	b.WriteByte('\n')
-	_, err := s.Out.Write(b.Bytes())
-	return err
 }
 
 func printToolError(s Stdio, res *mcp.CallToolResult, e *toolerr.Error) {
@@ -299,13 +289,12 @@ func safeName(s string) string {
 }
 
 // unknownTool reports a name the catalogue lacks, with the close names.
-func unknownTool(ctx context.Context, s Stdio, c interface {
-	Call(context.Context, string, any, any) error
-}, name string) error {
-	var r toolsListResult
-	_ = c.Call(ctx, "tools.list", nil, &r)
+func unknownTool(ctx context.Context, s Stdio, cs *mcp.ClientSession, name string) error {
 	var names []string
-	for _, t := range r.Tools {
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			break
+		}
 		names = append(names, t.Name)
 	}
 	fmt.Fprintf(s.Err, "torii exec: no tool named %q\n", name)

@@ -212,12 +212,7 @@ func (r *relay) await(ctx context.Context) net.Conn {
 // daemon answers a ping sent after the replay, so a socket of a daemon
 // still going away never takes the client's requests.
 func (r *relay) attach(ctx context.Context, c net.Conn) error {
-	hp := map[string]string{"sessionLabel": r.label}
-	if r.browser != "" {
-		hp["browser"] = r.browser
-	}
-	hello, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": daemon.RelayHello, "params": hp})
-	msgs := [][]byte{append(hello, '\n')}
+	msgs := [][]byte{daemon.RelayHelloParams{SessionLabel: r.label, Browser: r.browser}.Line()}
 	r.mu.Lock()
 	first := !r.attached
 	r.attached = true

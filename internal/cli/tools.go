@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,4 +71,14 @@ func toolClass(t *mcp.Tool) string {
 		return "R"
 	}
 	return "W"
+}
+
+func writeIndented(s Stdio, raw json.RawMessage) error {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return err
+	}
+	b.WriteByte('\n')
+	_, err := s.Out.Write(b.Bytes())
+	return err
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,7 +61,7 @@ func fakeExtension() *mcpbridgetest.Provider {
 }
 
 // toolsEnv is a real in-process daemon (daemontest) that the torii binary
-// reaches through its control socket; connect attaches the fake extension.
+// reaches through its sockets; connect attaches the fake extension.
 type toolsEnv struct {
 	*env
 	d *daemontest.Daemon
@@ -295,6 +297,56 @@ func TestExec(t *testing.T) {
 		if r := e.run("", append([]string{"exec"}, bad...)...); r.code != 2 {
 			t.Errorf("exec %q: exit %d, want 2 (%s)", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// An interrupted `torii exec` (SIGINT) exits 130 and its call is cancelled
+// in the extension; a --timeout ends the call with a typed timeout; an exec
+// without a daemon says how to start one.
+func TestExecInterruptedAndTimedOut(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.connect(ctx)
+
+	cmd := e.command("exec", "slow")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "torii exec: slow cancelled") {
+		t.Fatalf("interrupted exec: %v, stderr %q", err, errb.String())
+	}
+	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+		t.Fatalf("the extension never saw mcp/cancel: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.p.Inflight() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the extension's call still runs after the interrupt")
+		}
+	}
+
+	start := time.Now()
+	r := e.run("", "exec", "--timeout", "300ms", "slow")
+	if r.code != 1 || !strings.Contains(r.stderr, "error timeout:") || time.Since(start) > 5*time.Second {
+		t.Fatalf("exec --timeout: %+v after %s", r, time.Since(start))
+	}
+	for _, bad := range []string{"-1s", "181s"} {
+		if r := e.run("", "exec", "--timeout", bad, "echo"); r.code != 2 {
+			t.Errorf("exec --timeout %s: exit %d, want 2", bad, r.code)
+		}
+	}
+
+	gone := &env{t: t, state: t.TempDir(), config: t.TempDir()}
+	if r := gone.run("", "exec", "echo"); r.code == 0 || !strings.Contains(r.stderr, "not running") {
+		t.Fatalf("exec without a daemon: %+v", r)
 	}
 }
 

@@ -54,9 +54,8 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	d.WaitTools(t, 3) // the two, plus the broker's own status tool
 
 	args := json.RawMessage(`{"ref":"e12","value":"` + sentinelArg + `"}`)
-	// Through the control socket (torii mcp / torii exec) …
-	var r mcp.CallToolResult
-	d.Call(t, "tools.call", daemon.ToolsCallParams{Name: "fill", Arguments: args, SessionLabel: "cli-agent"}, &r)
+	// Through the MCP socket as `torii exec` calls …
+	r := d.Exec(t, "cli-agent", "fill", args)
 	if r.IsError {
 		t.Fatalf("fill: %+v", r)
 	}
@@ -64,7 +63,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 		t.Error("the audit _meta reached the agent")
 	}
 	// … refused calls too …
-	d.Call(t, "tools.call", daemon.ToolsCallParams{Name: "nope", Arguments: args, SessionLabel: "cli-agent"}, &r)
+	r = d.Exec(t, "cli-agent", "nope", args)
 	if !r.IsError {
 		t.Fatal("unknown tool succeeded")
 	}
@@ -176,8 +175,7 @@ func TestAuditOriginAndApprovalOfRefusals(t *testing.T) {
 	d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "id": serverID})
 	d.WaitTools(t, 3)
 	for _, name := range []string{"read", "click"} {
-		var r mcp.CallToolResult
-		d.Call(t, "tools.call", daemon.ToolsCallParams{Name: name, SessionLabel: "cli-agent"}, &r)
+		r := d.Exec(t, "cli-agent", name, nil)
 		if !r.IsError {
 			t.Fatalf("%s: %+v", name, r)
 		}

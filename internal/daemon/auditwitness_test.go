@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
@@ -43,8 +41,7 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		var r mcp.CallToolResult
-		d.Call(t, "tools.call", daemon.ToolsCallParams{Name: "nope", SessionLabel: "agent"}, &r)
+		d.Exec(t, "agent", "nope", nil)
 	}
 	// The extension learns the head (no witnesses yet: nothing to check).
 	var first daemon.AuditWitnessResult

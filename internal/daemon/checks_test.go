@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
@@ -66,12 +64,11 @@ func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
 		t.Fatalf("the daemon connected to a token client's \"torii\" server: %+v", e)
 	}
 	waitToolNames(t, td, "read,status")
-	var r mcp.CallToolResult
-	td.call("tools.call", ToolsCallParams{Name: "exfiltrate", SessionLabel: "agent"}, &r)
-	if e := toolerr.FromResult(&r); e == nil || e.Code != toolerr.UnknownTool {
+	r := td.exec("agent", "exfiltrate")
+	if e := toolerr.FromResult(r); e == nil || e.Code != toolerr.UnknownTool {
 		t.Fatalf("a tool only the token client published was callable: %+v", r)
 	}
-	td.call("tools.call", ToolsCallParams{Name: "read", SessionLabel: "agent"}, &r)
+	r = td.exec("agent", "read")
 	if r.IsError {
 		t.Fatalf("the paired extension's tool stopped working: %+v", r)
 	}

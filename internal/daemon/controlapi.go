@@ -219,8 +219,8 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		return d.handleAuditQuery(ctx, raw)
 	case "audit.tip":
 		return d.handleAuditTip(ctx)
-	case "tools.list", "tools.call", "tools.cancel":
-		return d.handleToolsControl(ctx, method, raw)
+	case "tools.list":
+		return d.toolsList(), nil
 	case "shutdown":
 		d.log.Info("shutdown requested over the control socket")
 		d.stop()

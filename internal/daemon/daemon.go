@@ -73,7 +73,6 @@ type daemon struct {
 	gateway  *gateway.Gateway
 	link     *link.Server
 	broker   *broker.Broker
-	calls    calls          // tools.call by callId, for tools.cancel
 	audit    *audit.Store   // metadata-only call records (audit.go)
 	auditXC  auditCross     // the last cross-check of the audit chain with a browser (auditwitness.go)
 	cfg      *configWatch   // config.json as in force, and its last reload (reload.go)

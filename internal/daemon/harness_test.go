@@ -115,6 +115,23 @@ func (td *testDaemon) call(method string, params, result any) {
 	}
 }
 
+// exec is one call as `torii exec` makes it (ConnectMCP, shared session).
+func (td *testDaemon) exec(label, name string) *mcp.CallToolResult {
+	td.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := ConnectMCP(ctx, td.opts.Paths.MCPSocket(), RelayHelloParams{SessionLabel: label, Shared: true}, &mcp.Implementation{Name: "test"})
+	if err != nil {
+		td.t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name})
+	if err != nil {
+		td.t.Fatalf("exec %s: %v", name, err)
+	}
+	return r
+}
+
 func tctx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

@@ -22,7 +22,7 @@ import (
 // control socket (SECURITY I-54).
 const (
 	// RelayHello is the one message of the relay's own: a notification sent
-	// first, naming the session for the person ({"sessionLabel": "…"}).
+	// first, with RelayHelloParams.
 	RelayHello = "torii/relay"
 	// maxRelayLine bounds one message; a longer line is answered with an
 	// error and skipped (SECURITY I-54).
@@ -33,6 +33,27 @@ const (
 	// place in its session's queue (see turn).
 	turnMax = 2 * time.Second
 )
+
+// RelayHelloParams say who a connection to the MCP socket is.
+type RelayHelloParams struct {
+	// SessionLabel names the session for the person.
+	SessionLabel string `json:"sessionLabel,omitempty"`
+	// Browser is the browser the client named (`torii mcp --browser`).
+	Browser string `json:"browser,omitempty"`
+	// Shared puts the connection's calls in the shared cli session of its
+	// label instead of a session of its own: `torii exec` is one process
+	// per call, and each call sees the tabs the ones before it opened.
+	Shared bool `json:"shared,omitempty"`
+	// TimeoutMs shortens each call's deadline (0: the default, which is
+	// also the most).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// Line is the hello as the first line a client writes.
+func (p RelayHelloParams) Line() []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": RelayHello, "params": p})
+	return append(b, '\n')
+}
 
 // relays tracks the live relay connections for the cap and for shutdown.
 type relays struct {
@@ -127,8 +148,7 @@ type relayConn struct {
 	wmu sync.Mutex // one message per write, whole
 
 	mu      sync.Mutex
-	name    string
-	browser string              // the browser named with `torii mcp --browser`, if any
+	hello   RelayHelloParams
 	pending map[jsonrpc.ID]bool // requests read and not yet answered
 	once    sync.Once
 }
@@ -140,19 +160,15 @@ func newRelayConn(c net.Conn) *relayConn {
 func (r *relayConn) Connect(context.Context) (mcp.Connection, error) { return r, nil }
 func (r *relayConn) SessionID() string                               { return "" }
 
-func (r *relayConn) label() string {
+// greeting is what the connection's hello said; the label defaults to "mcp".
+func (r *relayConn) greeting() RelayHelloParams {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.name == "" {
-		return "mcp"
+	h := r.hello
+	if h.SessionLabel == "" {
+		h.SessionLabel = "mcp"
 	}
-	return r.name
-}
-
-func (r *relayConn) wantBrowser() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.browser
+	return h
 }
 
 func (r *relayConn) Close() error {
@@ -182,14 +198,10 @@ func (r *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		switch {
 		case req.Method == RelayHello && !req.IsCall():
-			var p struct {
-				SessionLabel string `json:"sessionLabel"`
-				Browser      string `json:"browser"`
-			}
+			var p RelayHelloParams
 			if json.Unmarshal(req.Params, &p) == nil {
 				r.mu.Lock()
-				r.name = p.SessionLabel
-				r.browser = p.Browser
+				r.hello = p
 				r.mu.Unlock()
 			}
 			continue

@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/mcpbridge"
 )
 
 // newMCPServer builds the one MCP server every agent connection is a
@@ -35,7 +37,8 @@ func (d *daemon) newMCPServer() *mcp.Server {
 }
 
 // callTool runs one tools/call of any agent MCP session through the
-// broker, as that session. Cancellation is the request's context: the
+// broker, as that session (a shared relay, `torii exec`, as its label's
+// cli session). Cancellation is the request's context: the
 // SDK cancels it on notifications/cancelled, and the broker then drops the
 // call from its queue or cancels it in the extension.
 func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -44,8 +47,14 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	call := broker.Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
 	if rc := relayOf(ctx); rc != nil {
-		call.Session = rc.label()
-		call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio, rc.wantBrowser())
+		h := rc.greeting()
+		call.Session = h.SessionLabel
+		if !h.Shared {
+			call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio, h.Browser)
+		}
+		if t := time.Duration(h.TimeoutMs) * time.Millisecond; t > 0 && t < mcpbridge.DefaultCallTimeout {
+			call.Timeout = t
+		}
 		// The relay reads its next message once this call holds its place.
 		call.Queued = rc.turn.releaser()
 	} else {

@@ -208,6 +208,34 @@ func TestThousandEventStreams(t *testing.T) {
 	}
 }
 
+// SECURITY I-23: `torii exec` (a shared hello) calls in its label's cli
+// session, one for every exec process of that label; a `torii mcp`
+// connection of the same label keeps a session of its own.
+func TestExecSharesItsLabelsSessionOnly(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	d.Extension(t, ctx, fakeProvider(), genA())
+	d.WaitTools(t, 5)
+	agent := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "work"})
+	if r, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || r.IsError {
+		t.Fatalf("agent echo: %v %+v", err, r)
+	}
+	for i := 0; i < 2; i++ {
+		if r := d.Exec(t, "work", "echo", nil); r.IsError {
+			t.Fatalf("exec echo: %+v", r)
+		}
+	}
+	kinds := map[string]int{}
+	for _, s := range status(t, d).Sessions {
+		if s.Label == "work" {
+			kinds[string(s.Kind)] += s.Calls
+		}
+	}
+	if kinds["stdio"] != 1 || kinds["cli"] != 2 || len(kinds) != 2 {
+		t.Fatalf("calls per session kind of label work: %v", kinds)
+	}
+}
+
 // Shared cli sessions are keyed by a label the caller picks: their number
 // is capped and an idle one ends, so new labels cannot grow the daemon or
 // `status` without bound.
@@ -224,7 +252,7 @@ func TestLabelSessionsAreBounded(t *testing.T) {
 		return n
 	}
 	for i := 0; i < 100; i++ {
-		controlCall(t, d, daemon.ToolsCallParams{Name: "echo", SessionLabel: fmt.Sprintf("label-%d-%s", i, strings.Repeat("x", 200))})
+		d.Exec(t, fmt.Sprintf("label-%d-%s", i, strings.Repeat("x", 200)), "echo", nil)
 	}
 	st := status(t, d)
 	if n := live(); n > maxLabels {

@@ -84,19 +84,12 @@ func text(r *mcp.CallToolResult) string {
 	return ""
 }
 
-func controlCall(t *testing.T, d *daemontest.Daemon, p daemon.ToolsCallParams) *mcp.CallToolResult {
-	t.Helper()
-	var r mcp.CallToolResult
-	d.Call(t, "tools.call", p, &r)
-	return &r
-}
-
 func TestToolsServedAndRouted(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p := fakeProvider()
 	// Before any extension: a typed error, never a hang.
-	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "echo"})); c != toolerr.ExtensionNotConnected {
+	if c := errCode(t, d.Exec(t, "cli", "echo", nil)); c != toolerr.ExtensionNotConnected {
 		t.Fatalf("no extension: %s", c)
 	}
 	d.Extension(t, ctx, p, genA())
@@ -148,21 +141,23 @@ func TestToolsServedAndRouted(t *testing.T) {
 	if err != nil || errCode(t, r) != toolerr.InvalidArgument || !strings.Contains(text(r), "tabId") {
 		t.Fatalf("boom: %v %+v", err, r)
 	}
-	// Unknown tool: typed, over /mcp and over control; never sent to the extension.
+	// Unknown tool: typed, over /mcp and over the MCP socket; never sent to the extension.
 	r, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
 	if err != nil || errCode(t, r) != toolerr.UnknownTool {
 		t.Fatalf("unknown over /mcp: %v %+v", err, r)
 	}
-	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "nosuch"})); c != toolerr.UnknownTool {
-		t.Fatalf("unknown over control: %s", c)
+	if c := errCode(t, d.Exec(t, "cli", "nosuch", nil)); c != toolerr.UnknownTool {
+		t.Fatalf("unknown over the MCP socket: %s", c)
 	}
-	// Control tools.call.
-	r = controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{"a":[1,2]}`), SessionLabel: "cli"})
+	// As `torii exec` calls: the arguments pass through untouched.
+	r = d.Exec(t, "cli", "echo", json.RawMessage(`{"a":[1,2]}`))
 	if r.IsError || text(r) != `{"a":[1,2]}` {
-		t.Fatalf("control echo: %+v", r)
+		t.Fatalf("exec echo: %+v", r)
 	}
-	if err := d.Control.Call(ctx, "tools.call", map[string]any{"arguments": map[string]any{}}, nil); err == nil {
-		t.Fatal("tools.call without a name succeeded")
+	// Calls go over MCP only: the control socket has no tools.call.
+	var je *jsonrpc.Error
+	if err := d.Control.Call(ctx, "tools.call", map[string]any{"name": "echo"}, nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("control tools.call: %v", err)
 	}
 }
 
@@ -185,10 +180,10 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 		r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaMCP <- out{r, err}
 	}()
+	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
 	go func() {
-		var r mcp.CallToolResult
-		err := d.Control.Call(ctx, "tools.call", daemon.ToolsCallParams{Name: "slow"}, &r)
-		viaCtl <- out{&r, err}
+		r, err := ex.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		viaCtl <- out{r, err}
 	}()
 	for p.Inflight() < 2 {
 		time.Sleep(2 * time.Millisecond)
@@ -284,33 +279,35 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	}
 	checkCancel("mcp client")
 
-	// 2. Control: tools.cancel by callId; the caller gets `cancelled`.
+	// 2. `torii exec` interrupted: the call's context ends and the process
+	// closes its connection at once; the call is cancelled all the same.
 	drain()
-	res := make(chan *mcp.CallToolResult, 1)
+	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
+	xctx, xcancel := context.WithCancel(ctx)
+	exDone := make(chan error, 1)
 	go func() {
-		var r mcp.CallToolResult
-		if err := d.Control.Call(ctx, "tools.call", daemon.ToolsCallParams{Name: "slow", CallID: "k1"}, &r); err != nil {
-			t.Error(err)
-		}
-		res <- &r
+		_, err := ex.CallTool(xctx, &mcp.CallToolParams{Name: "slow"})
+		exDone <- err
 	}()
 	for p.Inflight() == 0 {
 		time.Sleep(2 * time.Millisecond)
 	}
-	var cr daemon.ToolsCancelResult
-	d.Call(t, "tools.cancel", daemon.ToolsCancelParams{CallID: "k1"}, &cr)
-	if !cr.Cancelled {
-		t.Fatal("tools.cancel did not find the call")
+	xcancel()
+	if err := <-exDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("exec CallTool after cancel: %v", err)
 	}
-	if c := errCode(t, <-res); c != toolerr.Cancelled {
-		t.Fatalf("cancelled control call: %s", c)
-	}
-	checkCancel("tools.cancel")
+	ex.Close()
+	checkCancel("exec interrupted")
 
-	// 3. A deadline: `timeout` (it may have run) and mcp/cancel.
+	// 3. A deadline from the hello (`torii exec --timeout`): `timeout` (it
+	// may have run) and mcp/cancel.
 	drain()
 	start := time.Now()
-	r := controlCall(t, d, daemon.ToolsCallParams{Name: "slow", TimeoutMs: 150})
+	short := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true, TimeoutMs: 150})
+	r, err := short.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c := errCode(t, r); c != toolerr.Timeout || time.Since(start) > 2*time.Second {
 		t.Fatalf("deadline: %s after %s", c, time.Since(start))
 	}
@@ -400,7 +397,7 @@ func TestGenBAndFailedInitialize(t *testing.T) {
 	if lst.ExtensionConnected || len(lst.Tools) != 0 {
 		t.Fatalf("a server that failed initialize was registered: %+v", lst)
 	}
-	if c := errCode(t, controlCall(t, d, daemon.ToolsCallParams{Name: "echo"})); c != toolerr.ExtensionNotConnected {
+	if c := errCode(t, d.Exec(t, "cli", "echo", nil)); c != toolerr.ExtensionNotConnected {
 		t.Fatalf("call with no registered server: %s", c)
 	}
 
@@ -412,7 +409,7 @@ func TestGenBAndFailedInitialize(t *testing.T) {
 	if err != nil || !strings.Contains(string(ev.Params), `"serverId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "acpId") {
 		t.Fatalf("Gen B mcp/connect: %s %v", ev.Params, err)
 	}
-	if r := controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); r.IsError {
+	if r := d.Exec(t, "cli", "echo", json.RawMessage(`{}`)); r.IsError {
 		t.Fatalf("Gen B call: %+v", r)
 	}
 
@@ -427,7 +424,7 @@ func TestGenBAndFailedInitialize(t *testing.T) {
 	if err != nil || !strings.Contains(string(disc.Params), `"`+first.ConnectionID+`"`) {
 		t.Fatalf("replaced connection %s not disconnected: %s %v", first.ConnectionID, disc.Params, err)
 	}
-	if r := controlCall(t, d, daemon.ToolsCallParams{Name: "echo", Arguments: json.RawMessage(`{"x":1}`)}); r.IsError || text(r) != `{"x":1}` {
+	if r := d.Exec(t, "cli", "echo", json.RawMessage(`{"x":1}`)); r.IsError || text(r) != `{"x":1}` {
 		t.Fatalf("call after re-attach: %+v", r)
 	}
 }

@@ -163,6 +163,33 @@ func (x headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return x.rt.RoundTrip(r)
 }
 
+// Relay connects a go-sdk client to the MCP socket, greeted with hello as
+// `torii mcp` (or, with hello.Shared, `torii exec`) greets it.
+func (d *Daemon) Relay(tb testing.TB, ctx context.Context, hello daemon.RelayHelloParams) *mcp.ClientSession {
+	tb.Helper()
+	s, err := daemon.ConnectMCP(ctx, d.Paths.MCPSocket(), hello, &mcp.Implementation{Name: "test-relay", Version: "0"})
+	if err != nil {
+		tb.Fatalf("mcp socket: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Exec is one call as `torii exec` makes it: its own connection, in the
+// shared session of label; the connection closes after the call.
+func (d *Daemon) Exec(tb testing.TB, label, name string, args any) *mcp.CallToolResult {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := d.Relay(tb, ctx, daemon.RelayHelloParams{SessionLabel: label, Shared: true})
+	defer s.Close()
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		tb.Fatalf("exec %s: %v", name, err)
+	}
+	return r
+}
+
 // MCP connects a go-sdk client to /mcp with the token (and extra headers).
 func (d *Daemon) MCP(tb testing.TB, ctx context.Context, token string, extra http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	return d.MCPAt(tb, ctx, d.MCPURL, token, extra, opts)
