@@ -172,6 +172,33 @@ for (const id of ["fuser", "fpw"]) {
 document.getElementById("free").addEventListener("keydown", (e) => { if (e.key === "Enter") document.getElementById("f").requestSubmit(); });
 </script>`,
       );
+    case "/shadow-form":
+      // A same-origin frame inside a shadow root (not in window.frames): the button's handler
+      // submits the frame's form.
+      return page(
+        "Shadow form",
+        `<button id="go">Go</button><div id="host"></div>
+<script>
+const f = document.createElement("iframe");
+f.src = "/form";
+document.getElementById("host").attachShadow({ mode: "closed" }).appendChild(f);
+document.getElementById("go").addEventListener("click", () => f.contentDocument.getElementById("f").requestSubmit());
+</script>`,
+      );
+    case "/add-frame":
+      // The button's handler inserts a blank frame holding a form (in a shadow root with ?shadow):
+      // the frame's guard starts, and is armed, while the click runs.
+      return page(
+        "Add frame",
+        `<button id="add">Add frame</button><div id="host"></div>
+<script>
+document.getElementById("add").addEventListener("click", () => {
+  const f = document.createElement("iframe");
+  (${u.searchParams.has("shadow")} ? document.getElementById("host").attachShadow({ mode: "open" }) : document.body).appendChild(f);
+  f.contentDocument.body.innerHTML = '<form action="/done" method="get" target="_top"><button id="b">Place order</button></form>';
+});
+</script>`,
+      );
     case "/form-remote":
       // A form on the allowed page whose action, and a link whose ping, go to another origin.
       return page(

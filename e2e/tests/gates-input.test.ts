@@ -341,6 +341,35 @@ describeBrowser("input gates at the point of effect", () => {
     }
   });
 
+  it("a click whose handler submits a form in a frame inside a shadow root is judged in that frame", async () => {
+    // The frame is in no window.frames: the browser's frame tree is what finds it, so the click
+    // is not armed in its own document alone.
+    await policy({ submit: "deny" });
+    const { tabId, page } = await openA("/shadow-form");
+    await pollUntil("the shadow frame's form", () => page.frames().find((f) => f.url().endsWith("/form")), { timeoutMs: 10_000, intervalMs: 50 });
+    const snap = await call("snapshot", { tabId });
+    const r = await call("click", { tabId, ref: refOf(snap.text, "button", "Go") });
+    expect(r.error?.code, r.text).toBe("approval_denied");
+    expect(await effectHappened(page, "submit")).toBe(0);
+    await policy({ submit: "allow" });
+    expect((await call("click", { tabId, ref: refOf(snap.text, "button", "Go") })).isError).toBe(false);
+    await pollUntil("the allowed submission", () => site.hits(site.a, "/done").length > 0, { timeoutMs: 10_000, intervalMs: 50 });
+  });
+
+  for (const shadow of [false, true]) {
+    it(`a frame a click inserts${shadow ? " in a shadow root" : ""} is not left armed after the click`, async () => {
+      await policy({ submit: "deny" });
+      const { tabId, page } = await openA(`/add-frame${shadow ? "?shadow" : ""}`);
+      const snap = await call("snapshot", { tabId });
+      const r = await call("click", { tabId, ref: refOf(snap.text, "button", "Add frame") });
+      expect(r.isError, r.text).toBe(false);
+      // The person submits the new frame's form: nothing of the call's arming is left to stop it.
+      const frame = await pollUntil("the inserted frame", () => page.frames().find((f) => f !== page.mainFrame()), { timeoutMs: 10_000, intervalMs: 50 });
+      await frame.locator("#b").click();
+      await pollUntil("the person's submission", () => site.hits(site.a, "/done").length > 0, { timeoutMs: 10_000, intervalMs: 50 });
+    });
+  }
+
   it("a form whose action, or a link whose ping, is off the list sends nothing there, even with submissions allowed", async () => {
     await policy({ submit: "allow", new_origin: "allow" });
     const { tabId, page } = await openA(`/form-remote?b=${encodeURIComponent(site.x)}`);

@@ -32,6 +32,12 @@ export interface GuardApi {
   version: number;
   arm(spec: ArmSpec): ArmReply;
   disarm(token: string): Block[];
+  /**
+   * In a top document: whether it began leaving (a navigation to another document, or a submission
+   * nobody cancelled that targets it) while armed with `token`, readable after the disarm; undefined
+   * elsewhere or for another token. Absent from a guard an older build left in the document.
+   */
+  left?(token: string): boolean | undefined;
   hit(x: number, y: number): Hit;
   /** The focused element's facts, for the worker's prediction (never a value). */
   focus(): FocusFacts;
@@ -161,11 +167,38 @@ function install(): void {
     record({ code: "secret_origin_mismatch" });
   });
 
+  const leaving = { token: "", left: false, watching: false };
+  // Noted while armed, so the worker waits for the load instead of guessing with a pause. The
+  // Navigation API's navigate event comes synchronously from a link or a script. A form's submission
+  // is only planned when its submit event passes (its navigate event comes in a later task,
+  // possibly after the disarm), so a submit nobody cancelled that targets this document counts too.
+  // Installed at the first arming, after the page's own listeners: in the bubble phase on the
+  // window, the page's handlers (which may cancel it) have run by then.
+  const watchLeaving = () => {
+    const nav = (globalThis as { navigation?: EventTarget }).navigation;
+    if (leaving.watching || subframe || !nav) return;
+    leaving.watching = true;
+    nav.addEventListener("navigate", (e) => {
+      if (phase === "armed" && !(e as Event & { destination?: { sameDocument?: boolean } }).destination?.sameDocument) leaving.left = true;
+    });
+    window.addEventListener("submit", (e) => {
+      const f = e.target;
+      if (phase !== "armed" || e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
+      const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
+      const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
+      const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
+      if (method !== "dialog" && ["", "_self", "_top", "_parent"].includes(target)) leaving.left = true;
+    });
+  };
+
   g.__toriiGuard = {
     version: VERSION,
     arm(spec) {
       disarmed.delete(spec.token);
       apply(spec);
+      watchLeaving();
+      leaving.token = spec.token;
+      leaving.left = false;
       const reply: ArmReply = { allowed: !!rights?.allowed, path: pathOf(window) };
       const f = deepFocused(document);
       const fp = f.crossFrame && f.el ? childPath(f.el) : null;
@@ -181,6 +214,7 @@ function install(): void {
       idle();
       return out;
     },
+    left: (t) => (leaving.watching && leaving.token === t ? leaving.left : undefined),
     hit: (x, y) => hitAt(x, y),
     focus: () => focusFacts(),
     grantSubmit(t, el, origins) {

@@ -4,6 +4,8 @@
 // tab into a typed error instead of a hang.
 
 import { PROTOCOL, type FramePlaceholder, type PageError, type Reply } from "../page/types.js";
+import type { ArmSpec, Block } from "../guard/decide.js";
+import type { GuardApi } from "../guard/index.js";
 import { attach, dialogOf, waitDialog, type DialogInfo } from "../cdp/debugger.js";
 import { abortError, left, withDeadline } from "../cdp/deadline.js";
 import { classifyChromeError, isErrorCode, toolError, ToolError } from "./errors.js";
@@ -256,6 +258,18 @@ export interface EngineOpts {
    * frame that navigated meanwhile never receives them (a secret's value, SECURITY I-69).
    */
   documentId?: string;
+  /**
+   * SECURITY I-36: the document arms the effect guard with this spec in the same injection, runs
+   * the call and disarms (tools/effects.ts rides an input action on it); NotRidden when it cannot.
+   */
+  arm?: ArmSpec;
+}
+
+/** What the guard of a document armed in the call's own injection reported (EngineOpts.arm). */
+export interface Ridden {
+  blocks: Block[];
+  /** The top document began leaving while armed; absent when it cannot tell. */
+  left?: boolean;
 }
 
 export interface EngineReply<T> {
@@ -265,6 +279,16 @@ export interface EngineReply<T> {
   /** The answering document's own origin and URL, as judged (SECURITY I-40). */
   origin: string;
   url: string;
+  /** With EngineOpts.arm: what the guard reported. */
+  ridden?: Ridden;
+}
+
+/**
+ * The call could not arm the guard in its own injection (not a top document alone in its tab, or
+ * no guard there): nothing ran; arm every frame and call again.
+ */
+export class NotRidden extends Error {
+  override name = "NotRidden";
 }
 
 /**
@@ -287,11 +311,21 @@ export class DialogRaised extends ToolError {
 
 // Runs in the page (ISOLATED world); must be self-contained. An engine of another protocol (left
 // in the document by an earlier build of the extension) counts as missing: injecting page.js
-// replaces it, so no engine with another ref format ever answers.
-function runner(method: string, args: unknown, protocol: number): unknown {
-  const t = (globalThis as { __torii?: { protocol?: number; call(m: string, a: unknown): unknown } }).__torii;
+// replaces it, so no engine with another ref format ever answers. With `arm`, the guard of the same
+// world is armed around the call, in a top document with no frame in its document tree only (the
+// worker has found none in the tab's frame tree either); else nothing runs.
+async function runner(method: string, args: unknown, protocol: number, arm: ArmSpec | null): Promise<unknown> {
+  const w = globalThis as { __torii?: { protocol?: number; call(m: string, a: unknown): unknown }; __toriiGuard?: GuardApi };
+  const t = w.__torii;
   if (!t || typeof t.call !== "function" || t.protocol !== protocol) return { __toriiMissing: true };
-  return t.call(method, args);
+  if (!arm) return t.call(method, args);
+  const gd = w.__toriiGuard;
+  if (!gd || typeof gd.left !== "function" || window.parent !== window || window.length > 0) return { __toriiUnarmed: true };
+  gd.arm(arm);
+  const reply = await t.call(method, args);
+  const left = gd.left(arm.token);
+  const ridden = { blocks: gd.disarm(arm.token), ...(left !== undefined ? { left } : {}) };
+  return { reply, ridden };
 }
 
 /** Fails at once when a dialog is already open on the tab (everything behind it would hang). */
@@ -334,10 +368,10 @@ export async function guarded<T>(
   }
 }
 
-async function execute(tabId: number, frameId: number, method: string, args: unknown, documentId?: string): Promise<unknown> {
+async function execute(tabId: number, frameId: number, method: string, args: unknown, documentId?: string, arm?: ArmSpec): Promise<unknown> {
   const target = documentId ? { tabId, documentIds: [documentId] } : { tabId, frameIds: [frameId] };
   try {
-    const run = { target, world: "ISOLATED" as const, func: runner, args: [method, args, PROTOCOL] as [string, unknown, number] };
+    const run = { target, world: "ISOLATED" as const, func: runner, args: [method, args, PROTOCOL, arm ?? null] as [string, unknown, number, ArmSpec | null] };
     let [r] = await chrome.scripting.executeScript(run);
     if (r && (r.result as { __toriiMissing?: boolean } | undefined)?.__toriiMissing) {
       await chrome.scripting.executeScript({ target, world: "ISOLATED", files: [ENGINE_FILE] });
@@ -391,7 +425,12 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
     // none yet. Given back only when the reply shows it was not taken.
     const offered = await store.offer();
     const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
-    const op = execute(tabId, frameId, method, callArgs, o.documentId).then(async (raw) => {
+    let ridden: Ridden | undefined;
+    const op = execute(tabId, frameId, method, callArgs, o.documentId, o.arm).then(async (raw) => {
+      if (o.arm && raw && typeof raw === "object") {
+        if ("__toriiUnarmed" in raw) throw new NotRidden();
+        ({ reply: raw, ridden } = raw as { reply: unknown; ridden?: Ridden });
+      }
       const r = raw as Reply<T> | undefined;
       if (!r || typeof r !== "object" || typeof (r as { ok?: unknown }).ok !== "boolean") {
         // The engine always answers; no answer means its document went away mid-call (Chrome
@@ -413,7 +452,7 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
       throw toolError("origin_not_allowed", "the document that answered is not on the person's allowlist; nothing was read");
     }
     if (!r.ok) throw pageError(r.error);
-    return { value: r.value, docId: r.docId, frameId, origin: r.origin, url: typeof r.url === "string" ? r.url : "" };
+    return { value: r.value, docId: r.docId, frameId, origin: r.origin, url: typeof r.url === "string" ? r.url : "", ...(ridden ? { ridden } : {}) };
   } catch (e) {
     // On DialogRaised the page-side call is still blocked behind the dialog; the tab is released
     // so handle_dialog can run (later engine calls refuse with dialog_blocking meanwhile).

@@ -266,13 +266,15 @@ export async function waitForCond(tabId: number, w: WaitForArg, ctx: ToolContext
 /**
  * Runs one action on a tab: `fn` does it; then a navigation it started is awaited, then the
  * optional waitFor and observe are appended. A dialog raised by the action ends the call with
- * `dialog` in the result (the agent calls handle_dialog next).
+ * `dialog` in the result (the agent calls handle_dialog next). `oneCall`: the action's input is
+ * one engine call made with actEngine (guardInput).
  */
 export async function act(
   tabId: number,
   a: ActionArgs,
   ctx: ToolContext,
   fn: () => Promise<{ text: string; data?: Record<string, unknown>; landed?: Landing }>,
+  o: { oneCall?: boolean } = {},
 ): Promise<ToolOutput> {
   const watch: NavWatch = watchNav(tabId);
   let out: { text: string; data?: Record<string, unknown>; landed?: Landing };
@@ -283,7 +285,11 @@ export async function act(
     // SECURITY I-36: the tab is armed while an input action runs; a frame's block fails the call.
     const g = ctx.gate?.guard;
     if (g) {
-      const r = await guardInput(tabId, { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline }, fn);
+      const r = await guardInput(
+        tabId,
+        { policy: await getPolicy(), approved: g.approved, allowPassword: ctx.gate?.allowPassword === true, expires: ctx.deadline, ...o },
+        fn,
+      );
       out = r.out;
       leaving = watch.started() ? "left" : r.leaving;
     } else {

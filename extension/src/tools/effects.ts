@@ -10,7 +10,7 @@ import type { TargetRisk } from "../page/risk.js";
 import { dialogOf, waitDialog } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
 import { documentAllowsPassword, type Policy } from "../policy/policy.js";
-import { engine, resolveTarget, type Target } from "./browser.js";
+import { engine, NotRidden, resolveTarget, type EngineOpts, type EngineReply, type Ridden, type Target } from "./browser.js";
 import type { Effect } from "./define.js";
 import { toolError, type ToolError } from "./errors.js";
 import type { ElementFacts, InputFacts } from "./predict.js";
@@ -22,6 +22,16 @@ const PROBE_MS = 5_000;
 
 interface Armed {
   spec: ArmSpec;
+  /**
+   * "armed": every frame was armed (one executeScript). "lazy": not yet; the call's one engine
+   * action may arm the top document itself (actEngine), when the tab has no other frame.
+   * "riding": that action is running; "ridden": it ran and its document disarmed itself.
+   */
+  state: "armed" | "lazy" | "riding" | "ridden";
+  /** Documents that started meanwhile and were told to arm (installGuardLink). */
+  hellos: number;
+  /** What the ridden action's document reported. */
+  ridden?: Ridden;
   /** What each frame answered when armed (frameId → reply). */
   replies: Map<number, ArmReply>;
   /** Frame ids by path (ArmReply.path), to name the frame a parent sees under a point or focused. */
@@ -37,45 +47,16 @@ const armed = new Map<number, Armed>();
 type Shim = { missing: true } | ArmReply;
 
 // These run in the page (ISOLATED world, the guard's world); they must be self-contained.
-// Arming also notes, in the top frame, whether the document starts leaving while armed (the
-// Navigation API's navigate event, fired synchronously by a link or a script): the worker then
-// waits for the load instead of guessing with a pause. A form's submission is only planned when
-// its submit event passes (its navigate event comes in a later task, possibly after the disarm),
-// so a submit nobody cancelled that targets this document counts as leaving too.
 function armFrame(spec: ArmSpec): Shim {
-  const w = globalThis as { __toriiGuard?: GuardApi; __toriiNav?: { token: string; left: boolean }; navigation?: EventTarget };
-  const gd = w.__toriiGuard;
-  if (!gd) return { missing: true };
-  if (window.parent === window && w.navigation) {
-    if (!w.__toriiNav) {
-      const st = { token: "", left: false };
-      w.__toriiNav = st;
-      w.navigation.addEventListener("navigate", (e) => {
-        if (!(e as Event & { destination?: { sameDocument?: boolean } }).destination?.sameDocument) st.left = true;
-      });
-      // Bubble phase on the window: the page's own handlers on the form have run (and may have
-      // cancelled it) by then.
-      window.addEventListener("submit", (e) => {
-        const f = e.target;
-        if (e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
-        const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
-        const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
-        const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
-        if (method !== "dialog" && ["", "_self", "_top", "_parent"].includes(target)) st.left = true;
-      });
-    }
-    w.__toriiNav.token = spec.token;
-    w.__toriiNav.left = false;
-  }
-  return gd.arm(spec);
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
+  return gd ? gd.arm(spec) : { missing: true };
 }
 function disarmFrame(token: string): { blocks: Block[]; left?: boolean } | null {
-  const w = globalThis as { __toriiGuard?: GuardApi; __toriiNav?: { token: string; left: boolean } };
-  const gd = w.__toriiGuard;
+  const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
   if (!gd) return null;
-  const n = w.__toriiNav;
   // `left` only from the top frame that was armed with this token; anything else is "cannot tell".
-  return { blocks: gd.disarm(token), ...(n && n.token === token ? { left: n.left } : {}) };
+  const left = gd.left?.(token);
+  return { blocks: gd.disarm(token), ...(left !== undefined ? { left } : {}) };
 }
 function hitFrame(x: number, y: number): Hit | null {
   const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
@@ -98,40 +79,76 @@ async function injectGuard(tabId: number, frameIds: number[]): Promise<void> {
   await chrome.scripting.executeScript({ target: { tabId, frameIds }, world: "ISOLATED", files: [GUARD_FILE] }).catch(() => undefined);
 }
 
+type ArmOpts = { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number };
+
+/** The tab's arming for one call, known to the worker before any frame is armed. */
+function prepare(tabId: number, o: ArmOpts): Armed {
+  const spec: ArmSpec = { token: newToken(), expires: o.expires, policy: o.policy, approved: [...o.approved], allowPassword: o.allowPassword };
+  const a: Armed = { spec, state: "lazy", hellos: 0, replies: new Map(), byPath: new Map() };
+  // Set before any frame is armed: a document that starts meanwhile asks and is told it is armed.
+  armed.set(tabId, a);
+  return a;
+}
+
 /**
  * SECURITY I-36: arms every frame of the tab for one call (one executeScript). Each frame judges
  * its own real origin against the policy; the tab stays armed until disarm or `expires`.
  */
-async function arm(
-  tabId: number,
-  o: { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number },
-): Promise<void> {
-  const spec: ArmSpec = { token: newToken(), expires: o.expires, policy: o.policy, approved: [...o.approved], allowPassword: o.allowPassword };
-  const a: Armed = { spec, replies: new Map(), byPath: new Map() };
-  // Set before injecting: a document that starts meanwhile asks and is told it is armed.
-  armed.set(tabId, a);
+async function armAll(tabId: number, a: Armed): Promise<void> {
+  a.state = "armed";
   const run = (target: chrome.scripting.InjectionTarget) =>
-    withDeadline(chrome.scripting.executeScript({ target, world: "ISOLATED", func: armFrame, args: [spec] }), PROBE_MS, "arming the input guard");
-  try {
-    const res = await run({ tabId, allFrames: true });
-    const missing: number[] = [];
-    for (const r of res) {
+    withDeadline(chrome.scripting.executeScript({ target, world: "ISOLATED", func: armFrame, args: [a.spec] }), PROBE_MS, "arming the input guard");
+  const res = await run({ tabId, allFrames: true });
+  const missing: number[] = [];
+  for (const r of res) {
+    const v = r.result as Shim | null | undefined;
+    if (v && !("missing" in v)) record(a, r.frameId, v);
+    else missing.push(r.frameId);
+    if (r.frameId === 0 && r.documentId) a.topDoc = r.documentId;
+  }
+  if (missing.length) {
+    await injectGuard(tabId, missing);
+    for (const r of await run({ tabId, frameIds: missing }).catch(() => [])) {
       const v = r.result as Shim | null | undefined;
       if (v && !("missing" in v)) record(a, r.frameId, v);
-      else missing.push(r.frameId);
-      if (r.frameId === 0 && r.documentId) a.topDoc = r.documentId;
     }
-    if (missing.length) {
-      await injectGuard(tabId, missing);
-      for (const r of await run({ tabId, frameIds: missing }).catch(() => [])) {
-        const v = r.result as Shim | null | undefined;
-        if (v && !("missing" in v)) record(a, r.frameId, v);
-      }
-    }
-  } catch (e) {
-    armed.delete(tabId);
-    throw e;
   }
+}
+
+/** Arms every frame now unless that is done (before input that is not one ridden engine action). */
+export async function ensureArmed(tabId: number): Promise<void> {
+  const a = armed.get(tabId);
+  if (a && a.state !== "armed") await armAll(tabId, a);
+}
+
+/** The tab's frame tree has the top frame alone. */
+async function alone(tabId: number): Promise<boolean> {
+  const frames = await withDeadline(chrome.webNavigation.getAllFrames({ tabId }), PROBE_MS, "getAllFrames").catch(() => null);
+  return frames?.length === 1 && frames[0]?.frameId === 0;
+}
+
+/**
+ * An input action that is one engine call. SECURITY I-36: in a tab whose top document is its only
+ * frame (the browser's frame tree says so, and the document finds no frame in its own tree), the
+ * guard is armed, the action run and the guard disarmed in that one injection, and a document that
+ * starts meanwhile is armed on its hello; anywhere else every frame is armed first, as for any input.
+ */
+export async function actEngine<T>(tabId: number, method: string, args: Record<string, unknown>, o: EngineOpts): Promise<EngineReply<T>> {
+  const a = armed.get(tabId);
+  if (a?.state === "lazy" && (o.frameId ?? 0) === 0 && (await alone(tabId))) {
+    a.state = "riding";
+    try {
+      const r = await engine<T>(tabId, method, args, { ...o, arm: a.spec });
+      a.ridden = r.ridden;
+      a.state = r.ridden ? "ridden" : "armed";
+      return r;
+    } catch (e) {
+      if (!(e instanceof NotRidden)) throw e;
+      a.state = "lazy";
+    }
+  }
+  await ensureArmed(tabId);
+  return engine<T>(tabId, method, args, o);
 }
 
 function record(a: Armed, frameId: number, v: ArmReply): void {
@@ -149,32 +166,36 @@ function replyAt(a: Armed, path: number[] | null | undefined): { frameId: number
 /**
  * Disarms the tab; throws the error of the first thing a frame blocked (codes only, no page content).
  * Resolves to what the armed top document says of leaving: "stayed" (it answered, is the one
- * armed, and no navigation began), "left" (one began), "unknown" otherwise.
+ * armed, and no navigation began), "left" (one began), "unknown" otherwise. A ridden action's
+ * document has disarmed itself: the frames are asked only when another one was armed meanwhile.
  */
 async function disarm(tabId: number): Promise<Leaving> {
   const a = armed.get(tabId);
   if (!a) return "unknown";
   armed.delete(tabId);
-  // Scripts do not run behind an open dialog: then the frames disarm themselves at expiry.
-  const dlg = waitDialog(tabId);
-  const res = dialogOf(tabId)
-    ? []
-    : await withDeadline(
-        Promise.race([
-          chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: disarmFrame, args: [a.spec.token] }),
-          dlg.promise.then(() => []),
-        ]),
-        PROBE_MS,
-        "disarming the input guard",
-      )
-        .catch(() => [])
-        .finally(() => dlg.cancel());
-  const blocks: Block[] = [];
-  let leaving: Leaving = "unknown";
-  for (const r of res) {
-    const v = r.result as { blocks?: Block[]; left?: boolean } | null | undefined;
-    blocks.push(...(v?.blocks ?? []));
-    if (r.frameId === 0 && typeof v?.left === "boolean" && a.topDoc !== undefined && r.documentId === a.topDoc) leaving = v.left ? "left" : "stayed";
+  const blocks: Block[] = [...(a.ridden?.blocks ?? [])];
+  let leaving: Leaving = a.ridden?.left === undefined ? "unknown" : a.ridden.left ? "left" : "stayed";
+  // A document armed on its hello (a frame the action inserted, say) is disarmed with the rest.
+  if (a.state === "armed" || a.state === "riding" || a.hellos > 0) {
+    // Scripts do not run behind an open dialog: then the frames disarm themselves at expiry.
+    const dlg = waitDialog(tabId);
+    const res = dialogOf(tabId)
+      ? []
+      : await withDeadline(
+          Promise.race([
+            chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: disarmFrame, args: [a.spec.token] }),
+            dlg.promise.then(() => []),
+          ]),
+          PROBE_MS,
+          "disarming the input guard",
+        )
+          .catch(() => [])
+          .finally(() => dlg.cancel());
+    for (const r of res) {
+      const v = r.result as { blocks?: Block[]; left?: boolean } | null | undefined;
+      blocks.push(...(v?.blocks ?? []));
+      if (a.state === "armed" && r.frameId === 0 && typeof v?.left === "boolean" && a.topDoc !== undefined && r.documentId === a.topDoc) leaving = v.left ? "left" : "stayed";
+    }
   }
   const err = blockError(blocks);
   if (err) throw err;
@@ -237,13 +258,19 @@ export function checkNotBlocked(tabId: number): void {
  * Runs one input action with the tab armed (one executeScript to arm, one to disarm). A block
  * recorded by any frame fails the call with its code, whatever the action itself returned.
  * `leaving`: whether the top document began a navigation meanwhile, as it reported itself.
+ * `oneCall`: the action's input is one engine call made with actEngine, which may arm the tab in
+ * that call's own injection; any other input arms every frame first (ensureArmed).
  */
-export async function guardInput<T>(
-  tabId: number,
-  o: { policy: Policy; approved: readonly EffectKind[]; allowPassword: boolean; expires: number },
-  fn: () => Promise<T>,
-): Promise<{ out: T; leaving: Leaving }> {
-  await arm(tabId, o);
+export async function guardInput<T>(tabId: number, o: ArmOpts & { oneCall?: boolean }, fn: () => Promise<T>): Promise<{ out: T; leaving: Leaving }> {
+  const a = prepare(tabId, o);
+  if (!o.oneCall) {
+    try {
+      await armAll(tabId, a);
+    } catch (e) {
+      armed.delete(tabId);
+      throw e;
+    }
+  }
   let out: T;
   try {
     out = await fn();
@@ -265,6 +292,7 @@ export async function checkPoint(tabId: number, x: number, y: number, after = fa
   const a = armed.get(tabId);
   if (!a) return;
   if (after) return checkPointAfter(tabId, a, x, y);
+  if (a.state !== "armed") await armAll(tabId, a);
   let frameId = 0;
   for (let hops = 0; hops < 8; hops++) {
     const [r] = await withDeadline(
@@ -317,6 +345,7 @@ async function checkPointAfter(tabId: number, a: Armed, x: number, y: number): P
 export function checkFocusFrame(tabId: number): void {
   const a = armed.get(tabId);
   if (!a) return;
+  if (a.state !== "armed") throw toolError("internal", "the input guard is not armed in every frame; nothing was sent");
   let rep = a.replies.get(0);
   for (let hops = 0; hops < 16; hops++) {
     if (!rep || !rep.allowed) throw toolError("origin_not_allowed", "the focus is in a frame that is not on the person's allowlist; nothing was sent");
@@ -334,7 +363,9 @@ export function installGuardLink(): void {
     if (sender.id !== chrome.runtime.id || tabId === undefined) return false;
     const a = armed.get(tabId);
     if (m.type === "torii.guard.hello") {
-      sendResponse(a && Date.now() < a.spec.expires ? { arm: a.spec } : {});
+      const live = a !== undefined && Date.now() < a.spec.expires;
+      if (live) a.hellos++;
+      sendResponse(live ? { arm: a.spec } : {});
       return false;
     }
     if (a && m.token === a.spec.token && !a.blocked) a.blocked = blockOf(m.code, m.kind);

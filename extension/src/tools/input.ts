@@ -9,7 +9,7 @@ import { toolError } from "./errors.js";
 import { comboEvents, KeyError, MOD_ALT, MOD_CTRL, MOD_META, MOD_SHIFT, parseCombo, charKey } from "./keys.js";
 import { callTab, engine, frameOffset, guarded, onNav, resolveTarget, type Target } from "./browser.js";
 import { act, ACTION_PROPS, requireTarget, S, type ActionArgs } from "./common.js";
-import { armedToken, checkFocusFrame, checkNotBlocked, checkPoint, guardPassword } from "./effects.js";
+import { actEngine, armedToken, checkFocusFrame, checkNotBlocked, checkPoint, ensureArmed, guardPassword } from "./effects.js";
 import { getPolicy } from "./safety.js";
 import { noteUse, prepareSecrets, referenced, secretDocument } from "./secrets.js";
 import { onlySecret, pieces } from "../secrets/template.js";
@@ -57,6 +57,8 @@ export async function pointOf(tabId: number, t: Target, ctx: ToolContext, allowC
 }
 
 export async function input(tabId: number, method: string, params: Record<string, unknown>, ctx: ToolContext): Promise<void> {
+  // SECURITY I-36: trusted input goes out with every frame armed.
+  await ensureArmed(tabId);
   const ms = left(ctx.deadline, 10_000);
   await guarded(tabId, method, cdp(tabId, method, params, ms, ctx.signal), { signal: ctx.signal, ms });
 }
@@ -96,11 +98,17 @@ export const click = defineTool<ActionArgs & Target>({
   async handler(a, ctx) {
     requireTarget(a);
     const tabId = await tabFor(a, ctx);
-    return act(tabId, a, ctx, async () => {
-      const r = await resolveTarget(tabId, a);
-      await engine(tabId, "domClick", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
-      return { text: `clicked ${a.ref ?? a.selector}` };
-    });
+    return act(
+      tabId,
+      a,
+      ctx,
+      async () => {
+        const r = await resolveTarget(tabId, a);
+        await actEngine(tabId, "domClick", r.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+        return { text: `clicked ${a.ref ?? a.selector}` };
+      },
+      { oneCall: true },
+    );
   },
 });
 
@@ -169,7 +177,7 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
       // judged against the secrets' origins; that document checks its own origin and substitutes.
       const sec = await prepareSecrets(names);
       const documentId = sec ? await secretDocument(tabId, r.frameId, names, sec, ctx) : undefined;
-      const e = await engine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set", ...(sec ? { secrets: sec.bundle } : {}) }, {
+      const e = await actEngine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set", ...(sec ? { secrets: sec.bundle } : {}) }, {
         signal: ctx.signal,
         deadline: ctx.deadline,
         frameId: r.frameId,
@@ -178,7 +186,7 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
       });
       if (sec) noteUse(ctx, names, e.origin);
       return { text: `filled ${a.ref ?? a.selector} (${sec ? `secret ${names.join(", ")}` : `${[...a.value].length} chars`})` };
-    });
+    }, { oneCall: true });
   },
 });
 
@@ -375,8 +383,8 @@ export const selectOption = defineTool<ActionArgs & Target & { values?: string[]
       if (a.values) sel.values = a.values;
       if (a.labels) sel.labels = a.labels;
       if (a.indexes) sel.indexes = a.indexes;
-      const e = await engine<unknown>(tabId, "selectOption", sel, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
+      const e = await actEngine<unknown>(tabId, "selectOption", sel, { signal: ctx.signal, deadline: ctx.deadline, frameId: r.frameId, ...(r.docId ? { docId: r.docId } : {}) });
       return { text: `selected in ${a.ref ?? a.selector}: ${JSON.stringify(e.value)}`, data: { selected: e.value } };
-    });
+    }, { oneCall: true });
   },
 });
