@@ -95,6 +95,16 @@ describeBrowser("adversarial: password fields", () => {
     });
   }
 
+  for (const [kind, name] of [
+    ["turn-on-focus", "a text field that turns into a password field when focused"],
+    ["editor-host", "an editable host whose focus goes on to a password field in its closed shadow root"],
+  ] as const) {
+    it(`fill aimed at ${name} → password_field, nothing set`, async () => {
+      const { tabId, page } = await R().open("/pw", { kind });
+      await attempt(page, tabId, [["fill", { selector: kind === "editor-host" ? "#h" : "#pw", value: PW }]]);
+    });
+  }
+
   for (const x of ATTACKERS) {
     for (const [name, step] of [
       ["type", ["type", { text: PW }]],

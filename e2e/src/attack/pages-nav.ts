@@ -180,6 +180,14 @@ const pw: Route = (c) => {
       return doc(c, { body: `${user}${field}<script>var pw=document.getElementById("pw");${expose}document.getElementById("user").addEventListener("focus",function(){pw.focus();});</script>` });
     case "toggle":
       return doc(c, { body: `<input id="pw" aria-label="Secret code"><script>var pw=document.getElementById("pw");${expose}pw.addEventListener("keydown",function(){pw.type="password";});</script>` });
+    case "turn-on-focus":
+      return doc(c, { body: `<input id="pw" aria-label="Secret code"><script>var pw=document.getElementById("pw");${expose}pw.addEventListener("focus",function(){pw.type="password";});</script>` });
+    case "editor-host":
+      // An editable host whose focus goes on to a password field in its closed shadow root.
+      return doc(c, {
+        body: `<div id="h" contenteditable="true" aria-label="Notes"></div><script>var cl=document.getElementById("h").attachShadow({mode:"closed",delegatesFocus:true});
+cl.innerHTML='<input id="pw" type="password" style="width:200px;height:30px">';var pw=cl.getElementById("pw");${expose}</script>`,
+      });
     case "nested":
       return doc(c, {
         body: `${user}<div id="h"></div><script>var o=document.getElementById("h").attachShadow({mode:"open"});o.innerHTML='<div id="h2"></div>';

@@ -6,7 +6,7 @@ import { fail } from "./errors";
 import { isRef } from "./refs";
 import type { Engine } from "./engine";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
-import { isPasswordField } from "./risk";
+import { focusedIn, isPasswordField } from "./risk";
 import { useSecrets } from "./secrets";
 
 const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
@@ -45,6 +45,11 @@ export function nativeGet(el: HTMLInputElement | HTMLTextAreaElement): string {
 export function fill(engine: Engine, a: FillArgs) {
   if (typeof a.value !== "string") fail("invalid_argument", "fill needs a string value");
   const el = engine.target(a);
+  // SECURITY I-18: checked in the same turn as the value is set: before anything happens, and again
+  // once the page's focus handlers have run (they may turn the field into a password field, or
+  // send the focus on to one).
+  const refuse = () => fail("password_field", "refused: the field is a password field and passwords are not allowed for this call; nothing was typed");
+  if (a.noPassword && isPasswordField(el)) refuse();
   const tag = el.localName;
   const doc = el.ownerDocument;
   const isField = tag === "input" || tag === "textarea";
@@ -65,6 +70,7 @@ export function fill(engine: Engine, a: FillArgs) {
   const value = a.secrets ? useSecrets(a.value, a.secrets) : a.value;
   const mode = (a.mode === "insertText" || !isField) && !(a.secrets && isPasswordField(el)) ? "insertText" : "set";
   (el as HTMLElement).focus();
+  if (a.noPassword && (isPasswordField(el) || isPasswordField(focusedIn(doc)))) refuse();
   if (mode === "set") {
     const f = el as HTMLInputElement;
     nativeSetter(f)(value);

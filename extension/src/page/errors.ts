@@ -15,6 +15,7 @@ export class EngineError extends Error {
 }
 
 const HINTS: Record<PageErrorCode, string> = {
+  password_field: "The target or focused field is a password field; pass allowPassword only if the person allowed passwords for this origin.",
   stale_ref: "The element is gone or the page changed; take a new snapshot and use its refs.",
   not_found: "Nothing matched; take a snapshot or use find to see what the page offers.",
   not_visible: "The element is not visible; scroll to it or wait for it to appear.",

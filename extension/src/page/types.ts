@@ -11,6 +11,7 @@ export const PROTOCOL = 3;
 
 /** Stable error codes the engine returns; the worker maps them onto MCP tool errors. */
 export type PageErrorCode =
+  | "password_field"
   | "stale_ref"
   | "not_found"
   | "not_visible"
@@ -188,6 +189,8 @@ export interface FillArgs extends CallBase {
   mode?: "set" | "insertText";
   /** The values of the `{{secret:NAME}}` references in `value` (SECURITY I-69). */
   secrets?: import("../secrets/template").SecretBundle;
+  /** SECURITY I-18: the call may touch no password field: a password target is refused, nothing set. */
+  noPassword?: boolean;
 }
 
 export interface SelectArgs extends CallBase {

@@ -168,16 +168,20 @@ export const fill = defineTool<ActionArgs & Target & { value: string; mode?: "se
     const names = referenced([{ field: "value", text: a.value }]);
     const tabId = await tabFor(a, ctx);
     return act(tabId, a, ctx, async () => {
-      // The value goes through the native setter, before the effect guard sees any event: it is set
-      // only in the document whose password switch was just judged (SECURITY I-18).
-      const checked = await pw(tabId, a, ctx, a.mode === "insertText", onlySecret(a.value));
+      // SECURITY I-18: the value goes through the native setter, before the effect guard sees any
+      // event. A call that may touch no password field has the engine refuse one in the same turn
+      // as it sets the value (the page checked first only for insertText); else the value is set
+      // only in the document whose password switch was just judged.
+      const noPassword = ctx.gate?.allowPassword !== true && !onlySecret(a.value);
+      const checked = noPassword && a.mode !== "insertText" ? undefined : await pw(tabId, a, ctx, a.mode === "insertText", onlySecret(a.value));
       const r = await resolveTarget(tabId, a);
       const docId = r.docId ?? checked;
       // SECURITY I-69: decrypted now, sent only to the document the frame holds once its URL is
       // judged against the secrets' origins; that document checks its own origin and substitutes.
       const sec = await prepareSecrets(names);
       const documentId = sec ? await secretDocument(tabId, r.frameId, names, sec, ctx) : undefined;
-      const e = await actEngine(tabId, "fill", { ...r.args, value: a.value, mode: a.mode ?? "set", ...(sec ? { secrets: sec.bundle } : {}) }, {
+      const fillArgs = { ...r.args, value: a.value, mode: a.mode ?? "set", ...(sec ? { secrets: sec.bundle } : {}), ...(noPassword ? { noPassword: true } : {}) };
+      const e = await actEngine(tabId, "fill", fillArgs, {
         signal: ctx.signal,
         deadline: ctx.deadline,
         frameId: r.frameId,
