@@ -155,17 +155,25 @@ describeBrowser("sessions", () => {
   test("cancellation: an MCP cancel stops queued and in-flight calls; a tab closed while a call waits", async () => {
     const m = await connect("cancel");
     const tab = await open(m, "X");
-    // In flight: wait_for something that never appears, then cancel it.
-    const ctl = new AbortController();
-    const slow = m.client.callTool({ name: "wait_for", arguments: { tabId: tab, selector: "#never", timeoutMs: 30_000 } }, undefined, { signal: ctl.signal, timeout: 60_000 });
-    const queued = m.client.callTool({ name: "read_text", arguments: { tabId: tab } }, undefined, { signal: ctl.signal, timeout: 60_000 });
+    // In flight: wait_for something that never appears; queued behind it: read_text. The queued
+    // one is cancelled first (cancelling the other first would start it at once), then the other.
+    const slowCtl = new AbortController();
+    const queuedCtl = new AbortController();
+    const slow = m.client.callTool({ name: "wait_for", arguments: { tabId: tab, selector: "#never", timeoutMs: 30_000 } }, undefined, { signal: slowCtl.signal, timeout: 60_000 });
+    const queued = m.client.callTool({ name: "read_text", arguments: { tabId: tab } }, undefined, { signal: queuedCtl.signal, timeout: 60_000 });
+    const session = async () => (await torii.cliJSON<{ sessions: StatusSession[] }>(["status", "--json"])).sessions.find((x) => x.label === "cancel" && !x.ended);
     await pollUntil("the call to be in flight with one queued", async () => {
-      const s = (await torii.cliJSON<{ sessions: StatusSession[] }>(["status", "--json"])).sessions.find((x) => x.label === "cancel" && !x.ended);
+      const s = await session();
       return s && s.inFlight === 1 && s.queued === 1 ? s : undefined;
     });
-    ctl.abort();
-    await expect(slow).rejects.toThrow();
+    queuedCtl.abort();
     await expect(queued).rejects.toThrow();
+    await pollUntil("the queued call gone, the other still in flight", async () => {
+      const s = await session();
+      return s && s.inFlight === 1 && s.queued === 0 ? s : undefined;
+    });
+    slowCtl.abort();
+    await expect(slow).rejects.toThrow();
     const st = await pollUntil("both cancelled", async () => {
       const s = await status(m);
       return s.recent.filter((x) => x.outcome === "cancelled").length >= 2 ? s : undefined;
