@@ -199,6 +199,23 @@ document.getElementById("add").addEventListener("click", () => {
 });
 </script>`,
       );
+    case "/reopen":
+      // The page rewrites itself with document.open() once loaded, which erases every listener of
+      // its window (the guard's too): a plain button whose handler submits the form, and a field
+      // that turns into a password field at its first key.
+      return page(
+        "Reopen",
+        `<p>loading</p>
+<script>
+addEventListener("load", () => setTimeout(() => {
+  document.open();
+  document.write(${JSON.stringify(`<!doctype html><title>Reopened</title><form id="f" action="/done" method="get"><input name="q" aria-label="Query"><button type="button" id="go" onclick="document.getElementById('f').requestSubmit()">Go</button></form><input id="pw" aria-label="Secret code"><p id="done">ready</p>`)});
+  document.close();
+  const pw = document.getElementById("pw");
+  pw.addEventListener("keydown", () => { pw.type = "password"; });
+}, 0));
+</script>`,
+      );
     case "/form-remote":
       // A form on the allowed page whose action, and a link whose ping, go to another origin.
       return page(

@@ -370,6 +370,19 @@ describeBrowser("input gates at the point of effect", () => {
     });
   }
 
+  it("a page that rewrote itself with document.open (its window's listeners erased) is still guarded", async () => {
+    await policy({ submit: "deny" });
+    const { tabId, page } = await openA("/reopen");
+    await page.locator("#done").waitFor({ timeout: 10_000 });
+    const snap = await call("snapshot", { tabId });
+    const r = await call("click", { tabId, ref: refOf(snap.text, "button", "Go") });
+    expect(r.error?.code, r.text).toBe("approval_denied");
+    expect(await effectHappened(page, "submit")).toBe(0);
+    const t = await call("type", { tabId, ref: refOf(snap.text, "textbox", "Secret code"), text: "abcdef", keys: true });
+    expect(t.error?.code, t.text).toBe("password_field");
+    expect((await page.locator("#pw").inputValue()).length).toBeLessThanOrEqual(1);
+  });
+
   it("a form whose action, or a link whose ping, is off the list sends nothing there, even with submissions allowed", async () => {
     await policy({ submit: "allow", new_origin: "allow" });
     const { tabId, page } = await openA(`/form-remote?b=${encodeURIComponent(site.x)}`);

@@ -93,6 +93,7 @@ function install(): void {
   const subframe = window.parent !== window;
 
   const apply = (spec: ArmSpec) => {
+    listen();
     token = spec.token;
     expires = spec.expires;
     rights = rightsFor(spec, origin, location.href);
@@ -156,18 +157,35 @@ function install(): void {
     if (ev.cancelable) ev.preventDefault();
     if (!b.quiet) record(b);
   };
-  for (const t of GUARDED_EVENTS) window.addEventListener(t, onEvent, { capture: true });
   // SECURITY I-69: the form's own handlers run after the capture phase and may point it elsewhere
   // (`this.action = …`); the submission is judged again once they have run (the first bubble
   // listener on window), before the browser reads where to send it.
-  window.addEventListener("submit", (ev) => {
+  const onSubmitted = (ev: Event) => {
     if (phase !== "armed" || !rights?.allowed || !sendsSecretElsewhere(grant, token, ev, null)) return;
     ev.stopImmediatePropagation();
     ev.preventDefault();
     record({ code: "secret_origin_mismatch" });
-  });
-
+  };
   const leaving = { token: "", left: false, watching: false };
+  const onLeaving = (e: Event) => {
+    const f = e.target;
+    if (phase !== "armed" || e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
+    const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
+    const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
+    const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
+    if (method !== "dialog" && ["", "_self", "_top", "_parent"].includes(target)) leaving.left = true;
+  };
+  // document.open() erases every listener of the window, the guard's too. They are added again
+  // when the document is replaced that way (its children go: a mutation, seen a microtask later)
+  // and at every arming; adding a listener already there changes nothing, not even its order.
+  const listen = () => {
+    for (const t of GUARDED_EVENTS) window.addEventListener(t, onEvent, { capture: true });
+    window.addEventListener("submit", onSubmitted);
+    if (leaving.watching) window.addEventListener("submit", onLeaving);
+  };
+  listen();
+  new MutationObserver(listen).observe(document, { childList: true });
+
   // Noted while armed, so the worker waits for the load instead of guessing with a pause. The
   // Navigation API's navigate event comes synchronously from a link or a script. A form's submission
   // is only planned when its submit event passes (its navigate event comes in a later task,
@@ -181,14 +199,7 @@ function install(): void {
     nav.addEventListener("navigate", (e) => {
       if (phase === "armed" && !(e as Event & { destination?: { sameDocument?: boolean } }).destination?.sameDocument) leaving.left = true;
     });
-    window.addEventListener("submit", (e) => {
-      const f = e.target;
-      if (phase !== "armed" || e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
-      const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
-      const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
-      const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
-      if (method !== "dialog" && ["", "_self", "_top", "_parent"].includes(target)) leaving.left = true;
-    });
+    window.addEventListener("submit", onLeaving);
   };
 
   g.__toriiGuard = {
