@@ -118,14 +118,17 @@ describeBrowser("browser tools: lists (find, reveal)", () => {
     expect([broken.error?.code, broken.error?.message]).toEqual(["invalid_argument", expect.stringMatching(/^selector: invalid CSS selector/)]);
   });
 
-  test("the catalogue as agents get it: every enum has a type, every object properties; code and other destructive writes say so", async () => {
+  test("the catalogue as agents get it: every enum has a type, every object properties; code and other destructive writes say so (by MCP's defaults)", async () => {
     const listed: ListedTool[] = await rig().mcp.listTools();
     const problems = listed.flatMap((t) => schemaProblems(t.inputSchema, t.name, []));
     expect(problems).toEqual([]);
     const hint = (n: string) => listed.find((t) => t.name === n)?.annotations;
+    // No annotations: MCP's defaults, not read-only and destructive.
     for (const n of ["evaluate", "fetch_in_page", "close_tab", "click", "navigate", "handle_dialog", "upload", "type", "press_key"]) {
-      expect(hint(n), n).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      expect(listed.some((t) => t.name === n), n).toBe(true);
+      expect(hint(n), n).toBeUndefined();
     }
+    expect(hint("fill")).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     for (const n of ["find", "reveal", "snapshot", "read_text"]) expect(hint(n), n).toMatchObject({ readOnlyHint: true });
   });
 });

@@ -35,7 +35,7 @@ describeBrowser("browser tools: perception", () => {
     const byName = (a: { name?: string }, b: { name?: string }) => String(a.name).localeCompare(String(b.name));
     expect(rows.sort(byName)).toEqual([...documented, ...daemonTools].sort(byName));
     for (const t of listed) {
-      expect(t.annotations?.readOnlyHint, `${t.name} readOnlyHint`).toBeTypeOf("boolean");
+      if (t.annotations) expect(t.annotations.readOnlyHint, `${t.name} readOnlyHint`).toBeTypeOf("boolean");
       expect(t.inputSchema.type, `${t.name} inputSchema`).toBe("object");
     }
     // The whole tools/list costs context on every agent turn (≤ 12,600 characters). The

@@ -87,7 +87,8 @@ lines.push("");
 lines.push("- **Read** tools never change the page; **write** tools do; **destructive** ones may do what cannot be taken back: " +
   "submit a form, fire a button, leave the page and its unsaved work, run code, upload a file, close a tab, accept a dialog " +
   "(`destructiveHint` comes from the effects in the Traits table: every effect but `input`, `identity` and `emulate`). " +
-  "Annotations: `readOnlyHint`, `destructiveHint` (write tools), `idempotentHint` (read tools, except `scroll` and `handoff`).");
+  "Annotations: `readOnlyHint`, `destructiveHint` (write tools), `idempotentHint` (read tools, except `scroll` and `handoff`); " +
+  "a destructive write tool has none, which MCP reads as its defaults (not read-only, destructive, not idempotent).");
 lines.push("- `waitFor` (every action): " + Object.entries(m.WAIT_FOR_SCHEMA.properties).map(([k, s]) => `\`${k}\` ${typeOf(s)}${limits(s) ? ` (${limits(s)})` : ""}`).join(", ") + "; exactly one of selector, text, ref.");
 lines.push("- `observe` (every action): `none` (default), `snapshot`, `diff` (changes since this tab's previous snapshot), `text`.");
 lines.push("- Results: a text block with the whole result, and `structuredContent` with the same result as fields, whole on its own " +
@@ -102,7 +103,8 @@ lines.push("");
 lines.push("| tool | class | description |");
 lines.push("|---|---|---|");
 for (const t of tools) {
-  const cls = t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint ? "write, destructive" : "write";
+  const a = t.annotations ?? { readOnlyHint: false, destructiveHint: true };
+  const cls = a.readOnlyHint ? "read" : a.destructiveHint ? "write, destructive" : "write";
   const group = t._meta ? ` · group \`${t._meta["torii/group"]}\`` : "";
   lines.push(`| [\`${t.name}\`](#${t.name}) | ${cls}${group} | ${cell(t.description)} |`);
 }

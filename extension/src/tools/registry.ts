@@ -108,27 +108,36 @@ export interface McpTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  /** Absent: MCP's defaults (not read-only, destructive, not idempotent). */
+  annotations?: { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
   _meta?: { [GROUP_META_KEY]: ToolGroup };
 }
 
 /**
  * The tools/list entries, derived from the registry: the compact wire form of each schema
  * (wireSchema; calls are validated against the full one), the hints from the traits
- * (readOnly, destructive: define.ts DESTRUCTIVE_EFFECTS). The annotations carry the fields the
- * daemon's Go SDK always writes (idempotentHint, readOnlyHint), so agents get this catalogue
- * byte for byte in size, plus the daemon's own tools (docs/tools.md states the total).
+ * (readOnly, destructive: define.ts DESTRUCTIVE_EFFECTS). A destructive write tool is what MCP
+ * assumes of a tool without annotations, so it has none (every turn pays for tools/list); the
+ * others carry the fields the daemon's Go SDK always writes (idempotentHint, readOnlyHint), so
+ * agents get this catalogue byte for byte in size, plus the daemon's own tools (docs/tools.md
+ * states the total).
  */
 export function listTools(): McpTool[] {
-  return TOOLS.map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: wireSchema(t.inputSchema) as Record<string, unknown>,
-    annotations: t.readOnly
-      ? { readOnlyHint: true, idempotentHint: t.idempotent ?? true }
-      : { readOnlyHint: false, destructiveHint: t.destructive, idempotentHint: t.idempotent ?? false },
-    ...(t.group ? { _meta: { [GROUP_META_KEY]: t.group } } : {}),
-  }));
+  return TOOLS.map((t) => {
+    const idempotent = t.idempotent ?? t.readOnly;
+    const annotations = t.readOnly
+      ? { readOnlyHint: true, idempotentHint: idempotent }
+      : t.destructive && !idempotent
+        ? undefined
+        : { readOnlyHint: false, destructiveHint: t.destructive, idempotentHint: idempotent };
+    return {
+      name: t.name,
+      description: t.description,
+      inputSchema: wireSchema(t.inputSchema) as Record<string, unknown>,
+      ...(annotations ? { annotations } : {}),
+      ...(t.group ? { _meta: { [GROUP_META_KEY]: t.group } } : {}),
+    };
+  });
 }
 
 /** Metadata the audit keeps for each call (SECURITY I-21); set by the service worker. */

@@ -31,7 +31,7 @@ const EXPECTED = [
 ];
 
 describe("registry → tools/list", () => {
-  it("lists every tool once with annotations", () => {
+  it("lists every tool once with annotations, or none where MCP's defaults say it", () => {
     const list = listTools();
     expect(list.map((t) => t.name)).toEqual(EXPECTED);
     for (const t of list) {
@@ -40,20 +40,23 @@ describe("registry → tools/list", () => {
       expect(t.description.length, t.name).toBeLessThanOrEqual(100);
       expect(t.description, t.name).not.toMatch(/\. [A-Z]/);
       expect(t.inputSchema.type).toBe("object");
+      if (!t.annotations) continue;
       expect(typeof t.annotations.readOnlyHint).toBe("boolean");
       // The fields the daemon's Go SDK writes anyway, so the served size is the registry's.
       expect(typeof t.annotations.idempotentHint).toBe("boolean");
-      if (!t.annotations.readOnlyHint) expect(typeof t.annotations.destructiveHint).toBe("boolean");
+      if (!t.annotations.readOnlyHint) expect(t.annotations.destructiveHint).toBe(false);
     }
-    expect(list.find((t) => t.name === "close_tab")?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    // Not read-only, destructive, not idempotent: MCP's defaults, so no annotations.
+    expect(list.find((t) => t.name === "close_tab")?.annotations).toBeUndefined();
+    expect(list.find((t) => t.name === "fill")?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(list.find((t) => t.name === "snapshot")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: true });
     expect(list.find((t) => t.name === "scroll")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
     expect(list.find((t) => t.name === "save_to_file")?.annotations).toEqual({ readOnlyHint: true, idempotentHint: false });
   });
 
   it("destructiveHint says whether a write tool may submit, delete, leave the page, run code, upload or close", () => {
-    const cls = (t: { annotations: { readOnlyHint: boolean; destructiveHint?: boolean } }) =>
-      t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === true ? "destructive" : t.annotations.destructiveHint === false ? "write" : "?";
+    const cls = (t: { annotations?: { readOnlyHint: boolean; destructiveHint?: boolean } }) =>
+      !t.annotations ? "destructive" : t.annotations.readOnlyHint ? "read" : t.annotations.destructiveHint === false ? "write" : "?";
     expect(Object.fromEntries(listTools().map((t) => [t.name, cls(t)]))).toEqual({
       tabs: "read", snapshot: "read", find: "read", read_text: "read", get_state: "read", screenshot: "read", wait_for: "read", settle: "read",
       scroll: "read", reveal: "read", handoff: "read", secrets: "read", frames: "read", cookies: "read", storage: "read", console_tail: "read", network_tail: "read",
@@ -131,7 +134,7 @@ describe("registry → tools/list", () => {
 
   it("every action takes waitFor and observe", () => {
     for (const t of listTools()) {
-      if (t.annotations.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "invoke", "set_viewport"].includes(t.name)) continue;
+      if (t.annotations?.readOnlyHint || ["close_tab", "evaluate", "fetch_in_page", "invoke", "set_viewport"].includes(t.name)) continue;
       // Changing how the browser or tab shows itself acts on no page: nothing to wait for or observe.
       if (TOOLS.find((x) => x.name === t.name)!.traits.effects.every((e) => e === "identity")) continue;
       const props = (t.inputSchema as { properties: Record<string, unknown> }).properties;
