@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/torii-browser/torii/internal/control"
 )
 
 func runMCP(ctx context.Context, s Stdio, args []string) error {
@@ -51,8 +53,7 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 			return nil, err
 		}
 		c.Close()
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", p.MCPSocket())
+		return control.DialSocket(ctx, p.MCPSocket())
 	}
 	r := newRelay(*label, dial, s.Out, s.Err)
 	r.browser = *browser

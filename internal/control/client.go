@@ -19,15 +19,25 @@ type Client struct {
 	peer *jsonrpc.Peer
 }
 
-// Dial connects to the daemon's control socket.
-func Dial(ctx context.Context, socketPath string) (*Client, error) {
+// DialSocket connects to one of the daemon's unix sockets (control or MCP);
+// no listener there is ErrDaemonNotRunning.
+func DialSocket(ctx context.Context, socketPath string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socketPath)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w (no listener at %s)", ErrDaemonNotRunning, socketPath)
 		}
-		return nil, fmt.Errorf("control: dial: %w", err)
+		return nil, fmt.Errorf("dial %s: %w", socketPath, err)
+	}
+	return c, nil
+}
+
+// Dial connects to the daemon's control socket.
+func Dial(ctx context.Context, socketPath string) (*Client, error) {
+	c, err := DialSocket(ctx, socketPath)
+	if err != nil {
+		return nil, err
 	}
 	// The daemon sends nothing but answers; a line it garbles is dropped.
 	cl := &Client{conn: c, peer: jsonrpc.NewPeer(jsonrpc.NewLineFramer(c, c, MaxLine), jsonrpc.Options{QuietBadFrames: true})}

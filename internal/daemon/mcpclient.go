@@ -2,10 +2,7 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,13 +13,9 @@ import (
 // greeted with hello first as `torii mcp` greets it: the one path by which
 // `torii exec` (and tests that act as it) call tools.
 func ConnectMCP(ctx context.Context, socket string, hello RelayHelloParams, impl *mcp.Implementation) (*mcp.ClientSession, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := control.DialSocket(ctx, socket)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("%w (no listener at %s)", control.ErrDaemonNotRunning, socket)
-		}
-		return nil, fmt.Errorf("mcp socket: dial: %w", err)
+		return nil, err
 	}
 	if _, err := c.Write(hello.Line()); err != nil {
 		c.Close()
