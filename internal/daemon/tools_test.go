@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
@@ -434,4 +435,42 @@ func must(e mcpbridgetest.Event, err error) mcpbridgetest.Event {
 		panic(err)
 	}
 	return e
+}
+
+// A hello the daemon cannot use loses nothing: params of the wrong types are ignored (the
+// connection is an agent session of its own, labelled "mcp"), and a timeoutMs below zero or past
+// the default leaves the default deadline.
+func TestRelayHelloBadParams(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	d.Extension(t, ctx, fakeProvider(), genA())
+	d.WaitTools(t, 5)
+	c, err := control.DialSocket(ctx, d.Paths.MCPSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte(`{"jsonrpc":"2.0","method":"torii/relay","params":{"sessionLabel":7,"shared":"yes","timeoutMs":"soon"}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := mcp.NewClient(&mcp.Implementation{Name: "bad-hello"}, nil).Connect(ctx, &mcp.IOTransport{Reader: c, Writer: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if r, err := bad.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || r.IsError {
+		t.Fatalf("echo after a malformed hello: %v %+v", err, r)
+	}
+	found := false
+	for _, s := range status(t, d).Sessions {
+		found = found || (s.Label == "mcp" && s.Kind == "stdio" && s.Calls == 1)
+	}
+	if !found {
+		t.Fatalf("no stdio session labelled mcp: %+v", status(t, d).Sessions)
+	}
+	for _, ms := range []int64{-5, 1 << 40} {
+		r := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "t", Shared: true, TimeoutMs: ms})
+		if res, err := r.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
+			t.Fatalf("timeoutMs %d: %v %+v", ms, err, res)
+		}
+	}
 }
