@@ -62,6 +62,7 @@ const (
 	SensitiveNotAllowed   Code = "sensitive_not_allowed"
 	StorageNotAllowed     Code = "storage_not_allowed"
 	ObserveOff            Code = "observe_off"
+	SecretUnmaskable      Code = "secret_unmaskable"
 )
 
 type entry struct {
@@ -115,6 +116,7 @@ var list = []entry{
 	{SensitiveNotAllowed, "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them."},
 	{StorageNotAllowed, "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read."},
 	{ObserveOff, "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry."},
+	{SecretUnmaskable, "This tab received one of the person's secrets, and what was asked (pixels, a PDF, binary bytes) cannot be checked for it; nothing was returned. Read the page as text (snapshot, read_text), or work in a tab that never held a secret; the person can close this tab to clear it."},
 }
 
 var hints = func() map[Code]string {

@@ -1,6 +1,7 @@
 // Small DOM helpers shared by the engine's modules.
 import { fail } from "./errors";
 import type { Box } from "./types";
+import { maskHere } from "./secrets";
 
 /** querySelector through open shadow roots (light DOM first, then each shadow root in order). */
 export function deepQuery(selector: string, root: ParentNode = document): Element | null {
@@ -105,8 +106,13 @@ export function norm(s: string): string {
   return s.replace(/\s+/g, " ").trim();
 }
 
-/** First `max` code points of s, never splitting a surrogate pair; "…" marks a cut. */
+/**
+ * First `max` code points of s, never splitting a surrogate pair; "…" marks a cut. SECURITY I-77:
+ * a text that is cut is masked first, so no piece of a secret survives the cut unrecognised.
+ */
 export function clip(s: string, max: number): string {
+  if (s.length <= max) return s;
+  s = maskHere(s);
   if (s.length <= max) return s;
   let end = max;
   const c = s.charCodeAt(end - 1);

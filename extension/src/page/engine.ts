@@ -19,7 +19,7 @@ import { reveal } from "./reveal";
 import { fillForm } from "./form";
 import { clickEffects, elementAt, isPasswordField, keyEffects, shadowOf, type TargetRisk } from "./risk";
 import * as wait from "./wait";
-import { maskReply } from "./secrets";
+import { maskHere, maskReply, takeMask } from "./secrets";
 import { typeSecret } from "./type-secret";
 import { ResourceLog } from "./timing";
 
@@ -69,6 +69,7 @@ export class Engine {
         fail("origin_not_allowed", "this document's origin is not the one the allowlist allowed; nothing was read or done");
       }
       this.refs.offered(a.refTag);
+      takeMask(a.mask);
       if (typeof a.docId === "string" && a.docId !== this.docId) {
         fail("stale_ref", "the page navigated: this is a different document than the one the ref came from");
       }
@@ -233,7 +234,8 @@ export class Engine {
     const offset = Math.max(0, Math.floor(Number(a.offset ?? 0) || 0));
     const max = a.maxChars === undefined ? undefined : Math.floor(Number(a.maxChars));
     if (max !== undefined && !(max > 0)) fail("invalid_argument", "maxChars must be a positive number");
-    return pageText(visibleText(this.rootOf(a.root)), offset, max);
+    // SECURITY I-77: masked whole, then paged: an offset never cuts a secret into pieces the mask misses.
+    return pageText(maskHere(visibleText(this.rootOf(a.root))), offset, max);
   }
 
   getState(a: { ref?: string; selector?: string }): ElementState {

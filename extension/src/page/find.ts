@@ -3,6 +3,7 @@
 // unnamed element (three plain <li>s) carries its text, not just its role.
 import { INLINE_TAGS } from "./aria";
 import { clip, norm } from "./dom";
+import { maskHere } from "./secrets";
 import { fail } from "./errors";
 import type { Engine } from "./engine";
 import { head, render } from "./render";
@@ -38,8 +39,9 @@ export function queryOf(a: FindArgs, what = "find"): Query {
   return q;
 }
 
+/** SECURITY I-77: a query is compared with the masked text, so it can never test a secret's characters. */
 function cmp(hay: string, needle: string): 0 | 1 | 2 {
-  const h = hay.toLowerCase();
+  const h = maskHere(hay).toLowerCase();
   return h === needle ? 2 : h.includes(needle) ? 1 : 0;
 }
 
@@ -61,7 +63,7 @@ export function collect(engine: Engine, q: Query, root: Element): Hit[] {
   const texts = new Map<Element, string>();
   const textOf = (el: Element): string => {
     let t = texts.get(el);
-    if (t === undefined) texts.set(el, (t = norm(visibleText(el))));
+    if (t === undefined) texts.set(el, (t = maskHere(norm(visibleText(el)))));
     return t;
   };
   const visit = (list: Item[], row: TNode | null, parent: TNode | null) => {
@@ -234,6 +236,8 @@ function locate(run: TText, needle: string, scope: Element, nodes: Set<Element>,
     const b = [...pieces].reverse().find((p) => p.s < i + needle.length);
     if (!a || !b) break;
     const el = commonAncestor(a.el, b.el);
+    // SECURITY I-77: an occurrence the masked text does not show (inside a secret) is no match.
+    if (!textOf(el).toLowerCase().includes(needle)) continue;
     if (!out.some((o) => o.el === el)) out.push({ el, text: textOf(el) });
   }
   // Text the walk could not follow (slotted or cross-shadow flow): the run's own element.

@@ -5,6 +5,7 @@ import { EngineError, fail } from "./errors";
 import type { Engine } from "./engine";
 import type { SettleArgs, WaitForArgs } from "./types";
 import { visibleText } from "./text";
+import { maskHere } from "./secrets";
 
 const MAX_MS = 30_000;
 
@@ -34,7 +35,8 @@ export function waitFor(engine: Engine, a: WaitForArgs): Promise<{ found: boolea
         throw e;
       }
     }
-    const hay = visibleText(document.body ?? document.documentElement).toLowerCase();
+    // SECURITY I-77: the masked text, so waiting can never test a secret's characters.
+    const hay = maskHere(visibleText(document.body ?? document.documentElement)).toLowerCase();
     return hay.includes(String(a.text).toLowerCase());
   };
   const t0 = performance.now();

@@ -49,6 +49,8 @@ const MAX_SECRETS = 200;
 const MAX_VALUE = 4096;
 const MIN_VALUE = 4;
 const MAX_ORIGINS = 20;
+/** How many 30 s steps back a seed's codes stay masked: a page may show a code it was given. */
+export const TOTP_BACK = 20;
 
 /**
  * One origin a secret may be used on, canonical (scheme://host[:port], as `self.origin` says it):
@@ -88,6 +90,8 @@ export class SecretStore {
    * one owner), and every write updates both.
    */
   private loaded: Promise<Loaded> | null = null;
+  /** Bumped by every change of the records: what the mask was built from is stale. */
+  private changes = 0;
 
   constructor(private readonly b: SecretBackend) {}
 
@@ -151,6 +155,7 @@ export class SecretStore {
     const rec: SecretRecord = { ...info, iv, ct };
     await this.b.put(rec);
     st.records.set(name, rec);
+    this.changes++;
     return info;
   }
 
@@ -159,7 +164,42 @@ export class SecretStore {
     const had = st.records.has(name);
     await this.b.delete(name);
     st.records.delete(name);
+    this.changes++;
     return had;
+  }
+
+  /** A number that changes whenever a secret is added, replaced or removed. */
+  get version(): number {
+    return this.changes;
+  }
+
+  /**
+   * Every secret's values, to withhold from what the agent reads (SECURITY I-77): the lock stops
+   * their use, never their masking. A seed gives its one-time codes from `TOTP_BACK` steps ago to
+   * one step ahead. A record that does not decrypt is skipped: nothing can have typed its value.
+   */
+  async maskValues(nowMs = Date.now()): Promise<{ name: string; origins: string[]; values: string[] }[]> {
+    const st = await this.state();
+    const key = st.key;
+    if (!key) return [];
+    const out: { name: string; origins: string[]; values: string[] }[] = [];
+    for (const r of st.records.values()) {
+      const info: SecretInfo = { name: r.name, kind: r.kind, origins: [...r.origins] };
+      let plain: string;
+      try {
+        plain = new TextDecoder().decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: r.iv as BufferSource, additionalData: aad(info) as BufferSource }, key, r.ct));
+      } catch {
+        continue;
+      }
+      let values = [plain];
+      if (r.kind === "totp") {
+        const seed = base32Decode(plain);
+        values = [];
+        for (let k = -TOTP_BACK; k <= 1; k++) values.push(await totp(seed, nowMs + k * 30_000));
+      }
+      out.push({ name: r.name, origins: info.origins, values });
+    }
+    return out;
   }
 
   /**

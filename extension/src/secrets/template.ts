@@ -67,27 +67,3 @@ export class SubstituteError extends Error {
     super(code === "secret_not_found" ? `no secret named ${secret}` : `secret ${secret} is not bound to this document's origin; nothing was filled`);
   }
 }
-
-/** Every occurrence of a value replaced by its reference, so a read-back shows the name, never the value. */
-export function maskText(s: string, used: ReadonlyMap<string, string>): string {
-  if (used.size === 0 || s.length === 0) return s;
-  let out = s;
-  for (const [value, name] of used) if (value && out.includes(value)) out = out.split(value).join(`{{secret:${name}}}`);
-  return out;
-}
-
-/** maskText over every string of a JSON-like value (a reply, a tool result). */
-export function maskDeep<T>(v: T, used: ReadonlyMap<string, string>): T {
-  if (used.size === 0) return v;
-  const walk = (x: unknown): unknown => {
-    if (typeof x === "string") return maskText(x, used);
-    if (Array.isArray(x)) return x.map(walk);
-    if (x && typeof x === "object") {
-      const o: Record<string, unknown> = {};
-      for (const [k, y] of Object.entries(x)) o[k] = walk(y);
-      return o;
-    }
-    return x;
-  };
-  return walk(v) as T;
-}

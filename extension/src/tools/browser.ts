@@ -11,6 +11,7 @@ import { abortError, left, withDeadline } from "../cdp/deadline.js";
 import { classifyChromeError, isErrorCode, toolError, ToolError } from "./errors.js";
 import { TabLocks } from "./lock.js";
 import { parseRef, RefStore } from "./refstore.js";
+import { outbound } from "./secrets.js";
 
 export const ENGINE_FILE = "page.js";
 const ENGINE_MS = 15_000;
@@ -424,7 +425,10 @@ export async function engine<T>(tabId: number, method: string, args: Record<stri
     // SECURITY I-63: a tag no document has had; the answering document takes it only if it has
     // none yet. Given back only when the reply shows it was not taken.
     const offered = await store.offer();
-    const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}) };
+    // SECURITY I-77: the secrets bound to this origin, which the document masks before anything
+    // is cut, escaped or compared with a query.
+    const mask = await outbound.forOrigin(origin);
+    const callArgs = { ...args, refTag: offered, origin, ...(o.docId ? { docId: o.docId } : {}), ...(mask ? { mask } : {}) };
     let ridden: Ridden | undefined;
     const op = execute(tabId, frameId, method, callArgs, o.documentId, o.arm).then(async (raw) => {
       if (o.arm && raw && typeof raw === "object") {

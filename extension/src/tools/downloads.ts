@@ -16,6 +16,7 @@ import { errorResult, toolError, type CallToolResult } from "./errors.js";
 import type { Traits } from "./define.js";
 import type { GateContext } from "./gate.js";
 import { adoptDownload, safeName } from "./files.js";
+import { outbound } from "./secrets.js";
 
 /** How long after a call a download still counts as the agent's. */
 export const AFTER_CALL_MS = 2_000;
@@ -41,7 +42,7 @@ export type DownloadVerdict = "proceed" | "cancel";
 export interface Decision {
   verdict: Promise<DownloadVerdict>;
   hold: Promise<boolean>;
-  sandbox?: { sessionId: string; folder: string };
+  sandbox?: { sessionId: string; folder: string; tabId?: number };
 }
 
 /** The download folder's sub-path the browser saves a session's download to (SECURITY I-66). */
@@ -168,7 +169,7 @@ export class DownloadGuard {
     const d: Decision = {
       verdict: recorded.then((o): DownloadVerdict => (o === "auto" || o === "approved" ? "proceed" : "cancel")),
       hold: choice.then(({ c }) => c !== "allow"),
-      ...(owner && folder ? { sandbox: { sessionId: owner, folder } } : {}),
+      ...(owner && folder ? { sandbox: { sessionId: owner, folder, ...(w.gctx.tabId !== undefined ? { tabId: w.gctx.tabId } : {}) } } : {}),
     };
     this.decided.set(item.id, d);
     setTimeout(() => this.decided.delete(item.id), 10 * 60_000);
@@ -246,9 +247,12 @@ export function installDownloads(deps: DownloadDeps): void {
     if (delta.state?.current !== "complete") return;
     const d = g.decision(delta.id);
     if (!d?.sandbox) return;
-    const { sessionId } = d.sandbox;
+    const { sessionId, tabId } = d.sandbox;
     void (async () => {
       if ((await d.verdict) !== "proceed") return;
+      // SECURITY I-77: a file from a tab that received a secret cannot be checked for it; the
+      // person keeps it in the browser's downloads, the agent never reads it.
+      if (tabId !== undefined && (await outbound.holds(tabId))) return;
       const [it] = await chrome.downloads.search({ id: delta.id }).catch(() => [] as chrome.downloads.DownloadItem[]);
       if (!it?.filename) return;
       // The daemon moves it into the sandbox; the browser's record then points at a moved file.

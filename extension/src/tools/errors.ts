@@ -47,6 +47,7 @@ export const ERROR_HINTS = {
   sensitive_not_allowed: "Sensitive capture is off for this origin; only the person can turn it on in the Torii options. Capture metadata instead, or ask them.",
   storage_not_allowed: "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read.",
   observe_off: "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry.",
+  secret_unmaskable: "This tab received one of the person's secrets, and what was asked (pixels, a PDF, binary bytes) cannot be checked for it; nothing was returned. Read the page as text (snapshot, read_text), or work in a tab that never held a secret; the person can close this tab to clear it.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

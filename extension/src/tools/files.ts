@@ -7,6 +7,7 @@
 
 import type { ToolContext } from "./define.js";
 import { toolError, ToolError, type ErrorCode } from "./errors.js";
+import { outbound, refuseUnmaskable } from "./secrets.js";
 
 /** Base64 characters one file may take (the link caps a frame at 8 MiB). */
 export const MAX_FILE_B64 = 6 * 1024 * 1024;
@@ -97,16 +98,25 @@ export function mib(n: number): string {
 }
 
 /**
+ * Where a file's content came from: the agent's own arguments, or a tab (its pixels, its PDF, what
+ * it sent and received). Every caller says which, so no page-derived bytes pass unchecked.
+ */
+export type FileSource = "agent" | { tab: number; what: string };
+
+/**
  * Writes bytes (base64 `data`) or UTF-8 `text` as a new file of the calling session's sandbox
  * folder and returns its resource_link. `tooLargeHint` is the fix a too_large error names (how to
- * make this tool's output smaller).
+ * make this tool's output smaller). SECURITY I-77: text passes the same mask as every result, and
+ * bytes from a tab that received a secret are refused (no mask can read them).
  */
 export async function putFile(
   ctx: ToolContext,
-  f: { name: string; mimeType: string; data?: string; text?: string },
+  f: { name: string; mimeType: string; data?: string; text?: string; source: FileSource },
   tooLargeHint = "Save less (a smaller range or selection) and retry.",
 ): Promise<ResourceLink> {
   checkName(f.name);
+  if (f.data !== undefined && f.source !== "agent") await refuseUnmaskable(f.source.tab, f.source.what);
+  if (f.text !== undefined) f = { ...f, text: (await outbound.masker()).text(f.text) };
   const size = f.data !== undefined ? f.data.length : new TextEncoder().encode(f.text ?? "").length;
   const cap = f.data !== undefined ? MAX_FILE_B64 : MAX_FILE_BYTES;
   if (size > cap) {

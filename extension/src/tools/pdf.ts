@@ -12,6 +12,7 @@ import { resolveTab } from "./browser.js";
 import { S } from "./common.js";
 import { watchCapture } from "./origin.js";
 import { checkName, MAX_FILE_B64, mib, putFile } from "./files.js";
+import { refuseUnmaskable } from "./secrets.js";
 
 interface Args {
   tabId?: number;
@@ -49,6 +50,8 @@ export const printToPdf = defineTool<Args>({
     const name = a.name ?? defaultPdfName();
     checkName(name);
     const tabId = (await resolveTab(a.tabId)).id as number;
+    // SECURITY I-77: pixels and PDF bytes cannot be checked for a secret the tab holds.
+    await refuseUnmaskable(tabId, "a PDF");
     const watch = await watchCapture(tabId);
     let data: string;
     try {
@@ -77,7 +80,7 @@ export const printToPdf = defineTool<Args>({
         limit: MAX_FILE_B64,
       });
     }
-    const link = await putFile(ctx, { name, mimeType: "application/pdf", data }, PDF_TOO_LARGE_HINT);
+    const link = await putFile(ctx, { name, mimeType: "application/pdf", data, source: { tab: tabId, what: "a PDF" } }, PDF_TOO_LARGE_HINT);
     return {
       text: `printed tab ${tabId} to ${link.name} (${Math.round(link.size / 1024)} KiB) in the download sandbox: ${link.uri}`,
       data: { tabId, file: link },

@@ -188,8 +188,9 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);
-    // SECURITY I-69: no result carries a secret's value, whatever the page did with it.
-    r = maskResult(r);
+    // SECURITY I-69/I-77: no result carries a secret's value, whatever the page did with it; a
+    // result that cannot be checked is not returned.
+    r = await maskResult(r).catch(() => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so the result cannot be checked for secrets; nothing was returned")));
   } finally {
     active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);

@@ -31,7 +31,7 @@ export const saveToFile = defineTool<Args>({
     if (a.base64 !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(a.base64)) throw toolError("invalid_argument", "base64: not base64", undefined, { field: "base64" });
     // The type it reads back as comes from the name's extension; one without gets .txt for text.
     const mimeType = a.text !== undefined ? "text/plain" : "application/octet-stream";
-    const link = await putFile(ctx, { name: a.name, mimeType, ...(a.text !== undefined ? { text: a.text } : { data: a.base64 as string }) }, "Save less per file: split it into several files.");
+    const link = await putFile(ctx, { name: a.name, mimeType, source: "agent", ...(a.text !== undefined ? { text: a.text } : { data: a.base64 as string }) }, "Save less per file: split it into several files.");
     return {
       text: `saved ${link.name} (${link.size} bytes, ${link.mimeType}) in the download sandbox: ${link.uri}`,
       data: { file: link },

@@ -13,6 +13,7 @@ import { engine, frameOffset, resolveTab, resolveTarget } from "./browser.js";
 import { S } from "./common.js";
 import { watchCapture } from "./origin.js";
 import { checkName, putFile } from "./files.js";
+import { refuseUnmaskable } from "./secrets.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
 export const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
@@ -66,6 +67,8 @@ export const screenshot = defineTool<Args>({
   traits: { target: "tab", reads: "pixels", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
+    // SECURITY I-77: pixels and PDF bytes cannot be checked for a secret the tab holds.
+    await refuseUnmaskable(tabId, "a screenshot");
     const modes = [a.fullPage === true, a.region !== undefined, a.ref !== undefined || a.selector !== undefined].filter(Boolean).length;
     if (modes > 1) throw toolError("invalid_argument", "give at most one of fullPage, region, ref/selector");
     if (a.saveAs !== undefined) checkName(a.saveAs, "saveAs");
@@ -131,7 +134,7 @@ async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(
   const mimeType = format === "png" ? "image/png" : "image/jpeg";
   if (a.saveAs !== undefined) {
     // SECURITY I-66: kept as a file; the pixels reach the agent only through resources/read.
-    const link = await putFile(ctx, { name: a.saveAs, mimeType, data: shot.data }, "Capture a region, an element (ref) or set maxWidth, or use JPEG.");
+    const link = await putFile(ctx, { name: a.saveAs, mimeType, data: shot.data, source: { tab: tabId, what: "a screenshot" } }, "Capture a region, an element (ref) or set maxWidth, or use JPEG.");
     return {
       text: `screenshot of tab ${tabId}: ${width}x${height} ${format}, saved as ${link.name} (${Math.round(link.size / 1024)} KiB) in the download sandbox: ${link.uri}`,
       data: { tabId, width, height, format, file: link },

@@ -2,32 +2,23 @@
 // values; fill, type and fill_form resolve `{{secret:NAME}}` references here, as late as they can,
 // and hand the values to the one document that holds the field (Chrome's document id, so a frame
 // that navigated meanwhile receives nothing), whose engine checks its own origin again and
-// substitutes. Every value resolved since the worker started is masked out of every tool result,
-// and the audit records only "NAME on ORIGIN".
+// substitutes. Every secret the person keeps is masked out of everything bound for the agent
+// (secrets/outbound.ts), and the audit records only "NAME on ORIGIN".
 
 import { defineTool, type ToolContext } from "./define.js";
 import { toolError, type CallToolResult, type ToolError } from "./errors.js";
 import type { GateContext } from "./gate.js";
 import { withDeadline, left } from "../cdp/deadline.js";
-import { SecretError, SecretStore } from "../secrets/store.js";
+import { MemorySecretBackend, SecretError, SecretStore } from "../secrets/store.js";
 import { IndexedDbSecretBackend } from "../secrets/idb.js";
-import { maskDeep, maskText, secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
+import { secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
+import { Outbound, sessionTaint } from "../secrets/outbound.js";
+import { setCutMask } from "./observe/format.js";
 
-export const secretStore = new SecretStore(new IndexedDbSecretBackend());
-
-/** Values resolved since the worker started → their names, to mask out of results. */
-const used = new Map<string, string>();
-/** Per secret, its values in the order resolved: a seed yields a new code every 30 s. */
-const byName = new Map<string, string[]>();
-const PER_NAME = 4;
-
-function remember(name: string, value: string): void {
-  const vs = byName.get(name) ?? [];
-  if (!vs.includes(value)) vs.push(value);
-  while (vs.length > PER_NAME) used.delete(vs.shift() as string);
-  byName.set(name, vs);
-  used.set(value, name);
-}
+// Where there is no IndexedDB (a unit test's Node), no secret can ever have been stored.
+export const secretStore = new SecretStore(typeof indexedDB === "undefined" ? new MemorySecretBackend() : new IndexedDbSecretBackend());
+/** SECURITY I-77: the one mask every result, error and file bound for the agent passes through. */
+export const outbound = new Outbound(secretStore, sessionTaint);
 
 export interface Prepared {
   bundle: SecretBundle;
@@ -66,7 +57,6 @@ export async function prepareSecrets(names: string[]): Promise<Prepared | undefi
   const bundle: SecretBundle = {};
   for (const [n, { value, info }] of got) {
     bundle[n] = { v: value, o: info.origins };
-    remember(n, value);
   }
   return { bundle, names };
 }
@@ -97,6 +87,8 @@ export async function secretDocument(tabId: number, frameId: number, names: stri
     /* not a URL: matches nothing */
   }
   for (const n of names) if (!p.bundle[n]?.o.includes(origin)) throw mismatch(n);
+  // SECURITY I-77: stored before the value leaves the worker, so a restart cannot forget the tab.
+  await outbound.received(tabId);
   return id;
 }
 
@@ -118,14 +110,26 @@ export function secretsAudit(g: GateContext): string | undefined {
 }
 
 /**
- * A tool result with every value resolved since the worker started replaced by its reference: its
- * text blocks and structured content (an image's pixels are not text).
+ * SECURITY I-77: a tool result with every secret the person keeps withheld, in any common encoding,
+ * from its text blocks and its structured content (keys too). An image's pixels are not text: they
+ * are refused on tabs that received a secret (refuseUnmaskable), never passed through here.
  */
-export function maskResult(r: CallToolResult): CallToolResult {
-  if (used.size === 0) return r;
-  const out: CallToolResult = { ...r, content: r.content.map((c) => (c.type === "text" ? { ...c, text: maskText(c.text, used) } : c)) };
-  if (r.structuredContent) out.structuredContent = maskDeep(r.structuredContent, used);
+export async function maskResult(r: CallToolResult): Promise<CallToolResult> {
+  const m = await outbound.masker();
+  if (m.empty) return r;
+  const out: CallToolResult = { ...r, content: r.content.map((c) => (c.type === "text" ? { ...c, text: m.text(c.text) } : c)) };
+  if (r.structuredContent) out.structuredContent = m.deep(r.structuredContent);
   return out;
+}
+
+/**
+ * SECURITY I-77: what no mask can read (pixels, a PDF, bytes that may be compressed) is refused on
+ * a tab that received a secret in this browser run; `what` says what was asked.
+ */
+export async function refuseUnmaskable(tabId: number, what: string): Promise<void> {
+  if (await outbound.holds(tabId)) {
+    throw toolError("secret_unmaskable", `${what}: tab ${tabId} received one of the person's secrets in this browser run, and ${what} cannot be checked for it; nothing was returned`);
+  }
 }
 
 export const secrets = defineTool<Record<string, never>>({
@@ -185,12 +189,19 @@ let installed = false;
 export function installSecrets(): void {
   if (installed) return;
   installed = true;
+  // SECURITY I-77: the mask is built as the worker starts (and again on every change of the
+  // store), so text cut to size as it arrives is masked before the cut.
+  setCutMask((s) => outbound.sync()?.text(s) ?? s);
+  outbound.warm();
   chrome.runtime.onMessage.addListener((msg: unknown, sender, sendResponse: (r: unknown) => void) => {
     const t = msg && typeof msg === "object" ? (msg as { type?: unknown }).type : undefined;
     if (typeof t !== "string" || !t.startsWith("torii.secrets.")) return false;
     if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(self.location.origin + "/")) return false;
     handlePage(msg as SecretRequest).then(
-      (r) => sendResponse({ ok: true, ...(r as object) }),
+      (r) => {
+        outbound.warm();
+        sendResponse({ ok: true, ...(r as object) });
+      },
       (e: unknown) => sendResponse({ ok: false, error: e instanceof SecretError ? e.message : "the secret store failed" }),
     );
     return true;

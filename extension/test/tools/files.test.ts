@@ -36,10 +36,10 @@ describe("files as resources", () => {
     });
     for (const bad of ["../../.bashrc", "a/b.pdf", "a\\b.pdf", "..", ".env", "", "x\u0000y", "é".repeat(101)]) {
       expect(() => checkName(bad), JSON.stringify(bad)).toThrow(ToolError);
-      expect(await code(putFile(ctx("s-1"), { name: bad, mimeType: "text/plain", text: "x" })), bad).toBe("invalid_argument");
+      expect(await code(putFile(ctx("s-1"), { name: bad, mimeType: "text/plain", text: "x", source: "agent" })), bad).toBe("invalid_argument");
     }
     expect(sent).toEqual([]);
-    expect(await code(putFile(ctx("s-1"), { name: "ok.txt", mimeType: "text/plain", text: "x" }))).toBe("ok");
+    expect(await code(putFile(ctx("s-1"), { name: "ok.txt", mimeType: "text/plain", text: "x", source: "agent" }))).toBe("ok");
     expect(sent).toEqual([{ sessionId: "s-1", name: "ok.txt", mimeType: "text/plain", text: "x" }]);
   });
 
@@ -49,7 +49,7 @@ describe("files as resources", () => {
       sent++;
       return LINK;
     });
-    const e = await putFile(ctx("s-1"), { name: "big.pdf", mimeType: "application/pdf", data: "A".repeat(MAX_FILE_B64 + 4) }, "Print fewer pages (pageRanges).").catch((x: unknown) => x);
+    const e = await putFile(ctx("s-1"), { name: "big.pdf", mimeType: "application/pdf", data: "A".repeat(MAX_FILE_B64 + 4), source: "agent" }, "Print fewer pages (pageRanges).").catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ToolError);
     expect((e as ToolError).code).toBe("too_large");
     expect((e as ToolError).message).toMatch(/MiB/);
@@ -61,8 +61,8 @@ describe("files as resources", () => {
     setFileRequester(async () => {
       throw Object.assign(new Error("files: not a file of this session's sandbox"), { code: -32602, data: { toolCode: "not_found" } });
     });
-    expect(await code(putFile(ctx("s-1"), { name: "a.txt", mimeType: "text/plain", text: "x" }))).toBe("not_found");
-    expect(await code(putFile(ctx(), { name: "a.txt", mimeType: "text/plain", text: "x" }))).toBe("invalid_argument");
+    expect(await code(putFile(ctx("s-1"), { name: "a.txt", mimeType: "text/plain", text: "x", source: "agent" }))).toBe("not_found");
+    expect(await code(putFile(ctx(), { name: "a.txt", mimeType: "text/plain", text: "x", source: "agent" }))).toBe("invalid_argument");
   });
 
   it("a kept download goes to torii/<folder>/ under a name that cannot climb", () => {

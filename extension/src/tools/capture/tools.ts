@@ -203,7 +203,7 @@ export const captureExport = defineTool<{ captureId: string; format?: ExportForm
   async handler(a, ctx) {
     const c = await own(ctx, a.captureId);
     const { file, summary } = await captureExportFile(c.session, c.id, a.format ?? "har");
-    const link = await putFile(ctx, { name: file.name, mimeType: file.mimeType, ...(file.text !== undefined ? { text: file.text } : { data: toB64(file.bytes) }) });
+    const link = await putFile(ctx, { name: file.name, mimeType: file.mimeType, source: { tab: c.tabId, what: "a capture export in bytes" }, ...(file.text !== undefined ? { text: file.text } : { data: toB64(file.bytes) }) });
     return { text: summaryText(summary, `saved as ${link.name} (${link.uri})`), data: { ...summary, saved: true, file: link }, whole: true, resources: [link] } as ToolOutput;
   },
 });

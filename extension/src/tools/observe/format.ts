@@ -23,11 +23,26 @@ export function cleanUrl(raw: string): string {
   } catch {
     u = raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@?#]*@/i, "$1");
   }
+  if (u.length <= URL_CAP) return u;
+  u = maskBeforeCut(u);
   return u.length > URL_CAP ? `${u.slice(0, URL_CAP)}…` : u;
 }
 
 export function clip(s: string, cap = TEXT_CAP): string {
-  return s.length > cap ? `${s.slice(0, cap)}… (${s.length} chars)` : s;
+  if (s.length <= cap) return s;
+  const m = maskBeforeCut(s);
+  return m.length > cap ? `${m.slice(0, cap)}… (${s.length} chars)` : m;
+}
+
+let cutMask: ((s: string) => string) | undefined;
+
+/** The mask a text passes before it is cut (SECURITY I-77), so no piece of a secret survives unrecognised. */
+export function setCutMask(f: (s: string) => string): void {
+  cutMask = f;
+}
+
+function maskBeforeCut(s: string): string {
+  return cutMask ? cutMask(s) : s;
 }
 
 export function str(v: unknown): string {

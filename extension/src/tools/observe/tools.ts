@@ -6,6 +6,7 @@
 import { dialogOf } from "../../cdp/debugger.js";
 import { left, withDeadline } from "../../cdp/deadline.js";
 import type { Policy } from "../../policy/policy.js";
+import { outbound } from "../secrets.js";
 import { defineTool, type ToolContext, type ToolOutput } from "../define.js";
 import { toolError } from "../errors.js";
 import { S } from "../common.js";
@@ -119,7 +120,9 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
       return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
     }
     store.net.expireWaiting();
-    const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!a.filter || e.url.includes(a.filter)));
+    // SECURITY I-77: the filter matches the masked URL, so it can never test a secret's characters.
+    const m = a.filter ? await outbound.masker() : undefined;
+    const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!m || m.text(e.url).includes(a.filter as string)));
     const chosen = pick(all, a);
     await fillTimes(tabId, chosen, ctx);
     if (a.bodies) {
