@@ -122,3 +122,27 @@ describe("Outbound", () => {
     expect((await o.masker()).text("hunter2-new")).toBe("{{secret:pw}}");
   });
 });
+
+describe("secret values at the edges", () => {
+  const store = () => new SecretStore(new MemorySecretBackend());
+  it("a value of 1 character, or of 10,000, is refused with a typed error naming the limit; nothing is stored", async () => {
+    const s = store();
+    await expect(s.add("one", "password", "x", ["https://a.test"])).rejects.toMatchObject({ code: "invalid", message: expect.stringContaining("at least 4") });
+    await expect(s.add("long", "password", "y".repeat(10_000), ["https://a.test"])).rejects.toMatchObject({ code: "invalid", message: expect.stringContaining("at most 4096") });
+    expect(await s.list()).toEqual([]);
+    expect(await s.maskValues()).toEqual([]);
+  });
+  for (const [what, v] of [
+    ["every ASCII punctuation character", ALL_PUNCT],
+    ["non-ASCII text and a NUL", "pässwörd\u0000日本𝄞"],
+    ["4,096 characters", "q".repeat(4095) + "!"],
+  ] as const) {
+    it(`a value of ${what} round-trips and is masked wherever it shows`, async () => {
+      const s = store();
+      await s.add("v", "password", v, ["https://a.test"]);
+      expect([...(await s.resolve(["v"])).values()][0]?.value).toBe(v);
+      const m = await new Outbound(s, new MemTaint()).masker();
+      for (const [how, f] of forms(v)) expect(m.text(`[${f}]`), how).toContain("{{secret:v}}");
+    });
+  }
+});
