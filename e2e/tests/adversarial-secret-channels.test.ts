@@ -59,6 +59,8 @@ q.addEventListener("input", () => {
   b.textContent = 'Send "' + v + '"';
   b.title = v;
   localStorage.setItem("draft", JSON.stringify({ v }));
+  // Cut by the read's 2,000-character limit three characters into the secret.
+  localStorage.setItem("pad", "x".repeat(1997) + v);
   document.cookie = "draft=" + encodeURIComponent(v) + "; path=/";
   document.title = "Draft " + v;
   history.replaceState(null, "", "/leaky?d=" + encodeURIComponent(v));
@@ -171,6 +173,9 @@ describeBrowser("adversarial: a secret written back through every channel", () =
       const r = await call(tool, args);
       expect(r.isError, `${tool}: ${r.text}`).toBe(false);
     }
+    const storage = seen.find((r) => r.text.startsWith("storage of"));
+    expect(storage?.text, "the value cut three characters into the secret shows none of them").not.toMatch(/xZ|xx Z/);
+    expect(storage?.text).toContain("xxx{{s");
     const snap = seen.find((r) => r.text.includes("Send"));
     expect(snap?.text, "the label is there, masked").toContain("{{secret:leaky}}");
     expectClean();
@@ -205,6 +210,18 @@ describeBrowser("adversarial: a secret written back through every channel", () =
       expect(n.text, `network_tail filter ${prefix}`).not.toContain("/check");
     }
     expect((await call("find", { tabId, text: "Send" })).text).not.toBe("no match");
+    expectClean();
+  });
+
+  it("code does not run in a tab that received it (its answer could be any function of the value): secret_unmaskable", async () => {
+    await setPolicy(ext, { rules: [{ pattern: origin.replace("http://", ""), act: true, evalExpression: true, evalProgram: true }], actMode: true });
+    const { tabId, page } = await filled();
+    const e = await call("evaluate", { tabId, expression: "[...document.querySelector('#q').value].reverse().join('')" });
+    expect(e.error?.code, e.text).toBe("secret_unmaskable");
+    expect(await page.evaluate(() => (window as unknown as { ran?: boolean }).ran)).toBeUndefined();
+    const other = await call("navigate", { url: `${origin}/landing?q=plain` });
+    const ok = await call("evaluate", { tabId: other.data.tabId, expression: "document.title" });
+    expect(ok.text).toContain("Landing");
     expectClean();
   });
 

@@ -12,6 +12,7 @@ import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
 import { checkNoDialog, guarded, resolveTab, watchNav } from "./browser.js";
 import { S } from "./common.js";
+import { CUT_MARGIN, maskCut } from "./secrets.js";
 import { assertLanding, docAllowed } from "./origin.js";
 import { getPolicy } from "./safety.js";
 
@@ -29,8 +30,8 @@ function render(v: unknown, maxChars: number): { text: string; truncated: boolea
   } catch {
     s = String(v);
   }
-  if (s.length > maxChars) return { text: s.slice(0, maxChars), truncated: true };
-  return { text: s, truncated: false };
+  const c = maskCut(s, maxChars);
+  return { text: c.text, truncated: c.cut };
 }
 
 /**
@@ -78,8 +79,8 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
     const src = a.expression !== undefined ? `(${a.expression}\n)` : `(async () => {\n${a.program as string}\n})()`;
     const r = await runInPage(tabId, src, a.timeoutMs ?? 10_000, ctx);
     if (r.exceptionDetails) {
-      const msg = r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "exception";
-      return { text: `threw: ${msg.split("\n")[0]}`, data: { tabId, threw: true, exception: msg.slice(0, 2000) } };
+      const msg = maskCut(r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "exception", 2000).text;
+      return { text: `threw: ${msg.split("\n")[0]}`, data: { tabId, threw: true, exception: msg } };
     }
     const res = r.result;
     const value = res?.unserializableValue ?? res?.value;
@@ -197,7 +198,7 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
     if (!judgeUrl(policy, where.abs).allowed) {
       throw toolError("origin_not_allowed", "the request's destination is not on the person's allowlist; nothing was sent", "Only the person can add an origin, in the Torii popup or options.");
     }
-    const p = { url: a.url, expect: where.abs, origin: where.origin, method: a.method ?? "GET", headers: a.headers ?? {}, ...(a.body !== undefined ? { body: a.body } : {}), max: MAX_CHARS };
+    const p = { url: a.url, expect: where.abs, origin: where.origin, method: a.method ?? "GET", headers: a.headers ?? {}, ...(a.body !== undefined ? { body: a.body } : {}), max: MAX_CHARS + CUT_MARGIN };
     const v = await inTop(tabId, fetchInPageWorld, [p], left(ctx.deadline, 17_000), ctx.signal);
     if (!v) throw toolError("navigation_failed", "the page navigated or unloaded during fetch_in_page; nothing was returned");
     if (v.refused === "redirect") {
@@ -215,9 +216,10 @@ export const fetchInPage = defineTool<{ tabId?: number; url: string; method?: st
     if (!v.url || !judgeUrl(await getPolicy(), v.url).allowed) {
       throw toolError("origin_not_allowed", "the request was redirected to an origin that is not on the person's allowlist; its response was dropped");
     }
-    const body = v.body ?? "";
+    const cut = maskCut(v.body ?? "", MAX_CHARS);
+    const body = cut.text;
     const length = v.length ?? body.length;
-    const truncated = length > body.length;
+    const truncated = cut.cut || length > (v.body ?? "").length;
     return {
       text: `HTTP ${v.status} ${v.type}\n${body}${truncated ? "\n[truncated]" : ""}`,
       data: { tabId, status: v.status, url: v.url, contentType: v.type, length, ...(truncated ? { truncated: true } : {}) },

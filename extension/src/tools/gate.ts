@@ -68,6 +68,8 @@ export interface PolicyEnv {
   allFramesAllowed(tabId: number, p: Policy): Promise<boolean>;
   /** The target element's risk, or undefined when it cannot be described. */
   risk(tabId: number, target: { ref?: string; selector?: string }, signal: AbortSignal): Promise<TargetRisk | undefined>;
+  /** SECURITY I-77: a secret's value was sent into this tab in this browser run (absent: never). */
+  holdsSecret?(tabId: number): Promise<boolean>;
   /** SECURITY I-72: the person let agents switch the browser's proxy profile (absent: never). */
   proxySwitchAllowed?(): Promise<boolean>;
   /** Throws dialog_blocking while a JavaScript dialog is open on the tab. */
@@ -158,6 +160,11 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     if (tr.handoff === "refused" && env.inHandoff(tabId)) {
       // SECURITY I-22: reads and actions are withheld while the person handles the tab.
       throw toolError("handoff_active", `tab ${tabId} is handed to the person; nothing was sent or read`);
+    }
+    // SECURITY I-77: code run in a page that holds a secret can hand it back in any form no mask
+    // recognises (reversed, encrypted), so it does not run there.
+    if (hasEffect(tool, "code") && (await env.holdsSecret?.(tabId))) {
+      throw toolError("secret_unmaskable", `${tool.name}: tab ${tabId} received one of the person's secrets in this browser run, and what code returns cannot be checked for it; nothing ran`);
     }
     verdict = judgeUrl(policy, t.url);
     if (!verdict.allowed) notAllowed(`the page in tab ${tabId}`);

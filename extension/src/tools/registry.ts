@@ -25,7 +25,7 @@ import { downloadGuard } from "./downloads.js";
 import { fillForm } from "./form.js";
 import { proxyProfiles, proxySwitch } from "./proxy.js";
 import { setUserAgent } from "./useragent.js";
-import { maskResult, secrets, secretsAudit } from "./secrets.js";
+import { maskResult, outbound, secrets, secretsAudit } from "./secrets.js";
 import { drag } from "./drag.js";
 import { invoke } from "./invoke.js";
 import { printToPdf } from "./pdf.js";
@@ -184,7 +184,11 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     const dl = tool ? downloadGuard()?.begin(tool, gctx) : undefined;
     // SECURITY I-45/I-46: what the browser does meanwhile in the call's tab is the agent's doing.
     const mark = tool ? beginAgentCall(owner, tool, gctx) : undefined;
-    r = await runTool(name, args, gctx, ctl);
+    // SECURITY I-77: the mask is current before the handler runs (maskCut uses it as it formats).
+    r = await outbound.masker().then(
+      () => runTool(name, args, gctx, ctl),
+      () => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so no result could be checked for secrets; nothing was done")),
+    );
     endAgentCall(mark);
     r = (await downloadGuard()?.end(dl, r)) ?? r;
     r = await afterCall(r, owner, gctx.tabId);

@@ -13,6 +13,7 @@ import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from ".
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
 import { proxySwitchAllowed } from "./proxystore.js";
+import { outbound } from "./secrets.js";
 import { auditWitness } from "../background/auditwitness.js";
 
 export const POLICY_KEY = "policy";
@@ -144,6 +145,7 @@ export const policyEnv: PolicyEnv = {
   inputFacts,
   ask: (req, ms, signal) => approvals.ask(req, ms, signal),
   proxySwitchAllowed: () => proxySwitchAllowed(),
+  holdsSecret: (tabId) => outbound.holds(tabId),
 };
 
 // ---------- messages from the extension's own pages ----------

@@ -123,6 +123,24 @@ export async function maskResult(r: CallToolResult): Promise<CallToolResult> {
 }
 
 /**
+ * Room a cut made where no mask is (a page's main world, an isolated world without the values)
+ * leaves past its limit, so the worker masks the whole secret before it cuts (maskCut): longer than
+ * any encoded form of a value of up to 256 characters, or of one 128-character piece of a longer one.
+ */
+export const CUT_MARGIN = 4_096;
+
+/**
+ * SECURITY I-77: `s` masked, then cut to `max` characters: a cut never leaves a piece of a secret
+ * the mask could not recognise. Synchronous for code that formats as it goes; callTool has built
+ * the mask before any handler runs.
+ */
+export function maskCut(s: string, max: number): { text: string; cut: boolean } {
+  const m = outbound.sync();
+  const t = m ? m.text(s) : s;
+  return t.length > max ? { text: t.slice(0, max), cut: true } : { text: t, cut: false };
+}
+
+/**
  * SECURITY I-77: what no mask can read (pixels, a PDF, bytes that may be compressed) is refused on
  * a tab that received a secret in this browser run; `what` says what was asked.
  */

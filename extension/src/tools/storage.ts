@@ -14,6 +14,7 @@ import { defineTool, type ToolContext } from "./define.js";
 import { toolError } from "./errors.js";
 import { checkNoDialog, resolveTab } from "./browser.js";
 import { S } from "./common.js";
+import { CUT_MARGIN, maskCut } from "./secrets.js";
 import { storeOff } from "./gate.js";
 import { reportFrame, type FrameReport } from "./frames.js";
 import { getPolicy } from "./safety.js";
@@ -73,11 +74,13 @@ export interface CookieOut {
 /** SECURITY I-68: an HttpOnly cookie's value only with the HttpOnly switch; every value bounded. */
 export function shapeCookies(raw: readonly CdpCookie[], httpOnlyValues: boolean): CookieOut[] {
   return raw.slice(0, MAX_COOKIES).map((c) => {
-    const out: CookieOut = { name: c.name.slice(0, 256), domain: c.domain, path: c.path, secure: c.secure, httpOnly: c.httpOnly };
+    // SECURITY I-77: masked before cut.
+    const out: CookieOut = { name: maskCut(c.name, 256).text, domain: c.domain, path: c.path, secure: c.secure, httpOnly: c.httpOnly };
     if (c.httpOnly && !httpOnlyValues) out.withheld = "httpOnly";
     else {
-      out.value = c.value.slice(0, MAX_VALUE);
-      if (c.value.length > MAX_VALUE) out.truncated = true;
+      const v = maskCut(c.value, MAX_VALUE);
+      out.value = v.text;
+      if (v.cut) out.truncated = true;
     }
     if (c.sameSite) out.sameSite = c.sameSite;
     if (!c.session && c.expires > 0) out.expires = new Date(c.expires * 1000).toISOString();
@@ -191,6 +194,19 @@ async function readStorage(p: { origin: string; maxKeys: number; maxKey: number;
   return out;
 }
 
+/** Each key and value masked, then cut to the read's limits (the page left CUT_MARGIN beyond them). */
+function cutArea(a: Area): Area {
+  return {
+    ...a,
+    items: a.items.map((it) => {
+      const k = maskCut(it.key, LIMITS.maxKey);
+      const v = maskCut(it.value, LIMITS.maxValue);
+      const length = it.length ?? (v.cut ? it.value.length : undefined);
+      return { key: k.text, value: v.text, ...(length !== undefined ? { length } : {}) };
+    }),
+  };
+}
+
 /** Bounds the keys and values to MAX_STORAGE_CHARS in all, newest areas last; says what was cut. */
 export function boundAreas(areas: Area[], max = MAX_STORAGE_CHARS): boolean {
   let used = 0;
@@ -232,7 +248,7 @@ export const storage = defineTool<{ tabId?: number; frameId?: number }>({
     const doc = await judgedFrame(tabId, frameId, "storage", ctx);
     const target = doc.documentId ? { tabId, documentIds: [doc.documentId] } : { tabId, frameIds: [frameId] };
     const res = await withDeadline(
-      chrome.scripting.executeScript({ target, world: "ISOLATED", func: readStorage, args: [{ origin: doc.origin, ...LIMITS }] }),
+      chrome.scripting.executeScript({ target, world: "ISOLATED", func: readStorage, args: [{ origin: doc.origin, ...LIMITS, maxKey: LIMITS.maxKey + CUT_MARGIN, maxValue: LIMITS.maxValue + CUT_MARGIN }] }),
       left(ctx.deadline, 8_000),
       "storage read",
       ctx.signal,
@@ -243,8 +259,9 @@ export const storage = defineTool<{ tabId?: number; frameId?: number }>({
     const v = judgeDocument(await getPolicy(), r.origin, r.url ?? "");
     if (!v.allowed) throw toolError("origin_not_allowed", "the document is not on the person's allowlist; its answer was dropped");
     if (!storeAllowed(v, "storage")) throw storeOff("storage");
-    const local = r.localStorage ?? { count: 0, items: [] };
-    const session = r.sessionStorage ?? { count: 0, items: [] };
+    // SECURITY I-77: cut here, after the mask, not in the page where no mask is.
+    const local = cutArea(r.localStorage ?? { count: 0, items: [] });
+    const session = cutArea(r.sessionStorage ?? { count: 0, items: [] });
     const truncated = boundAreas([local, session]);
     const idb = r.indexedDB ?? [];
     const lines = [`storage of ${doc.origin} (frame ${frameId})`, ...areaText("localStorage", local), ...areaText("sessionStorage", session)];
