@@ -213,6 +213,26 @@ describeBrowser("adversarial: a secret written back through every channel", () =
     expectClean();
   });
 
+  it("a capture's HAR export, read back as a resource, carries the requests that held it, masked", async () => {
+    const nav = await call("navigate", { url: `${origin}/leaky` });
+    const tabId = nav.data.tabId as number;
+    const start = await call("capture_start", { tabId });
+    expect(start.isError, start.text).toBe(false);
+    const id = start.data.captureId as string;
+    const page = await pollUntil("the leaky page", () => browser.context.pages().find((p) => p.url().startsWith(`${origin}/leaky`)));
+    await call("fill", { tabId, selector: "#q", value: "{{secret:leaky}}" });
+    await page.locator("#status", { hasText: "saved" }).waitFor({ timeout: 5_000 });
+    await pollUntil("the check request in the capture", async () => (await call("capture_list", { captureId: id })).text.includes("/check"));
+    const har = await call("capture_export", { captureId: id, format: "har" });
+    expect(har.isError, har.text).toBe(false);
+    const uri = (har.data.file as { uri: string }).uri;
+    const read = await mcp.client.readResource({ uri });
+    const text = read.contents.map((c) => ("text" in c ? c.text : Buffer.from(String(c.blob), "base64").toString("utf8"))).join("");
+    expect(text).toContain("/check?pw={{secret:leaky}}");
+    expect(leaks(text), "a form of the secret in the HAR").toEqual([]);
+    expectClean();
+  });
+
   it("code does not run in a tab that received it (its answer could be any function of the value): secret_unmaskable", async () => {
     await setPolicy(ext, { rules: [{ pattern: origin.replace("http://", ""), act: true, evalExpression: true, evalProgram: true }], actMode: true });
     const { tabId, page } = await filled();
