@@ -7,7 +7,7 @@ import { captureKeeps, defaultPolicy, judgeUrl, permissivePolicy, withRule, type
 import { MARKER, parseCookieHeader, recordHeaders, type JarCookie } from "../../src/tools/capture/credentials.js";
 import { buildExport, summaryText, withCurrentPolicy } from "../../src/tools/capture/export.js";
 import { HEADERS_CAP, SENSITIVE_CAP, type Capture } from "../../src/tools/capture/model.js";
-import { headersFor, onDone, onHeaders, onRequest, onResponse, putHeaders, release, type Budget, type Destination, type Judge } from "../../src/tools/capture/record.js";
+import { headersFor, onDone, onHeaders, onRedirect, onRequest, onResponse, putHeaders, release, type Budget, type Destination, type Judge } from "../../src/tools/capture/record.js";
 
 const ORIGIN = "https://shop.example";
 const HTTPONLY = "HTTPONLY-unit-5c1e";
@@ -152,6 +152,23 @@ describe("recording (SECURITY I-75)", () => {
     putHeaders(c2, e1!, HEADERS, ALL, JAR, b);
     expect(e1?.headers).toBeUndefined();
     expect([b.used, c2.held]).toEqual([0, 0]);
+  });
+
+  it("a redirect's next hop is judged by its own URL: a 307 from an origin with every switch to one without gives nothing", () => {
+    const c = capture();
+    const b: Budget = { used: 0 };
+    const other = "https://api.example";
+    const judge: Judge = (url) => (url.startsWith(ORIGIN) ? ALL : url.startsWith(other) ? captureKeeps(judgeUrl(withRule(defaultPolicy(), { pattern: "api.example", captureSensitive: true }), url)) : keeps({}));
+    const rb = { raw: [{ bytes: new TextEncoder().encode(BODY) }] };
+    onRequest(c, { requestId: "r", url: `${ORIGIN}/go`, method: "POST", type: "xmlhttprequest", timeStamp: 1, requestBody: rb }, judge, b);
+    onHeaders(c, "r", HEADERS, b, judge, JAR);
+    onRedirect(c, "r", 307, "HTTP/1.1 307 Temporary Redirect", 2);
+    onRequest(c, { requestId: "r", url: `${other}/api`, method: "POST", type: "xmlhttprequest", timeStamp: 3, requestBody: rb }, judge, b);
+    onHeaders(c, "r", HEADERS, b, judge, JAR);
+    const hop = JSON.stringify(c.entries[1]);
+    for (const v of [HTTPONLY, READABLE, TOKEN, BODY, "hsid"]) expect(hop).not.toContain(v);
+    expect(c.entries[1]?.body).toMatchObject({ kept: 0, omitted: "observe_off" });
+    expect(c.entries[0]?.body?.text).toBe(BODY);
   });
 
   it("a switch turned off while the headers were on their way wins", () => {
