@@ -29,6 +29,7 @@ export interface RuleIn {
   fetch?: boolean;
   allowPassword?: boolean;
   invoke?: boolean;
+  captureSensitive?: boolean;
   cookies?: boolean;
   cookiesHttpOnly?: boolean;
   storage?: boolean;

@@ -115,7 +115,8 @@ describeBrowser("network capture", () => {
     setPolicy(ext, {
       rules: [
         // The switch is the person's: set here as the options page sets it.
-        { pattern: site.pattern(site.a), act: true, ...(sensitive ? { captureSensitive: true } : {}) } as { pattern: string },
+        // Bodies need Console & network beside the capture switch (as network_tail's do).
+        { pattern: site.pattern(site.a), act: true, ...(sensitive ? { captureSensitive: true, observe: true } : {}) },
         { pattern: site.pattern(site.b), act: true },
       ],
       actMode: true,

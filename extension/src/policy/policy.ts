@@ -266,6 +266,37 @@ export function captureSensitiveAllowed(v: Verdict): boolean {
   return v.allowed && v.rule?.captureSensitive === true;
 }
 
+/** What a sensitive capture may keep of one request, by its destination's own entry. */
+export interface CaptureKeeps {
+  /** On the allowlist: its URL may be shown. */
+  allowed: boolean;
+  /** The capture switch: request headers (and, with the switches below, credentials and body). */
+  sensitive: boolean;
+  /** The request body: the switch network_tail's bodies need ("Console & network") beside the capture switch. */
+  bodies: boolean;
+  /** Cookie values: every one ("all", with HttpOnly values), those the page's script can read, or none (not even names). */
+  cookies: "all" | "readable" | "none";
+  /** Authorization values: a credential the page's script may never have seen (HTTP auth the browser adds), so the HttpOnly values switch. */
+  credentials: boolean;
+}
+
+/**
+ * SECURITY I-75: a capture honours every switch the matching read tool honours, judged by the
+ * request's own URL: cookie values as `cookies` gives them (Cookies, HttpOnly values), bodies as
+ * `network_tail` gives them (Console & network), Authorization with the HttpOnly values switch.
+ */
+export function captureKeeps(v: Verdict): CaptureKeeps {
+  const sensitive = captureSensitiveAllowed(v);
+  const httpOnly = sensitive && storeAllowed(v, "cookiesHttpOnly");
+  return {
+    allowed: v.allowed,
+    sensitive,
+    bodies: sensitive && observeAllowed(v),
+    cookies: httpOnly ? "all" : sensitive && storeAllowed(v, "cookies") ? "readable" : "none",
+    credentials: httpOnly,
+  };
+}
+
 /** SECURITY I-19: the person's choice for a risky action on this origin. */
 export function approvalChoice(p: Policy, v: Verdict, kind: ApprovalKind): Choice {
   if (!v.allowed) return "deny";

@@ -2,7 +2,7 @@
 // binary and truncated bodies, the metadata-only default and the sentinel secret.
 import { describe, expect, it } from "vitest";
 import { BODY_CAP, METADATA_CAP, SENSITIVE_BUDGET, SENSITIVE_CAP, type Capture } from "../../src/tools/capture/model.js";
-import { fromB64, onDone, onHeaders, onRedirect, onRequest, onResponse, type Budget, type Judge } from "../../src/tools/capture/record.js";
+import { fromB64, onDone, onHeaders, onRedirect, onRequest, onResponse, type Budget, type Destination, type Judge } from "../../src/tools/capture/record.js";
 import { buildExport, summaryText, withCurrentPolicy } from "../../src/tools/capture/export.js";
 import { toHar } from "../../src/tools/capture/har.js";
 import { toReplay } from "../../src/tools/capture/replay.js";
@@ -15,11 +15,13 @@ function capture(sensitive: boolean, max = sensitive ? SENSITIVE_CAP : METADATA_
 }
 
 /** shop.example is allowed with the capture switch, cdn.example allowed without it, the rest blocked. */
+const ALL: Destination = { allowed: true, sensitive: true, bodies: true, cookies: "all", credentials: true };
+const NONE: Destination = { allowed: false, sensitive: false, bodies: false, cookies: "none", credentials: false };
 const judge: Judge = (url) => {
-  const o = new URL(url).origin;
-  if (o === ORIGIN) return { allowed: true, sensitive: true };
-  if (o === "https://cdn.example") return { allowed: true, sensitive: false };
-  return { allowed: false, sensitive: false };
+  const o = URL.canParse(url) ? new URL(url).origin : "";
+  if (o === ORIGIN) return ALL;
+  if (o === "https://cdn.example") return { ...NONE, allowed: true };
+  return NONE;
 };
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -29,13 +31,13 @@ function request(c: Capture, b: Budget, i: number, o: { url?: string; method?: s
   const id = `r${i}`;
   const t = o.t ?? 1000 + i;
   onRequest(c, { requestId: id, url: o.url ?? `${ORIGIN}/api/item?i=${i}`, method: o.method ?? (o.body ? "POST" : "GET"), type: "xmlhttprequest", timeStamp: t, requestBody: o.body ? { raw: [{ bytes: o.body }] } : undefined }, judge, b);
-  onHeaders(c, id, (o.headers ?? [["Accept", "*/*"], ["X-Secret", SENTINEL], ["Cookie", `sid=${SENTINEL}`]]).map(([name, value]) => ({ name, value })), b);
+  onHeaders(c, id, (o.headers ?? [["Accept", "*/*"], ["X-Secret", SENTINEL], ["Cookie", `sid=${SENTINEL}`]]).map(([name, value]) => ({ name, value })), b, judge);
   onResponse(c, id, 200, "HTTP/1.1 200 OK", [{ name: "Content-Type", value: "application/json; charset=utf-8" }, { name: "Content-Length", value: "42" }]);
   onDone(c, id, t + 7, 200, false);
 }
 
-const dump = (c: Capture) => {
-  const har = buildExport(c, "har", "0.1.0");
+const dump = (c: Capture, j: Judge = judge) => {
+  const har = buildExport(c, j, "har", "0.1.0");
   return `${JSON.stringify(c)}\n${new TextDecoder().decode(har.file.bytes)}\n${JSON.stringify(har.summary)}\n${summaryText(har.summary, "saved")}`;
 };
 
@@ -52,7 +54,7 @@ describe("capture recorder", () => {
     expect(b.used).toBe(0);
     expect(dump(c)).not.toContain(SENTINEL);
     // A replay needs the headers a metadata capture never has: refused, naming the way on.
-    expect(() => buildExport(c, "http", "0.1.0")).toThrow(/metadata only/);
+    expect(() => buildExport(c, judge, "http", "0.1.0")).toThrow(/metadata only/);
   });
 
   it("10,000 requests in a second: bounded at the cap, the newest kept, the dropped counted", () => {
@@ -65,7 +67,7 @@ describe("capture recorder", () => {
     expect(c.dropped).toBe(10_000 - METADATA_CAP);
     expect(c.entries[0]?.n).toBe(10_000 - METADATA_CAP + 1);
     expect(c.entries.at(-1)?.n).toBe(10_000);
-    const { summary } = buildExport(c, "har", "0.1.0");
+    const { summary } = buildExport(c, judge, "har", "0.1.0");
     expect(summary).toMatchObject({ entries: METADATA_CAP, dropped: 9_900 });
     expect(summaryText(summary, "saved")).toContain("9900 older requests were dropped");
     console.log(`10,000 requests recorded in ${ms.toFixed(1)} ms`);
@@ -77,7 +79,7 @@ describe("capture recorder", () => {
     const c = capture(true);
     const b: Budget = { used: 0 };
     request(c, b, 1, { body: enc('{"q":"shoes"}'), headers: [["Content-Type", "application/json"], ["Cookie", "sid=abc; theme=dark"]] });
-    const { har } = toHar(c, { creatorVersion: "0.1.0" });
+    const { har } = toHar(withCurrentPolicy(c, judge), { creatorVersion: "0.1.0" });
     const e = (har.log as { entries: Record<string, any>[] }).entries[0]!;
     expect(e.request.headers).toEqual([{ name: "Content-Type", value: "application/json" }, { name: "Cookie", value: "sid=abc; theme=dark" }]);
     expect(e.request.cookies).toEqual([{ name: "sid", value: "abc" }, { name: "theme", value: "dark" }]);
@@ -85,7 +87,7 @@ describe("capture recorder", () => {
     expect(e.request.queryString).toEqual([{ name: "i", value: "1" }]);
     expect(e.response).toMatchObject({ status: 200, statusText: "OK", content: { size: 42, mimeType: "application/json" } });
     expect(e.comment).toBeUndefined();
-    const r = toReplay(c);
+    const r = toReplay(withCurrentPolicy(c, judge));
     expect(new TextDecoder().decode(r.bytes)).toBe(
       "POST /api/item?i=1 HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/json\r\nCookie: sid=abc; theme=dark\r\nContent-Length: 13\r\n\r\n" + '{"q":"shoes"}',
     );
@@ -98,12 +100,12 @@ describe("capture recorder", () => {
     const bin = new Uint8Array([0, 1, 2, 0xff, 0xfe, 0x80, 10, 13, 0]);
     request(c, b, 1, { body: bin, headers: [["Content-Type", "application/octet-stream"]] });
     expect(c.entries[0]?.body).toMatchObject({ binary: true, size: 9, kept: 9 });
-    const { har } = toHar(c, { creatorVersion: "0.1.0" });
+    const { har } = toHar(withCurrentPolicy(c, judge), { creatorVersion: "0.1.0" });
     const e = (har.log as { entries: Record<string, any>[] }).entries[0]!;
     expect(e.request.postData._encoding).toBe("base64");
     expect(fromB64(e.request.postData.text)).toEqual(bin);
     expect(e.comment).toContain("binary request body");
-    const pkt = toReplay(c).bytes;
+    const pkt = toReplay(withCurrentPolicy(c, judge)).bytes;
     expect(pkt.subarray(pkt.length - bin.length)).toEqual(bin);
     expect(new TextDecoder().decode(pkt)).toContain("Content-Length: 9\r\n\r\n");
   });
@@ -114,11 +116,11 @@ describe("capture recorder", () => {
     const big = enc("x".repeat(BODY_CAP + 5000));
     request(c, b, 1, { body: big, headers: [["Content-Type", "text/plain"]] });
     expect(c.entries[0]?.body).toMatchObject({ size: BODY_CAP + 5000, kept: BODY_CAP, omitted: "too_large" });
-    const har = buildExport(c, "har", "0.1.0");
+    const har = buildExport(c, judge, "har", "0.1.0");
     expect(har.summary.warned).toBe(1);
     expect(har.summary.warnings[0]?.warning).toBe(`request body truncated: ${BODY_CAP} of ${BODY_CAP + 5000} bytes kept (cap ${BODY_CAP})`);
     expect(new TextDecoder().decode(har.file.bytes)).toContain("request body truncated");
-    const http = buildExport(c, "http", "0.1.0");
+    const http = buildExport(c, judge, "http", "0.1.0");
     expect(new TextDecoder().decode(http.file.bytes)).toContain(`Content-Length: ${BODY_CAP}\r\n\r\nxxx`);
     expect(http.file.bytes.length).toBeLessThan(BODY_CAP + 200);
     expect(summaryText(http.summary, "saved")).toMatch(/WARNING: 1 requests are not whole[\s\S]*#1: request body truncated/);
@@ -134,7 +136,7 @@ describe("capture recorder", () => {
     const all = dump(c);
     expect(all).not.toContain(SENTINEL);
     expect(all).not.toContain("tracker.example");
-    expect(() => buildExport(c, "http", "0.1.0")).toThrow(/no request with captured headers/);
+    expect(() => buildExport(c, judge, "http", "0.1.0")).toThrow(/no request with captured headers/);
   });
 
   it("a switch turned off after capturing: the export carries metadata only", () => {
@@ -142,7 +144,7 @@ describe("capture recorder", () => {
     const b: Budget = { used: 0 };
     request(c, b, 1);
     expect(JSON.stringify(c)).toContain(SENTINEL);
-    const off = withCurrentPolicy(c, (u) => ({ allowed: judge(u).allowed, sensitive: false }));
+    const off = withCurrentPolicy(c, (u) => ({ ...judge(u), sensitive: false }));
     expect(dump(off)).not.toContain(SENTINEL);
   });
 
@@ -166,7 +168,7 @@ describe("capture recorder", () => {
     const c = capture(true);
     const b: Budget = { used: 0 };
     request(c, b, 1, { body: enc("a=1"), headers: [["X-Evil", "1\r\nX-Injected: yes"], ["Transfer-Encoding", "chunked"], ["Content-Length", "999"], ["Host", "other.example"]] });
-    const text = new TextDecoder().decode(toReplay(c).bytes);
+    const text = new TextDecoder().decode(toReplay(withCurrentPolicy(c, judge)).bytes);
     expect(text).not.toMatch(/\r\nX-Injected/);
     expect(text).not.toContain("chunked");
     expect(text).not.toContain("999");
@@ -178,10 +180,10 @@ describe("capture recorder", () => {
     const c = capture(true);
     const b: Budget = { used: 0 };
     onRequest(c, { requestId: "u", url: `${ORIGIN}/f`, method: "POST", type: "xmlhttprequest", timeStamp: 1, requestBody: { formData: { a: ["1"], b: ["x y"] } } }, judge, b);
-    onHeaders(c, "u", [{ name: "Content-Type", value: "application/x-www-form-urlencoded" }], b);
+    onHeaders(c, "u", [{ name: "Content-Type", value: "application/x-www-form-urlencoded" }], b, judge);
     onRequest(c, { requestId: "m", url: `${ORIGIN}/f`, method: "POST", type: "xmlhttprequest", timeStamp: 2, requestBody: { formData: { a: ["1"] } } }, judge, b);
-    onHeaders(c, "m", [{ name: "Content-Type", value: "multipart/form-data; boundary=zz" }], b);
-    const r = toReplay(c);
+    onHeaders(c, "m", [{ name: "Content-Type", value: "multipart/form-data; boundary=zz" }], b, judge);
+    const r = toReplay(withCurrentPolicy(c, judge));
     expect(new TextDecoder().decode(r.bytes)).toContain("Content-Length: 9\r\n\r\na=1&b=x+y");
     expect(r.warnings).toEqual([{ n: 2, warning: "request body omitted: a multipart body: the browser gave its fields, not its bytes" }]);
   });
@@ -214,7 +216,7 @@ describe("export of 200 sensitive requests", () => {
       for (const f of ["har", "http"] as const) {
         const t0 = performance.now();
         const c0 = process.cpuUsage();
-        const { summary } = buildExport(c, f, "0.1.0");
+        const { summary } = buildExport(c, judge, f, "0.1.0");
         const dc = process.cpuUsage(c0);
         wall[f]!.push(performance.now() - t0);
         cpu[f]!.push((dc.user + dc.system) / 1000);

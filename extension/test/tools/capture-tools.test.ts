@@ -1,6 +1,7 @@
 // The capture tools against a small fake of the chrome.* APIs they use (webRequest events fired by
 // the test): which listeners a metadata capture registers, the document binding, the export handed
-// to the download sandbox as a resource link, and a session's captures forgotten when it ends.
+// to the download sandbox as a resource link, a session's captures forgotten when it ends, and the
+// browser's cookie jar telling an HttpOnly cookie from a readable one as headers are recorded.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 
 // The download sandbox, as the tool layer's putFile: what an export hands it is kept here.
@@ -17,6 +18,11 @@ import { Ev } from "./listener-event.js";
 
 const A = "http://127.0.0.1:4100";
 const session: Record<string, unknown> = {};
+const jar = [
+  { name: "hsid", value: "HTTPONLY-tools-71b0", httpOnly: true },
+  { name: "pref", value: "READABLE-tools-2e9c", httpOnly: false },
+];
+const jarAsked: string[] = [];
 const frames = new Map<number, { url: string; documentId: string }>();
 const wr = { onBeforeRequest: new Ev(), onSendHeaders: new Ev(), onBeforeRedirect: new Ev(), onCompleted: new Ev(), onErrorOccurred: new Ev() };
 const nav = { onCommitted: new Ev() };
@@ -33,6 +39,7 @@ const nav = { onCommitted: new Ev() };
   webRequest: wr,
   webNavigation: { ...nav, getFrame: async ({ tabId }: { tabId: number }) => frames.get(tabId) ?? null },
   tabs: { onRemoved: new Ev(), onReplaced: new Ev() },
+  cookies: { getAll: async ({ url }: { url: string }) => (jarAsked.push(url), jar) },
   runtime: { getManifest: () => ({ version: "0.1.0" }) },
 };
 
@@ -142,5 +149,35 @@ describe("capture tools", () => {
     const e = await T.captureStart.handler({ tabId: 5, sensitive: true }, ctx("s3", 5)).catch((x: { code: string }) => x);
     expect((e as { code: string }).code).toBe("sensitive_not_allowed");
     expect(S.sessionCaptures("s3")).toEqual([]);
+  });
+
+  it("HttpOnly values off: the jar tells the cookies apart as the headers are recorded; the HttpOnly value and the token are never held", async () => {
+    const { savePolicy } = await import("../../src/tools/safety.js");
+    (globalThis as unknown as { chrome: { storage: { local: { set?: unknown } } } }).chrome.storage.local.set = async () => undefined;
+    await savePolicy({ version: 1, rules: [{ pattern: "127.0.0.1:4400", captureSensitive: true, cookies: true, observe: true }] });
+    frames.set(6, { url: "http://127.0.0.1:4400/page", documentId: "D6" });
+    const id = (await T.captureStart.handler({ tabId: 6, sensitive: true }, ctx("s4", 6))).data?.captureId as string;
+    const url = "http://127.0.0.1:4400/api";
+    wr.onBeforeRequest.fire(ev(6, "D6", "j", { url, requestBody: { raw: [{ bytes: new TextEncoder().encode("BODY-tools-kept").buffer }] } }));
+    wr.onSendHeaders.fire(ev(6, "D6", "j", { url, requestHeaders: [{ name: "Cookie", value: "pref=READABLE-tools-2e9c; hsid=HTTPONLY-tools-71b0" }, { name: "Authorization", value: "Bearer TOKEN-tools-5d" }] }));
+    wr.onCompleted.fire(ev(6, "D6", "j", { url, statusCode: 200, statusLine: "HTTP/1.1 200 OK", fromCache: false, responseHeaders: [{ name: "Set-Cookie", value: "hsid=HTTPONLY-tools-71b0; HttpOnly" }] }));
+    const rows = await vi.waitFor(async () => {
+      const r = (await T.captureList.handler({ captureId: id }, ctx("s4"))).data?.requests as { headers?: number; withheld?: string[] }[];
+      if (!r[0]?.headers) throw new Error("headers not recorded yet");
+      return r;
+    });
+    expect(jarAsked).toEqual([url]);
+    expect(rows[0]?.withheld?.sort()).toEqual(["authorization", "httpOnly"]);
+    saved.length = 0;
+    const out = await T.captureExport.handler({ captureId: id, format: "har" }, ctx("s4"));
+    const har = saved[0]?.text ?? "";
+    expect(har).toContain("pref=READABLE-tools-2e9c");
+    expect(har).toContain("BODY-tools-kept");
+    await S.flush();
+    for (const where of [har, JSON.stringify(session), out.text, JSON.stringify(out.data)]) {
+      expect(where).not.toContain("HTTPONLY-tools-71b0");
+      expect(where).not.toContain("TOKEN-tools-5d");
+    }
+    expect(out.text).toMatch(/HttpOnly cookie values withheld: need this origin's "HttpOnly values" switch/);
   });
 });

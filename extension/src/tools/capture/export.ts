@@ -5,6 +5,7 @@
 import { toolError } from "../errors.js";
 import type { Judge } from "./record.js";
 import type { Capture, Entry } from "./model.js";
+import { shapeEntry } from "./credentials.js";
 import { toHar } from "./har.js";
 import { toReplay } from "./replay.js";
 import { entryWarnings } from "./warnings.js";
@@ -38,22 +39,20 @@ export interface ExportSummary {
 }
 
 /**
- * SECURITY I-67: headers and bodies are given only while the person's switch still allows them:
- * an entry whose destination lost the sensitive-capture switch since goes out as metadata.
+ * SECURITY I-67, I-75: headers, credentials and bodies are given only while the person's switches
+ * still allow them, each entry judged by its own request URL: a destination that lost the capture
+ * switch since goes out as metadata, one that lost Cookies, HttpOnly values or Console & network
+ * loses those values (a marker stands in their place).
  */
 export function withCurrentPolicy(c: Capture, judge: Judge): Capture {
   if (!c.sensitive) return c;
-  const entries = c.entries.map((e): Entry => {
-    if (!e.headers && !e.body) return e;
-    const d = judge(e.url);
-    if (d.allowed && d.sensitive) return e;
-    const { headers: _h, body: _b, ...meta } = e;
-    return { ...meta, headersOmitted: "destination_off" };
-  });
+  const entries = c.entries.map((e): Entry => (!e.blocked && (e.headers || e.body || e.cookies) ? shapeEntry(e, judge(e.url)) : e));
   return { ...c, entries };
 }
 
-export function buildExport(c: Capture, format: ExportFormat, version: string): { file: ExportFile; summary: ExportSummary } {
+/** The export of a capture, judged entry by entry against the policy now (`judge`); nothing is given unjudged. */
+export function buildExport(captured: Capture, judge: Judge, format: ExportFormat, version: string): { file: ExportFile; summary: ExportSummary } {
+  const c = withCurrentPolicy(captured, judge);
   const stamp = new Date(c.startedAt).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   const base = `capture-${c.id}-${stamp}`;
   let file: ExportFile;

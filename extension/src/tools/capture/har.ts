@@ -24,16 +24,9 @@ function query(url: string): NV[] {
   }
 }
 
-function cookies(headers: [string, string][] | undefined): NV[] {
-  const out: NV[] = [];
-  for (const [k, v] of headers ?? []) {
-    if (k.toLowerCase() !== "cookie") continue;
-    for (const part of v.split(";")) {
-      const i = part.indexOf("=");
-      if (i > 0) out.push({ name: part.slice(0, i).trim(), value: part.slice(i + 1).trim() });
-    }
-  }
-  return out;
+/** SECURITY I-75: the cookies as recorded and judged (shapeEntry), never parsed back from the header. */
+function cookies(e: Entry): NV[] {
+  return (e.cookies ?? []).flatMap((c) => (c.name === undefined ? [] : [{ name: c.name, value: c.value ?? "" }]));
 }
 
 function header(headers: [string, string][] | undefined, name: string): string | undefined {
@@ -64,7 +57,7 @@ function harEntry(c: Capture, e: Entry): Record<string, unknown> {
     method: e.method,
     url: e.blocked ? "about:blank" : e.url,
     httpVersion: "HTTP/1.1",
-    cookies: e.blocked ? [] : cookies(e.headers),
+    cookies: e.blocked ? [] : cookies(e),
     headers: e.blocked ? [] : (e.headers ?? []).map(([name, value]) => ({ name, value })),
     queryString: e.blocked ? [] : query(e.url),
     headersSize: -1,

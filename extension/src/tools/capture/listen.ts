@@ -3,26 +3,35 @@
 // debugger's Network domain: it sees the headers the browser really sends (Cookie included),
 // needs no debugger session (other tools' CDP use is untouched) and carries each request's
 // documentId, so a request of any other document is never recorded. The listeners are shared with
-// network_tail (requests.ts) and on only on the tabs one of them captures.
+// network_tail (requests.ts) and on only on the tabs one of them captures. A request's cookies are
+// told apart by the browser's cookie jar (chrome.cookies), read as its headers are recorded.
 
-import { judgeUrl, captureSensitiveAllowed, normalizePolicy, type Policy } from "../../policy/policy.js";
+import { captureKeeps, judgeUrl, normalizePolicy, type Policy } from "../../policy/policy.js";
 import { originOf } from "../../policy/pattern.js";
 import { POLICY_KEY } from "../safety.js";
 import type { Capture, StopReason } from "./model.js";
 import { setNeed, type Need, type RequestSink } from "./requests.js";
-import { onDone, onHeaders, onRedirect, onRequest, onResponse, stopCapture, type Judge } from "./record.js";
+import type { JarCookie } from "./credentials.js";
+import { headersFor, onDone, onRedirect, onRequest, onResponse, putHeaders, stopCapture, type Judge } from "./record.js";
 import { allCaptures, budget, changed, forgetSession, loadCaptures } from "./store.js";
 
 let policy: Policy | undefined;
 /** Running captures by tab. */
 const running = new Map<number, Capture[]>();
 
-/** SECURITY I-67, I-14: a destination's URL is shown only when allowed, its headers only with its own switch. */
+/**
+ * SECURITY I-67, I-14, I-75: a destination's URL is shown only when allowed, its headers only with
+ * its own capture switch, its cookies, Authorization and body only with the read tools' switches.
+ */
 export const judgeDestination: Judge = (url) => {
-  if (!policy) return { allowed: false, sensitive: false };
-  const v = judgeUrl(policy, url);
-  return { allowed: v.allowed, sensitive: captureSensitiveAllowed(v) };
+  if (!policy) return { allowed: false, sensitive: false, bodies: false, cookies: "none", credentials: false };
+  return captureKeeps(judgeUrl(policy, url));
 };
+
+/** SECURITY I-75: a cookie value may be kept for this request, so its cookies must be told apart. */
+function needsJar(url: string, headers: { name: string }[] | undefined): boolean {
+  return judgeDestination(url).cookies !== "none" && headers?.some((h) => h.name.toLowerCase() === "cookie") === true;
+}
 
 export function setCapturePolicy(p: Policy): void {
   policy = p;
@@ -43,7 +52,28 @@ const sink: RequestSink = {
     }
   },
   headers(d) {
-    for (const c of match(d)) onHeaders(c, d.requestId, d.requestHeaders, budget);
+    const to = match(d).flatMap((c) => {
+      const e = headersFor(c, d.requestId);
+      return e ? [{ c, e }] : [];
+    });
+    if (to.length === 0) return;
+    const put = (jar: JarCookie[] | undefined) => {
+      // Judged again now: a switch turned off while the jar was read wins.
+      const dest = judgeDestination(d.url);
+      for (const { c, e } of to) {
+        putHeaders(c, e, d.requestHeaders, dest, jar, budget);
+        changed(c);
+      }
+    };
+    if (!needsJar(d.url, d.requestHeaders)) return put(undefined);
+    // The browser's cookies for the URL tell a readable cookie from an HttpOnly one; a jar that
+    // cannot be read shows none readable.
+    void Promise.resolve()
+      .then(() => chrome.cookies.getAll({ url: d.url }))
+      .then(
+      (cs) => put(cs.map((x) => ({ name: x.name, value: x.value, httpOnly: x.httpOnly }))),
+      () => put([]),
+    );
   },
   redirect(d) {
     for (const c of match(d)) onRedirect(c, d.requestId, d.statusCode, d.statusLine, d.timeStamp);

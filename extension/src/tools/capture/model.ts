@@ -2,7 +2,9 @@
 // one tab, recorded from chrome.webRequest. Pure data and the rules that bound it; the recorder
 // (record.ts) fills it, the formatters (har.ts, replay.ts) read it. SECURITY I-67: metadata only
 // unless the capture is sensitive, and a sensitive capture keeps request headers and bodies only
-// for destinations whose own entry has the person's capture switch on.
+// for destinations whose own entry has the person's capture switch on. SECURITY I-75: cookie and
+// Authorization values and bodies only as the read tools' switches of that entry allow, kept apart
+// from the other headers so that an export judges them again.
 
 /** Entries a metadata capture keeps (newest win). */
 export const METADATA_CAP = 100;
@@ -28,6 +30,7 @@ export type Omission =
   | "file" // an uploaded file: the browser does not hand its bytes to extensions
   | "not_kept_by_browser" // the browser reported a body it could not give (requestBody.error)
   | "destination_off" // the destination's entry has no capture switch (or is off the list)
+  | "observe_off" // the destination's entry has no "Console & network" switch (SECURITY I-75)
   | "multipart"; // multipart form fields parsed by the browser: the original bytes are gone
 
 export interface Body {
@@ -45,6 +48,19 @@ export interface Body {
   binary?: true;
   /** Set when the body is not kept whole. */
   omitted?: Omission;
+}
+
+/** A value a capture or its export withholds, by the switch that would give it (SECURITY I-75). */
+export type Withheld = "cookies" | "httpOnly" | "authorization" | "proxy_authorization" | "body";
+
+/** One cookie of a request's Cookie header, as recorded. */
+export interface SentCookie {
+  /** Absent when the destination's Cookies switch was off: not even the name is kept. */
+  name?: string;
+  /** Absent when withheld as it was recorded (HttpOnly, or not shown readable by the jar). */
+  value?: string;
+  /** The browser's cookie jar held this name and value on a cookie the page's script can read. */
+  readable?: true;
 }
 
 export interface Entry {
@@ -71,8 +87,18 @@ export interface Entry {
   error?: string;
   /** Set when this hop answered with a redirect; the next hop is the next entry of the same requestId. */
   redirected?: true;
-  /** Sensitive captures only: the request headers as the browser sent them (Cookie included). */
+  /**
+   * Sensitive captures only: the request headers as the browser sent them, in order, except that a
+   * Cookie, Authorization or Proxy-Authorization header's value is "" here: what was kept of them
+   * is in `cookies` and `authorization`, and an export rebuilds them (SECURITY I-75).
+   */
   headers?: [string, string][];
+  /** The Cookie header's cookies, in order. */
+  cookies?: SentCookie[];
+  /** The Authorization headers' values, in order: only with the destination's switch on when sent. */
+  authorization?: string[];
+  /** Export only: what the person's switches withhold from this entry. */
+  withheld?: Withheld[];
   headersOmitted?: Omission;
   body?: Body;
 }
@@ -106,5 +132,7 @@ export interface Capture {
 export function heldBy(e: Entry): number {
   let n = e.body?.kept ?? 0;
   for (const [k, v] of e.headers ?? []) n += k.length + v.length + 4;
+  for (const c of e.cookies ?? []) n += (c.name?.length ?? 0) + (c.value?.length ?? 0) + 4;
+  for (const v of e.authorization ?? []) n += v.length + 4;
   return n;
 }

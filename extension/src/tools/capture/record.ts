@@ -1,17 +1,15 @@
 // The recorder: turns webRequest's events for one capture into bounded entries. Pure (no chrome.*):
-// listen.ts feeds it events already matched to the capture's tab, frame and document. Every event
-// costs O(1), so a page firing thousands of requests a second costs little and keeps the newest.
+// listen.ts feeds it events already matched to the capture's tab, frame and document, and the
+// browser's cookie jar for a request whose cookies it must tell apart. Every event costs O(1), so a
+// page firing thousands of requests a second costs little and keeps the newest.
 
+import type { CaptureKeeps } from "../../policy/policy.js";
 import { typeAndLength } from "./requests.js";
+import { recordHeaders, type JarCookie, type RawHeader } from "./credentials.js";
 import { BODY_CAP, HEADERS_CAP, heldBy, SENSITIVE_BUDGET, type Body, type Capture, type Entry, type StopReason } from "./model.js";
 
-/** What the person's policy says of a request's destination. */
-export interface Destination {
-  /** On the allowlist: its URL may be shown. */
-  allowed: boolean;
-  /** Its entry has the capture switch on: headers and body may be kept (in a sensitive capture). */
-  sensitive: boolean;
-}
+/** What the person's policy says of a request's destination (its own entry). */
+export type Destination = CaptureKeeps;
 export type Judge = (url: string) => Destination;
 
 /** The bytes every capture holds together (SENSITIVE_BUDGET). */
@@ -34,11 +32,7 @@ export interface RequestEvent {
   requestBody?: RawBody | null;
 }
 
-export interface HttpHeader {
-  name: string;
-  value?: string;
-  binaryValue?: ArrayBuffer | number[];
-}
+export type HttpHeader = RawHeader;
 
 interface Live {
   e: Entry;
@@ -48,6 +42,8 @@ interface Live {
 
 // In-flight requests by id, per capture; not persisted (a restarted worker records what comes next).
 const live = new WeakMap<Capture, Map<string, Live>>();
+// Captures forgotten: headers still on their way (the jar being read) are not added to them.
+const released = new WeakSet<Capture>();
 function liveOf(c: Capture): Map<string, Live> {
   let m = live.get(c);
   if (!m) {
@@ -68,7 +64,8 @@ export function onRequest(c: Capture, ev: RequestEvent, judge: Judge, budget: Bu
   if (!d.allowed) e.blocked = true;
   const keep = c.sensitive && d.allowed && d.sensitive;
   if (c.sensitive && !keep) e.headersOmitted = "destination_off";
-  if (keep && ev.requestBody) e.body = keepBody(ev.requestBody, budget);
+  // SECURITY I-75: a body only where the destination's own switches give bodies.
+  if (keep && ev.requestBody) e.body = d.bodies ? keepBody(ev.requestBody, budget) : { size: bodySize(ev.requestBody), kept: 0, omitted: "observe_off" };
   else if (c.sensitive && !keep && ev.requestBody) e.body = { size: 0, kept: 0, omitted: "destination_off" };
   c.held += heldBy(e);
   c.entries.push(e);
@@ -85,32 +82,43 @@ export function onRequest(c: Capture, ev: RequestEvent, judge: Judge, budget: Bu
   }
 }
 
-/** The request headers the browser sent (onSendHeaders with extraHeaders: Cookie included). */
-export function onHeaders(c: Capture, requestId: string, headers: HttpHeader[] | undefined, budget: Budget): void {
+/**
+ * The entry a request's headers go to, while it is in flight and its destination's headers may be
+ * kept; put them there with putHeaders (after the jar is read, when cookies must be told apart).
+ */
+export function headersFor(c: Capture, requestId: string): Entry | undefined {
   const l = liveOf(c).get(requestId);
-  if (!l || !l.keep || !headers) return;
-  const out: [string, string][] = [];
-  let bytes = 0;
-  for (const h of headers) {
-    const v = h.value ?? (h.binaryValue ? "(binary value)" : "");
-    const n = h.name.length + v.length + 4;
-    if (bytes + n > HEADERS_CAP) {
-      l.e.headersOmitted = "too_large";
-      break;
-    }
-    if (budget.used + bytes + n > SENSITIVE_BUDGET) {
-      l.e.headersOmitted = "budget";
-      break;
-    }
-    bytes += n;
-    out.push([h.name, v]);
+  return l?.keep && !l.e.headers ? l.e : undefined;
+}
+
+/**
+ * The request headers the browser sent (onSendHeaders with extraHeaders: Cookie included), judged
+ * again by the destination's entry now. SECURITY I-75: cookie and Authorization values only as its
+ * switches allow (`jar`: the browser's cookies for the URL, telling HttpOnly ones apart).
+ */
+export function putHeaders(c: Capture, e: Entry, headers: readonly HttpHeader[] | undefined, d: Destination, jar: readonly JarCookie[] | undefined, budget: Budget): void {
+  // The capture was forgotten, or the entry dropped, while the jar was read: nothing to hold.
+  if (released.has(c) || !headers || e.headers || c.entries.length === 0 || e.n < (c.entries[0] as Entry).n) return;
+  if (!d.allowed || !d.sensitive) {
+    e.headersOmitted = "destination_off";
+    return;
   }
-  l.e.headers = out;
-  c.held += bytes;
-  budget.used += bytes;
+  const r = recordHeaders(headers, d, jar, HEADERS_CAP, SENSITIVE_BUDGET - budget.used);
+  e.headers = r.headers;
+  if (r.cookies) e.cookies = r.cookies;
+  if (r.authorization) e.authorization = r.authorization;
+  if (r.cut) e.headersOmitted = r.cut;
+  c.held += r.bytes;
+  budget.used += r.bytes;
   // The browser parsed a multipart body into fields: its bytes (boundaries, files) are gone.
-  const ct = out.find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "";
-  if (l.e.body?.form && /^multipart\//i.test(ct)) l.e.body.omitted ??= "multipart";
+  const ct = r.headers.find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "";
+  if (e.body?.form && /^multipart\//i.test(ct)) e.body.omitted ??= "multipart";
+}
+
+/** headersFor and putHeaders at once, for a destination whose cookies need no jar (or one at hand). */
+export function onHeaders(c: Capture, requestId: string, headers: HttpHeader[] | undefined, budget: Budget, judge: Judge, jar?: readonly JarCookie[]): void {
+  const e = headersFor(c, requestId);
+  if (e) putHeaders(c, e, headers, judge(e.url), jar, budget);
 }
 
 /** The response's status line and headers arrived: only the status, media type and length are kept. */
@@ -156,6 +164,7 @@ export function stopCapture(c: Capture, reason: StopReason, ts: number): void {
 
 /** Frees a capture's bytes from the budget (it is being forgotten). */
 export function release(c: Capture, budget: Budget): void {
+  released.add(c);
   budget.used = Math.max(0, budget.used - c.held);
   c.held = 0;
   live.delete(c);
@@ -166,6 +175,14 @@ function statusText(line: string | undefined): string | undefined {
   const m = /^\S+\s+\d{3}\s*(.*)$/.exec(line ?? "");
   const t = m?.[1]?.trim();
   return t ? t.slice(0, 100) : undefined;
+}
+
+/** Bytes a request body had, as far as the browser reported them (nothing of it is read). */
+function bodySize(rb: RawBody): number {
+  let n = 0;
+  for (const p of rb.raw ?? []) n += p.bytes?.byteLength ?? 0;
+  for (const [k, vs] of Object.entries(rb.formData ?? {})) for (const v of vs) n += k.length + (typeof v === "string" ? v.length : v.byteLength) + 2;
+  return n;
 }
 
 const utf8 = () => new TextDecoder("utf-8", { fatal: true });

@@ -73,6 +73,7 @@ function entryRow(e: Entry): Record<string, unknown> {
     ...(e.error ? { error: e.error } : {}),
     ...(e.redirected ? { redirected: true } : {}),
     ...(e.headers ? { headers: e.headers.length } : {}),
+    ...(e.withheld ? { withheld: e.withheld } : {}),
     ...(e.body ? { body: { size: e.body.size, kept: e.body.kept, ...(e.body.binary ? { binary: true } : {}), ...(e.body.omitted ? { omitted: e.body.omitted } : {}) } } : {}),
   };
 }
@@ -81,6 +82,7 @@ function entryLine(e: Entry): string {
   const url = e.blocked ? "(origin not allowed)" : e.url;
   const bits = [e.status !== undefined ? String(e.status) : e.error ?? "pending", e.mimeType, e.endedAt !== undefined ? `${Math.round(e.endedAt - e.startedAt)}ms` : undefined];
   if (e.body) bits.push(`body ${e.body.kept}/${e.body.size}B${e.body.omitted ? ` ${e.body.omitted}` : ""}`);
+  if (e.withheld) bits.push(`withheld: ${e.withheld.join(", ")}`);
   return `#${e.n} ${e.method} ${url} ${bits.filter(Boolean).join(" ")}`;
 }
 
@@ -143,7 +145,7 @@ export const captureStart = defineTool<{ tabId?: number; frameId?: number; sensi
       stop(c, again && originOf(again.url) === c.origin ? "document_changed" : "origin_changed");
       throw toolError("navigation_failed", `the page in tab ${tabId} navigated while the capture started; nothing was captured`, "Wait for the page to load, then call capture_start again.");
     }
-    const text = `capture ${c.id} started on tab ${tabId}${frameId ? ` frame ${frameId}` : ""} (${c.url}): ${sensitive ? "sensitive (request headers and bodies)" : "metadata only"}, newest ${c.max} requests kept; it stops if the document changes`;
+    const text = `capture ${c.id} started on tab ${tabId}${frameId ? ` frame ${frameId}` : ""} (${c.url}): ${sensitive ? "sensitive (request headers and bodies; cookie, Authorization and body values only as each site's own switches allow)" : "metadata only"}, newest ${c.max} requests kept; it stops if the document changes`;
     return { text, data: state(c), whole: true };
   },
 });
@@ -173,8 +175,10 @@ export const captureList = defineTool<{ captureId?: string }>({
       const mine = sessionCaptures(sessionOf(ctx)).sort((x, y) => x.startedAt - y.startedAt);
       return { text: mine.length ? mine.map(line).join("\n") : "no captures in this session", data: { captures: mine.map(state) }, whole: true };
     }
-    const c = await own(ctx, a.captureId);
-    await stillAllowed(c);
+    const mine = await own(ctx, a.captureId);
+    await stillAllowed(mine);
+    // SECURITY I-75: what each request holds, as an export would give it now.
+    const c = withCurrentPolicy(mine, judgeDestination);
     const text = [line(c), ...c.entries.map(entryLine)].join("\n");
     return { text, data: { ...state(c), requests: c.entries.map(entryRow) }, whole: true };
   },
@@ -186,7 +190,7 @@ export async function captureExportFile(session: string, captureId: string, form
   const c = getCapture(captureId);
   if (!c || c.session !== session) throw toolError("not_found", `no capture ${JSON.stringify(captureId)} in this session`, "Call capture_list for this session's captures.");
   await stillAllowed(c);
-  return buildExport(withCurrentPolicy(c, judgeDestination), format, chrome.runtime.getManifest().version);
+  return buildExport(c, judgeDestination, format, chrome.runtime.getManifest().version);
 }
 
 export const captureExport = defineTool<{ captureId: string; format?: ExportFormat }>({
