@@ -211,6 +211,8 @@ export function installSecrets(): void {
   // store), so text cut to size as it arrives is masked before the cut.
   setCutMask((s) => outbound.sync()?.text(s) ?? s);
   outbound.warm();
+  // A closed tab's documents, and the values in them, are gone with it.
+  chrome.tabs?.onRemoved?.addListener((tabId) => void outbound.closed(tabId).catch(() => undefined));
   chrome.runtime.onMessage.addListener((msg: unknown, sender, sendResponse: (r: unknown) => void) => {
     const t = msg && typeof msg === "object" ? (msg as { type?: unknown }).type : undefined;
     if (typeof t !== "string" || !t.startsWith("torii.secrets.")) return false;
