@@ -156,6 +156,24 @@ describeBrowser("adversarial: invoke is code execution", () => {
     }
   });
 
+  it("a filled secret handed back base64-encoded by a page function: secret_unmaskable, nothing runs", async () => {
+    const secret = 'Iv0 "k&m+t/ w@Q8xé';
+    const added = (await R().ext.evaluate(
+      async (m) => (globalThis as unknown as { chrome: { runtime: { sendMessage(m: unknown): Promise<unknown> } } }).chrome.runtime.sendMessage(m),
+      { type: "torii.secrets.add", name: "invokepw", kind: "password", value: secret, origins: [R().site.origin.a] },
+    )) as { ok: boolean };
+    expect(added.ok).toBe(true);
+    const { tabId, page } = await kit();
+    const f = await R().call("fill", { tabId, selector: "#q", value: "{{secret:invokepw}}" });
+    expect(f.isError, f.text).toBe(false);
+    const res = await R().call("invoke", { tabId, path: "app.peek" });
+    const b64 = Buffer.from(secret, "utf8").toString("base64");
+    await R().expectClean({ kinds: [], extra: [secret, b64.slice(0, 12), b64.slice(12, 24)] });
+    expect(await ran()).toEqual([]);
+    expect(await page.locator("#q").inputValue()).toBe(secret);
+    expect(res.error?.code, res.text).toBe("secret_unmaskable");
+  });
+
   // ---------- bad inputs, with every switch and approval on ----------
 
   it("bad inputs each get a typed error and run nothing: a missing path, a getter, proxies, a class, bound functions, toString that lies, built-ins", async () => {

@@ -1,7 +1,7 @@
 // A page of A whose globals offer code execution under other names, for `invoke`: the browser's own
 // fetch, eval and setTimeout bound to the window, a jQuery-style `$.globalEval` (a page-defined
 // function that runs any text as a script), page functions that submit a form, fire a destructive
-// button or leave for the attacker, and the bad inputs (a getter, proxies, a class, bound
+// button, leave for the attacker or hand back a field's value base64-encoded, and the bad inputs (a getter, proxies, a class, bound
 // functions, functions whose toString lies). Every page function first beacons "did" to A, so what
 // ran is read from A's log; what it sent elsewhere is in B's.
 import { type Route, at, doc, js, param } from "./html.ts";
@@ -35,6 +35,7 @@ function honest(n){did("honest");return "hello "+n;}
 honest.toString=function(){return "function honest() { [native code] }";};
 window.app={
   hello:function(n){did("hello");return "hello "+n;},
+  peek:function(){did("peek");return btoa(unescape(encodeURIComponent(document.getElementById("q").value)));},
   // The form goes and the page leaves a moment after the answer, as an app's would after its state settles.
   submitOrder:function(){did("submit");setTimeout(function(){document.getElementById("f").requestSubmit();},50);return "submitted";},
   deleteAccount:function(){did("delete");document.getElementById("danger").click();return "deleted";},
