@@ -2,8 +2,9 @@
 // an HTML5 drag-and-drop board and a pointer-events sortable list are reordered by trusted input;
 // a drag onto (or across) a frame of another site is refused before any event, decided from what
 // that frame's page and server saw; invoke calls the page's own functions only while the person's
-// per-origin switch (set in the options page) is on, and each bad path or answer gets its typed
-// error (SECURITY I-36, I-71).
+// per-origin switch (set in the options page) is on beside evaluate's program switch, and each bad
+// path or answer gets its typed error (SECURITY I-36, I-71; the attacks on invoke are in
+// adversarial-invoke.test.ts).
 import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type Browser, closeWebPages, pairBrowser } from "../src/browser.ts";
@@ -182,6 +183,8 @@ describeBrowser("invoke and drag", () => {
   // ---------- invoke ----------
 
   it("invoke is off by default and on only while the person's switch in the options page is on", async () => {
+    // Evaluate's program switch is on: invoke's own switch is what this test turns.
+    await policy({ evalProgram: true });
     const { tabId, page } = await open("/functions");
     const off = await call("invoke", { tabId, path: "app.store.reset", args: "[3]" });
     expect(off.error?.code, off.text).toBe("eval_not_allowed");
@@ -219,7 +222,7 @@ describeBrowser("invoke and drag", () => {
   });
 
   it("invoke calls page functions with JSON arguments: methods, async ones, a lexical global", async () => {
-    await policy({ invoke: true });
+    await policy({ invoke: true, evalProgram: true });
     const { tabId } = await open("/functions");
     const add = await call("invoke", { tabId, path: "app.add", args: "[2, 3]" });
     expect(add.text, add.text).toBe("5");
@@ -228,7 +231,7 @@ describeBrowser("invoke and drag", () => {
   });
 
   it("invoke's bad paths and answers: not a function, a throw, a cycle, 10 MB, a getter that navigates, prototype paths, a built-in", async () => {
-    await policy({ invoke: true });
+    await policy({ invoke: true, evalProgram: true });
     const { tabId, page } = await open("/functions");
 
     const notFn = await call("invoke", { tabId, path: "app.version" });

@@ -115,7 +115,10 @@ lines.push(
   "Each tool declares what it touches, reads and can cause, and which of the person's switches it needs; the " +
     "extension's gate, tab ownership, the download guard and the effect guard enforce every call from these " +
     "declarations alone (SECURITY.md I-48). *switch*: `act` = act mode, `evaluate` / `fetch` = the origin's " +
-    "code-execution switches, `proxy` = the person's browser-wide \"Let agents switch the proxy profile\" (off by default), `invoke` = the origin's page-function switch (SECURITY.md I-71). *dialog*: `blocked` = refused with `dialog_blocking` while a JavaScript dialog is open.",
+    "code-execution switches, `proxy` = the person's browser-wide \"Let agents switch the proxy profile\" (off by default), `invoke` = the origin's page-function switch. " +
+    "*any effect*: the tool runs page code whose effects nothing can know before it runs, so it also needs evaluate's program switch and act mode, " +
+    "and one approval request covers code and every effect (submit, destructive click, new origin); a choice set to deny refuses it before anything runs (SECURITY.md I-71). " +
+    "*dialog*: `blocked` = refused with `dialog_blocking` while a JavaScript dialog is open.",
 );
 lines.push("");
 lines.push("| tool | touches | reads | can cause | switch | password guard | dialog | during handoff |");
@@ -123,7 +126,7 @@ lines.push("|---|---|---|---|---|---|---|---|");
 for (const t of tools) {
   const tr = full.get(t.name).traits;
   lines.push(
-    `| \`${t.name}\` | ${tr.target} | ${tr.reads} | ${tr.effects.join(", ") || "—"} | ${tr.switch} | ${tr.typing ? "yes" : ""} | ${tr.dialog} | ${tr.handoff} |`,
+    `| \`${t.name}\` | ${tr.target} | ${tr.reads} | ${tr.effects.join(", ") || "—"}${tr.anyEffect ? " (any effect)" : ""} | ${tr.switch}${tr.anyEffect ? " + evaluate program + act" : ""} | ${tr.typing ? "yes" : ""} | ${tr.dialog} | ${tr.handoff} |`,
   );
 }
 for (const t of tools) {

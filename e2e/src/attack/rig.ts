@@ -21,6 +21,8 @@ interface PolicyOpts {
   fetch?: boolean;
   passwords?: boolean;
   evalExpression?: boolean;
+  evalProgram?: boolean;
+  invoke?: boolean;
   approvals?: Record<string, Choice>;
   approvalTimeoutMs?: number;
 }
@@ -84,13 +86,15 @@ function summarise(got: Beacon[]): string {
   return [...by].map(([k, v]) => `${k}×${v.length} (${[...new Set(v)].slice(0, 4).join(",").slice(0, 40)})`).join(" ");
 }
 
-export function useAttackRig(label: string): () => AttackRig {
+/** `config`: added to the daemon's config.json before it starts (e.g. `broker.toolGroups`). */
+export function useAttackRig(label: string, opts: { config?: Record<string, unknown> } = {}): () => AttackRig {
   const rig = useRig();
   let r: AttackRig | undefined;
   const results: ToolResult[] = [];
   const names: string[] = [];
   beforeAll(async () => {
     const torii = await rig.daemon();
+    if (opts.config) await torii.configure(opts.config);
     await torii.start();
     const browser = await rig.browser();
     // Playwright dismisses a dialog itself unless the page has a listener: leave them all open,
@@ -155,7 +159,7 @@ export function useAttackRig(label: string): () => AttackRig {
       ext,
       policy: (o = {}) =>
         setPolicy(ext, {
-          rules: [{ pattern: site.aPattern, fetch: o.fetch ?? false, allowPassword: o.passwords ?? false, evalExpression: o.evalExpression ?? false }],
+          rules: [{ pattern: site.aPattern, fetch: o.fetch ?? false, allowPassword: o.passwords ?? false, evalExpression: o.evalExpression ?? false, evalProgram: o.evalProgram ?? false, invoke: o.invoke ?? false }],
           actMode: o.actMode ?? true,
           approvals: o.approvals ?? {},
           approvalTimeoutMs: o.approvalTimeoutMs ?? 60_000,

@@ -112,6 +112,10 @@ async function load(): Promise<void> {
   shown = req;
   details.replaceChildren();
   actionEl.textContent = APPROVAL_LABELS[req.kind];
+  // SECURITY I-71: a call whose effects cannot be known counts as each of them; the person sees
+  // every one this answer covers.
+  const also = req.also ?? [];
+  if (also.length) row("Can also", also.map((k) => APPROVAL_LABELS[k]).join("; "), "also");
   row("Tab", tab);
   row("Site", req.origin || "(new tab)");
   row("Goes to", req.target);
@@ -122,7 +126,9 @@ async function load(): Promise<void> {
   }
   row("Tool", req.tool);
   row("Agent session", req.session);
-  alwaysRow.hidden = !req.origin;
+  // "Always allow" writes one kind's choice; an answer that covers several is given call by call
+  // (each kind is the person's to set in the options).
+  alwaysRow.hidden = !req.origin || also.length > 0;
   alwaysLabel.textContent = `Always allow “${APPROVAL_LABELS[req.kind].toLowerCase()}” on ${req.origin}`;
   countdown(req);
 }
@@ -147,7 +153,7 @@ async function answer(approve: boolean): Promise<void> {
   denyBtn.disabled = true;
   alwaysBox.disabled = true;
   try {
-    if (approve && alwaysBox.checked && shown?.origin) await allowAlways(shown);
+    if (approve && alwaysBox.checked && shown?.origin && !shown.also?.length) await allowAlways(shown);
   } catch (e) {
     errorEl.textContent = `Could not save “always allow”: ${e instanceof Error ? e.message : String(e)}`;
   }

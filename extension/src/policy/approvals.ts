@@ -7,6 +7,11 @@ import type { ApprovalKind } from "./policy.js";
 export interface ApprovalRequest {
   id: string;
   kind: ApprovalKind;
+  /**
+   * The other kinds this one request stands for: a call whose effects cannot be known counts as
+   * each, and the person's one answer covers them all (SECURITY I-71).
+   */
+  also?: ApprovalKind[];
   tool: string;
   /** The origin the action happens on (the person's own UI shows it; agents never see a blocked host). */
   origin: string;

@@ -91,6 +91,14 @@ export interface Traits {
   effects: readonly Effect[];
   /** The person's switch it needs beyond the allowlist (SECURITY I-16, I-17). */
   switch: "act" | "evaluate" | "fetch" | "invoke" | "proxy" | "cookies" | "storage" | "observe" | "none";
+  /**
+   * It runs code whose effects nothing can know before it runs: a page function, where any name may
+   * be `eval`, `fetch` or a form's submit under another name, and neither its name, its source nor
+   * `bind` tells (SECURITY I-71). The gate then holds it to everything evaluate's program form
+   * needs, and more: that switch beside its own, act mode, and the approvals of code and of every
+   * effect at once (submit, destructive click, new origin), asked in one request.
+   */
+  anyEffect?: boolean;
   /** It may type into a field: the password guard applies (SECURITY I-18). */
   typing?: boolean;
   /** Refused while a JavaScript dialog is open, answers one, or unaffected by one. */
@@ -166,6 +174,8 @@ export function defineTool<A>(def: ToolDef<A>): Tool<A> {
   // A tool that changes the page needs a switch the person sets; one that opens a URL says which.
   if (t.effects.length > 0 && t.switch === "none") throw bad("switch");
   if ((t.target === "tab-or-new" || t.effects.includes("navigation")) && t.switch !== "act") throw bad("switch");
+  // Effects nobody can know are those of code: declared on a code tool only.
+  if (t.anyEffect !== undefined && (t.anyEffect !== true || !t.effects.includes("code"))) throw bad("anyEffect");
   if (def.inputSchema.additionalProperties === undefined) def.inputSchema.additionalProperties = false;
   Object.freeze(t.effects);
   Object.freeze(t);

@@ -7,7 +7,7 @@
 // which judges each event where it lands (tools/effects.ts).
 
 import type { ApprovalKind, Policy, Verdict } from "../policy/policy.js";
-import { actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, observeAllowed, passwordAllowed, storeAllowed, type EvalKind, type StoreSwitch } from "../policy/policy.js";
+import { APPROVAL_LABELS, actAllowed, approvalChoice, evalAllowed, invokeAllowed, judgeUrl, observeAllowed, passwordAllowed, storeAllowed, type EvalKind, type StoreSwitch } from "../policy/policy.js";
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { toolError, type ToolError } from "./errors.js";
@@ -236,6 +236,25 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       // A switch this gate does not know is refused, never skipped.
       throw toolError("internal", `${tool.name}: unknown switch; refused`);
   }
+  // SECURITY I-71: code whose effects cannot be known before it runs (a page function may be eval,
+  // fetch or a submit under any name) runs only where evaluate's program form would, and only with
+  // act mode, whatever its name, source or binding.
+  if (tr.anyEffect) {
+    if (!evalAllowed(verdict, "program")) {
+      throw toolError(
+        "eval_not_allowed",
+        `${tool.name} runs page code that can do anything a program can, so it also needs evaluate (program), which is off for this origin; nothing was called`,
+        `Only the person can turn on "Eval program" for this site in the Torii options (Sites); ask them instead of retrying.`,
+        { switch: "evalProgram" },
+      );
+    }
+    if (!actAllowed(policy, verdict)) {
+      throw toolError(
+        "act_mode_off",
+        `${tool.name} runs page code that can change the page and act mode is off for this origin; nothing was called. Only the person can turn act mode on, in the Torii popup; ask them instead of retrying`,
+      );
+    }
+  }
 
   // SECURITY I-18: the password decision travels to the handler, which checks the fields.
   if (tr.typing) ctx.allowPassword = passwordAllowed(verdict, args.allowPassword === true);
@@ -249,7 +268,8 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   const asks: Ask[] = [];
   if (tabId !== undefined) {
     if (hasEffect(tool, "navigation") && dest && dest.origin !== origin) asks.push({ kind: "new_origin", target: dest.origin });
-    if (hasEffect(tool, "code")) asks.push({ kind: "evaluate", text: describeCode(args) });
+    // SECURITY I-71: code of unknowable effects is asked about as code and as every effect at once.
+    if (hasEffect(tool, "code")) asks.push({ kind: "evaluate", text: describeCode(args), ...(tr.anyEffect ? { also: [...EFFECT_KINDS] } : {}) });
     if (hasEffect(tool, "upload") && hasTarget(args)) {
       const r = await env.risk(tabId, args as { ref?: string; selector?: string }, ctx.signal);
       asks.push({ kind: "upload", element: r?.label ?? String(args.ref ?? args.selector), text: fileNames(args.files) });
@@ -283,6 +303,8 @@ export function observeOff(tool: string): ToolError {
 
 interface Ask {
   kind: ApprovalKind;
+  /** The other kinds the same call counts as: one answer for all of them (SECURITY I-71). */
+  also?: ApprovalKind[];
   element?: string;
   text?: string;
   target?: string;
@@ -292,20 +314,35 @@ function isEffectKind(k: ApprovalKind): k is EffectKind {
   return (EFFECT_KINDS as readonly string[]).includes(k);
 }
 
-/** One approval: the person's allow / ask / deny choice for this kind on this origin; true when they approved it in the window. */
+/**
+ * One approval: the person's allow / ask / deny choice for this kind on this origin (for an ask
+ * with `also`, every kind's: one deny refuses, one ask asks once for all); true when they approved
+ * it in the window.
+ */
 async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: AnyTool, origin: string, a: Ask, ctx: GateContext): Promise<boolean> {
-  const choice = approvalChoice(policy, verdict, a.kind);
-  if (choice === "allow") {
+  const kinds = [a.kind, ...(a.also ?? [])];
+  const choices = kinds.map((k) => approvalChoice(policy, verdict, k));
+  if (choices.every((c) => c === "allow")) {
     ctx.approval ??= "auto";
     return false;
   }
-  if (choice === "deny") {
+  const denied = kinds.filter((_, i) => choices[i] === "deny");
+  if (denied.length > 0) {
     ctx.approval = "denied";
-    throw toolError("approval_denied", `the person's policy denies this action (${a.kind}) on this origin`);
+    if (!a.also) throw toolError("approval_denied", `the person's policy denies this action (${a.kind}) on this origin`);
+    // SECURITY I-71: refused before anything runs, naming each choice only the person can change.
+    const named = denied.map((k) => `"${APPROVAL_LABELS[k]}" (${k})`).join(", ");
+    throw toolError(
+      "approval_denied",
+      `${tool.name} runs page code that counts as every effect, and the person's policy denies ${named} on this origin; nothing was called`,
+      `Only the person can change ${named} for this site in the Torii options (approvals); ask them instead of retrying.`,
+      { denied },
+    );
   }
   const out = await env.ask(
     {
       kind: a.kind,
+      ...(a.also ? { also: a.also } : {}),
       tool: tool.name,
       origin,
       ...(a.target ? { target: a.target } : {}),

@@ -2,21 +2,28 @@
 // a function the page's own scripts defined, calls it with JSON arguments and returns its answer as
 // bounded JSON. It runs in the page's main world (stringified by tools/invoke.ts), so it must be
 // self-contained; node tests call it directly with a stand-in global (SECURITY I-71).
+//
+// These checks make a call do what its path says; they are not what keeps code from running. The
+// page's own functions can be eval under another name (`$.globalEval`), and the page can rewrite
+// Function.prototype.toString to make a built-in look like its own, so no test here can tell what
+// a function does. The gate holds every call to evaluate's program switch, act mode and every
+// approval before the page is touched (tools/gate.ts, traits.anyEffect).
 
 /** What the page answered: a bounded JSON text, or why nothing was called or what it threw. */
 export type InvokeOutcome =
   | { ok: true; json: string; type: string; truncated: boolean; cycles: number }
-  | { fail: "missing" | "getter" | "not_function" | "native"; at: string; type?: string }
-  | { fail: "threw"; at: string; name: string; message: string }
+  | { fail: "missing" | "getter" | "not_function" | "no_source" | "class"; at: string; type?: string }
+  | { fail: "threw"; at: string; name: string; message: string; reading?: true }
   | { fail: "timeout"; at: string };
 
 /**
  * `root` is the page's global object; `lexical` reads the first segment as a global binding when it
  * is not a property of it (`const app = …` in a classic script), so no getter of `root` runs for it.
  * Only data properties are followed, never accessors: a getter is page code that can navigate or
- * change the page, and a property read through one is refused before anything runs. A built-in
- * (native, unbound) function is refused too: invoke calls the page's own functions, not the
- * browser's (`eval`, `Function`, `location.assign`, `fetch` stay behind their own switches).
+ * change the page, and a property read through one is refused before anything runs (a Proxy's
+ * traps are the page's code too: one that throws ends the walk, nothing called). Only a function
+ * whose source the page shows is called: never a built-in, a bound function (whatever it wraps:
+ * `fetch.bind(window)` shows no source either) or a callable Proxy, and never a class.
  */
 export async function invokeInPage(
   root: object,
@@ -27,6 +34,22 @@ export async function invokeInPage(
   lexical?: () => unknown,
 ): Promise<InvokeOutcome> {
   const describe = (x: unknown) => (x === null ? "null" : Array.isArray(x) ? "array" : typeof x);
+  const thrown = (e: unknown): { fail: "threw"; name: string; message: string } => {
+    let en = "Error";
+    let msg = "";
+    try {
+      if (e instanceof Error) {
+        en = String(e.name);
+        msg = String(e.message);
+      } else {
+        en = describe(e);
+        msg = typeof e === "string" ? e : JSON.stringify(e) ?? String(e);
+      }
+    } catch {
+      msg = "(an exception that cannot be described)";
+    }
+    return { fail: "threw", name: en.slice(0, 100), message: msg.slice(0, 2000) };
+  };
   const name = (i: number) => path.slice(0, i + 1).join(".");
   let self: unknown = undefined;
   let cur: unknown = root;
@@ -35,9 +58,13 @@ export async function invokeInPage(
     if (cur === null || (typeof cur !== "object" && typeof cur !== "function")) return { fail: "missing", at: name(i), type: describe(cur) };
     let d: PropertyDescriptor | undefined;
     let o: object | null = cur as object;
-    for (let hops = 0; o && !d && hops < 256; hops++) {
-      d = Object.getOwnPropertyDescriptor(o, key);
-      if (!d) o = Object.getPrototypeOf(o) as object | null;
+    try {
+      for (let hops = 0; o && !d && hops < 256; hops++) {
+        d = Object.getOwnPropertyDescriptor(o, key);
+        if (!d) o = Object.getPrototypeOf(o) as object | null;
+      }
+    } catch (e) {
+      return { ...thrown(e), at: name(i), reading: true };
     }
     if (!d && i === 0 && lexical) {
       let found = false;
@@ -61,18 +88,20 @@ export async function invokeInPage(
   const at = path.join(".");
   if (typeof cur !== "function") return { fail: "not_function", at, type: describe(cur) };
   const fn = cur as (...a: unknown[]) => unknown;
+  // The function's own `toString` is not asked (a page may give any function one that lies).
   let src = "";
   try {
-    src = Function.prototype.toString.call(fn);
+    src = String(Reflect.apply(Function.prototype.toString, fn, []));
   } catch {
     src = "";
   }
-  if (/\{\s*\[native code\]\s*\}\s*$/.test(src) && !/^bound /.test(fn.name)) return { fail: "native", at };
+  if (src === "" || /\{\s*\[native code\]\s*\}\s*$/.test(src)) return { fail: "no_source", at };
+  if (/^class\b/.test(src)) return { fail: "class", at };
 
   let value: unknown;
   try {
     const args = JSON.parse(argsJson) as unknown[];
-    value = fn.apply(self, args);
+    value = Reflect.apply(fn, self, args);
     if (value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function") {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<{ late: true }>((r) => {
@@ -84,20 +113,7 @@ export async function invokeInPage(
       value = won.v;
     }
   } catch (e) {
-    let en = "Error";
-    let msg = "";
-    try {
-      if (e instanceof Error) {
-        en = String(e.name);
-        msg = String(e.message);
-      } else {
-        en = describe(e);
-        msg = typeof e === "string" ? e : JSON.stringify(e) ?? String(e);
-      }
-    } catch {
-      msg = "(an exception that cannot be described)";
-    }
-    return { fail: "threw", at, name: en.slice(0, 100), message: msg.slice(0, 2000) };
+    return { ...thrown(e), at };
   }
 
   // Bounded JSON: it stops writing at `max` characters (a 10 MB answer costs the page no more than

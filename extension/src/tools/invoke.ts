@@ -1,8 +1,11 @@
 // invoke: calls a function the page already defines (`app.store.reset`) with JSON arguments and
-// returns its answer as bounded JSON. Its own per-origin switch, set only by the person in the
-// options page; neither act mode nor evaluate's switches grant it, permissive mode neither
-// (SECURITY I-71). It runs in the top document's main world through CDP, watched like evaluate:
-// an answer from a document that replaced the judged one is dropped (SECURITY I-15).
+// returns its answer as bounded JSON. A page function can do anything a program can (`$.globalEval`
+// is eval under another name, and neither a name, a source text nor `bind` tells), so the call is
+// code execution of unknowable effect (traits.anyEffect): it needs its own per-origin switch and
+// evaluate's program switch, act mode, and the approvals of code and of every effect, all judged
+// by the gate before the page is touched; permissive mode grants none of it (SECURITY I-71). It
+// runs in the top document's main world through CDP, watched like evaluate: an answer from a
+// document that replaced the judged one is dropped (SECURITY I-15).
 
 import { defineTool } from "./define.js";
 import { toolError } from "./errors.js";
@@ -32,7 +35,7 @@ const INDEX = /^(0|[1-9][0-9]{0,8})$/;
 /** The path's segments, or invalid_argument naming `path` and the segment at fault. */
 export function parsePath(path: string): string[] {
   const segs = path.split(".");
-  const bad = (why: string) => toolError("invalid_argument", `path: ${why}`, "Give a dotted path of names from the page's globals to a function, e.g. app.store.reset.", { field: "path" });
+  const bad = (why: string) => toolError("invalid_argument", `path: ${why}; nothing was called`, "Give a dotted path of names from the page's globals to a function, e.g. app.store.reset.", { field: "path" });
   if (segs.length > 32) throw bad("at most 32 segments");
   segs.forEach((s, i) => {
     if (FORBIDDEN.has(s)) throw bad(`"${s}" reaches into prototypes and is refused`);
@@ -55,9 +58,19 @@ function failure(o: Exclude<InvokeOutcome, { ok: true }>, timeoutMs: number) {
       return toolError("invalid_argument", `path: ${o.at} is a getter; invoke never runs getters (they are page code that may navigate or change the page), nothing was called`, "Give a path of plain properties to a function.", { field: "path" });
     case "not_function":
       return toolError("invalid_argument", `path: ${o.at} is ${o.type === "undefined" ? "undefined" : `a${/^[aeiou]/.test(o.type ?? "") ? "n" : ""} ${o.type}`}, not a function; nothing was called`, "Give the path of a function, e.g. app.store.reset.", { field: "path" });
-    case "native":
-      return toolError("invalid_argument", `path: ${o.at} is built into the browser; invoke calls only functions the page's own scripts define, nothing was called`, "Use the tool made for it (navigate, history, fetch_in_page) or evaluate if the person allowed it.", { field: "path" });
+    case "no_source":
+      return toolError(
+        "invalid_argument",
+        `path: ${o.at} is a function the page cannot show the source of (built into the browser, bound, or a proxy); invoke calls only functions the page's own scripts define, nothing was called`,
+        "Give the path of the page's own function (a bound method: the method it binds), or use the tool made for it (navigate, fetch_in_page, evaluate).",
+        { field: "path" },
+      );
+    case "class":
+      return toolError("invalid_argument", `path: ${o.at} is a class; invoke calls functions and never constructs, nothing was called`, "Give the path of a method of an instance the page holds.", {
+        field: "path",
+      });
     case "threw":
+      if (o.reading) return toolError("page_error", `reading ${o.at} threw ${o.name}: ${o.message}; nothing was called`, undefined, { name: o.name, message: o.message });
       return toolError("page_error", `${o.at} threw ${o.name}: ${o.message}`, undefined, { name: o.name, message: o.message });
     case "timeout":
       return toolError("timeout", `${o.at} returned a promise that did not settle within ${timeoutMs} ms; it may still be running`);
@@ -92,7 +105,7 @@ export const invoke = defineTool<{ tabId?: number; path: string; args?: string }
     },
     required: ["path"],
   },
-  traits: { target: "tab", reads: "page", effects: ["code"], switch: "invoke", dialog: "blocked", handoff: "refused" },
+  traits: { target: "tab", reads: "page", effects: ["code"], switch: "invoke", anyEffect: true, dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const segs = parsePath(a.path);
     const args = parseArgs(a.args);

@@ -1,7 +1,9 @@
-// invoke and drag in node: invoke's own switch (neither act mode, evaluate's switches nor
-// permissive mode grant it; SECURITY I-71), the gates drag shares with mouse_click, the path rules,
-// and the page side of invoke run against a stand-in global: getters never run, prototypes are
-// not reachable, cycles and huge answers are bounded.
+// invoke and drag in node: invoke is code execution of unknowable effect (its own switch and
+// evaluate's program switch, act mode, the approvals of code and of every effect in one request;
+// permissive mode grants none of it; SECURITY I-71), the gates drag shares with mouse_click, the
+// path rules, and the page side of invoke run against a stand-in global: getters never run,
+// prototypes are not reachable, functions without source and classes are not called, cycles and
+// huge answers are bounded.
 import { afterEach, describe, expect, it } from "vitest";
 import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/tools/gate.js";
 import { getTool } from "../../src/tools/registry.js";
@@ -21,21 +23,21 @@ function env(policy: Policy, asked: string[] = []): PolicyEnv {
     risk: async () => undefined,
     inputFacts: async (_t, origin) => ({ origin }),
     ask: async (req) => {
-      asked.push(`${req.kind}:${req.text ?? ""}`);
+      asked.push(`${[req.kind, ...(req.also ?? [])].join("+")}:${req.text ?? ""}`);
       return "approved";
     },
   };
 }
 
-async function run(tool: string, args: Record<string, unknown>, e: PolicyEnv): Promise<{ code: string; message: string; ctx: GateContext }> {
+async function run(tool: string, args: Record<string, unknown>, e: PolicyEnv): Promise<{ code: string; message: string; hint: string; data?: Record<string, unknown>; ctx: GateContext }> {
   setGateState({ paused: () => false, env: e });
   const ctx: GateContext = { signal: new AbortController().signal };
   try {
     await gate({ tool: getTool(tool)!, args }, ctx);
-    return { code: "ok", message: "", ctx };
+    return { code: "ok", message: "", hint: "", ctx };
   } catch (err) {
     if (!(err instanceof ToolError)) throw err;
-    return { code: err.code, message: err.message, ctx };
+    return { code: err.code, message: err.message, hint: err.hint, ...(err.data ? { data: err.data } : {}), ctx };
   }
 }
 
@@ -52,11 +54,66 @@ describe("invoke's switch", () => {
       expect(r.message).toContain("Torii options");
     }
   });
-  it("on for the origin: runs without act mode, asks the person's evaluate choice with the call shown", async () => {
+  it("on for the origin, it also needs evaluate's program switch (the expression one is not enough), permissive mode neither", async () => {
+    for (const p of [rule({ invoke: true }), rule({ invoke: true, evalExpression: true, fetch: true }), { ...permissivePolicy(), rules: [{ pattern: "good.example", invoke: true }] }]) {
+      const r = await run("invoke", { path: "app.reset" }, env(p));
+      expect(r.code).toBe("eval_not_allowed");
+      expect(r.message).toContain("evaluate (program)");
+      expect(r.hint).toContain("Eval program");
+      expect(r.data).toEqual({ switch: "evalProgram" });
+    }
+  });
+  it("needs act mode, globally or for the origin", async () => {
+    const r = await run("invoke", { path: "app.add" }, env(rule({ invoke: true, evalProgram: true }, false)));
+    expect(r.code).toBe("act_mode_off");
+    expect(r.message).toContain("nothing was called");
+    expect((await run("invoke", { path: "app.add" }, env(rule({ invoke: true, evalProgram: true, act: true }, false)))).code).toBe("ok");
+  });
+  it("with every switch on: one request asks about code and every effect, the call shown", async () => {
     const asked: string[] = [];
-    const r = await run("invoke", { path: "app.add", args: '[1, {"a":2}]' }, env(rule({ invoke: true }, false), asked));
+    const p = rule({ invoke: true, evalProgram: true });
+    const r = await run("invoke", { path: "app.add", args: '[1, {"a":2}]' }, env(p, asked));
     expect(r.code).toBe("ok");
-    expect(asked).toEqual(['evaluate:app.add(1, {"a":2})']);
+    expect(asked).toEqual(['evaluate+submit+destructive_click+new_origin:app.add(1, {"a":2})']);
+    expect(r.ctx.approval).toBe("approved");
+  });
+  it("one ask among allows is enough to ask, once, naming every effect", async () => {
+    const asked: string[] = [];
+    const p = { ...rule({ invoke: true, evalProgram: true }), approvals: { ...defaultPolicy().approvals, evaluate: "allow", submit: "allow", destructive_click: "allow", new_origin: "ask" } } as Policy;
+    expect((await run("invoke", { path: "app.add" }, env(p, asked))).code).toBe("ok");
+    expect(asked).toEqual(["evaluate+submit+destructive_click+new_origin:app.add()"]);
+  });
+  it("all allowed: nobody is asked", async () => {
+    const asked: string[] = [];
+    const all = { evaluate: "allow", submit: "allow", destructive_click: "allow", new_origin: "allow" } as const;
+    const r = await run("invoke", { path: "app.add" }, env(rule({ invoke: true, evalProgram: true, approvals: all }), asked));
+    expect(r.code).toBe("ok");
+    expect(r.ctx.approval).toBe("auto");
+    expect(asked).toEqual([]);
+  });
+  it("any effect denied: refused before anyone is asked, naming each denied choice", async () => {
+    for (const kind of ["evaluate", "submit", "destructive_click", "new_origin"] as const) {
+      const asked: string[] = [];
+      const r = await run("invoke", { path: "app.hello" }, env(rule({ invoke: true, evalProgram: true, approvals: { [kind]: "deny" } }), asked));
+      expect(r.code, kind).toBe("approval_denied");
+      expect(r.message).toContain(`(${kind})`);
+      expect(r.message).toContain("nothing was called");
+      expect(r.hint).toContain(`(${kind})`);
+      expect(r.data).toEqual({ denied: [kind] });
+      expect(asked).toEqual([]);
+    }
+    const both = await run("invoke", { path: "app.hello" }, env(rule({ invoke: true, evalProgram: true, approvals: { submit: "deny", new_origin: "deny", evaluate: "ask" } })));
+    expect(both.data).toEqual({ denied: ["submit", "new_origin"] });
+  });
+  it("evaluate itself still asks about code alone", async () => {
+    const asked: string[] = [];
+    expect((await run("evaluate", { program: "return 1" }, env(rule({ evalProgram: true }), asked))).code).toBe("ok");
+    expect(asked).toEqual(["evaluate:return 1"]);
+  });
+  it("is declared as code of any effect in its one registry entry", () => {
+    const t = getTool("invoke")!;
+    expect(t.traits).toMatchObject({ effects: ["code"], switch: "invoke", anyEffect: true });
+    expect(t.destructive).toBe(true);
   });
   it("does not grant evaluate", async () => {
     expect((await run("evaluate", { expression: "1" }, env(rule({ invoke: true })))).code).toBe("eval_not_allowed");
@@ -155,7 +212,16 @@ describe("invoke in the page", () => {
         return { go: () => "went" };
       },
     };
-    return { root: { app, parseInt, bound: parseInt.bind(null) }, navigated: () => navigated };
+    const lying = fetch.bind(globalThis);
+    lying.toString = () => "function lying(u) { return page(u); }";
+    const honest = (n: string) => `hello ${n}`;
+    honest.toString = () => "function honest() { [native code] }";
+    const trap = new Proxy({}, { getOwnPropertyDescriptor: () => { throw new Error("the trap refuses"); } });
+    const callableProxy = new Proxy(() => "ran", {});
+    return {
+      root: { app, parseInt, bound: parseInt.bind(null), boundPage: app.version.concat.bind("v"), pageBound: ((n: number) => n + 1).bind(null), lying, honest, trap, callableProxy, Store },
+      navigated: () => navigated,
+    };
   };
   const call = (root: object, path: string, args: unknown[] = [], max = 1000, ms = 200) => invokeInPage(root, path.split("."), JSON.stringify(args), max, ms);
 
@@ -163,13 +229,26 @@ describe("invoke in the page", () => {
     const { root } = make();
     expect(await call(root, "app.store.reset", [3])).toEqual({ ok: true, json: "[0,1,2]", type: "array", truncated: false, cycles: 0 });
     expect(await call(root, "app.later", [21])).toMatchObject({ ok: true, json: "42" });
-    expect(await call(root, "bound", ["7"])).toMatchObject({ ok: true, json: "7" });
   });
-  it("not a function, missing, native", async () => {
+  it("not a function, missing", async () => {
     const { root } = make();
     expect(await call(root, "app.version")).toEqual({ fail: "not_function", at: "app.version", type: "string" });
     expect(await call(root, "app.nope.x")).toEqual({ fail: "missing", at: "app.nope" });
-    expect(await call(root, "parseInt")).toEqual({ fail: "native", at: "parseInt" });
+  });
+  it("no function without a source is called: built-ins, bound functions of any target, callable proxies, a bound built-in whose toString lies", async () => {
+    const { root } = make();
+    for (const path of ["parseInt", "bound", "boundPage", "pageBound", "lying", "callableProxy"]) {
+      expect(await call(root, path, ["7"]), path).toEqual({ fail: "no_source", at: path });
+    }
+  });
+  it("a page function's own toString is not asked: one that claims to be built in is called as what it is", async () => {
+    expect(await call(make().root, "honest", ["torii"])).toMatchObject({ ok: true, json: '"hello torii"' });
+  });
+  it("a class is not constructed", async () => {
+    expect(await call(make().root, "Store")).toEqual({ fail: "class", at: "Store" });
+  });
+  it("a proxy's trap that throws on the way ends the walk, nothing called", async () => {
+    expect(await call(make().root, "trap.x")).toEqual({ fail: "threw", at: "trap.x", name: "Error", message: "the trap refuses", reading: true });
   });
   it("a throw is reported with its message", async () => {
     expect(await call(make().root, "app.boom")).toEqual({ fail: "threw", at: "app.boom", name: "TypeError", message: "store is locked" });

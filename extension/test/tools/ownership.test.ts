@@ -27,6 +27,7 @@ const { getTool } = await import("../../src/tools/registry.js");
 const READ = getTool("read_text")!;
 const CLICK = getTool("click")!;
 const EVAL = getTool("evaluate")!;
+const INVOKE = getTool("invoke")!;
 
 const tab = (windowId: number, url = "https://example.com/"): number => fake.addTab({ windowId, url });
 
@@ -73,6 +74,8 @@ describe("window grants (SECURITY I-29)", () => {
     const s = agent("s-act", "gw-act");
     expect(await check(CLICK, { tabId: t }, s)).toBe("ok");
     expect(await check(EVAL, { tabId: t }, s)).toBe("tab_not_owned");
+    // A page function's call is code execution (SECURITY I-71): act access does not cover it.
+    expect(await check(INVOKE, { tabId: t }, s)).toBe("tab_not_owned");
     expect(await check(READ, { tabId: page }, s)).toBe("tab_not_owned");
     // navigate without tabId opens the tab in the room's window, in the background.
     const opened = await own.openAgentTab(s);

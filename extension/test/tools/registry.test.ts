@@ -98,6 +98,21 @@ describe("registry → tools/list", () => {
     expect(mk([]).destructive).toBe(false);
   });
 
+  it("code of unknowable effect is declared only on a code tool", () => {
+    const mk = (effects: Effect[], sw: "invoke" | "act", anyEffect: unknown) => () =>
+      defineTool({
+        name: "probe",
+        description: "x",
+        inputSchema: { type: "object", properties: {} },
+        traits: { target: "tab", reads: "page", effects, switch: sw, anyEffect: anyEffect as true, dialog: "blocked", handoff: "refused" },
+        handler: async () => ({ text: "" }),
+      });
+    expect(mk(["code"], "invoke", true)).not.toThrow();
+    for (const bad of [mk(["click"], "invoke", true), mk([], "invoke", true), mk(["code"], "invoke", "yes"), mk(["code"], "invoke", false)]) {
+      expect(bad).toThrow(/traits\.anyEffect/);
+    }
+  });
+
   // The whole tools/list ≤ 12,600 characters (hard); the compact wire form aims at ≤ 10,000
   // with the daemon's status tool (docs/tools.md states the served total, the e2e test pins it).
   // A tool of a group is served only when the person turned the group on (docs/tools.md).

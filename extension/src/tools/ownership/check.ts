@@ -10,7 +10,7 @@ import { docIdOf, grantFor, inGrantedWindow, originOf, windowGrantCovering, wind
 import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type Scope, type SessionRef } from "./state.js";
 
 interface OwnershipCall {
-  tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch"> };
+  tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch" | "anyEffect"> };
   args: Record<string, unknown>;
 }
 
@@ -42,8 +42,9 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     if (tr.reads === "pixels") await showInOwnWindow(tabId);
     return;
   }
-  // Code execution needs the evaluate scope, any other effect write, a read read.
-  const need: Scope = tr.switch === "evaluate" || tr.switch === "fetch" ? "evaluate" : call.tool.readOnly ? "read" : "write";
+  // Code execution (a page function's call included, SECURITY I-71) needs the evaluate scope, any
+  // other effect write, a read read.
+  const need: Scope = tr.switch === "evaluate" || tr.switch === "fetch" || tr.anyEffect ? "evaluate" : call.tool.readOnly ? "read" : "write";
   // SECURITY I-29: a tab now in the agent's room window, within the access the person set there.
   const w = await windowGrantCovering(s, tabId);
   if (w?.scopes.includes(need)) {
