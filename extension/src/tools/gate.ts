@@ -95,6 +95,11 @@ export function setGateState(s: GateState): void {
   state = s;
 }
 
+/** The person's policy now (SECURITY I-79: what a result may carry); undefined without one. */
+export function policyNow(): Promise<Policy> | undefined {
+  return state.env?.policy();
+}
+
 /** SECURITY I-14: a refusal never names the blocked host; the person sees it in the extension. */
 export function notAllowed(what: string): never {
   throw toolError("origin_not_allowed", `${what} is not on the person's allowlist; nothing was sent or read`);

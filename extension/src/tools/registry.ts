@@ -5,7 +5,8 @@
 import type { AnyTool, ToolContext, ToolGroup } from "./define.js";
 import { toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
-import { gate, type GateContext } from "./gate.js";
+import { gate, policyNow, type GateContext } from "./gate.js";
+import { withholdInResult } from "../outbound/foreign.js";
 import { beginAgentCall, endAgentCall } from "./ownership/attribution.js";
 import { afterCall } from "./ownership/check.js";
 import { sessionFromMeta } from "./ownership/state.js";
@@ -195,6 +196,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     // SECURITY I-69/I-77: no result carries a secret's value, whatever the page did with it; a
     // result that cannot be checked is not returned.
     r = await maskResult(r).catch(() => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so the result cannot be checked for secrets; nothing was returned")));
+    r = withholdInResult(r, await policyNow()?.catch(() => undefined)); // SECURITY I-79: no URL of an origin off the list
   } finally {
     active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);

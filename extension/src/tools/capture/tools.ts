@@ -13,6 +13,7 @@ import { putFile } from "../files.js";
 import { getPolicy } from "../safety.js";
 import { buildExport, summaryText, withCurrentPolicy, type ExportFile, type ExportFormat, type ExportSummary } from "./export.js";
 import { judgeDestination, reindex, setCapturePolicy, stop } from "./listen.js";
+import { captureWithoutForeignUrls } from "./foreign.js";
 import { METADATA_CAP, SENSITIVE_CAP, type Capture, type Entry } from "./model.js";
 import { toB64 } from "./record.js";
 import { addCapture, getCapture, loadCaptures, sessionCaptures } from "./store.js";
@@ -190,7 +191,8 @@ export async function captureExportFile(session: string, captureId: string, form
   const c = getCapture(captureId);
   if (!c || c.session !== session) throw toolError("not_found", `no capture ${JSON.stringify(captureId)} in this session`, "Call capture_list for this session's captures.");
   await stillAllowed(c);
-  return buildExport(c, judgeDestination, format, chrome.runtime.getManifest().version);
+  // SECURITY I-79: the file, like every result, carries no URL of an origin off the list.
+  return buildExport(captureWithoutForeignUrls(c, await getPolicy()), judgeDestination, format, chrome.runtime.getManifest().version);
 }
 
 export const captureExport = defineTool<{ captureId: string; format?: ExportFormat }>({
