@@ -1,7 +1,8 @@
 // Pages that make the browser, the page or A's own server quote an attacker's URL: a cross-origin
 // fetch that B redirects to a URL only B chose and that then fails CORS, a CSP violation, a failed
-// WebSocket, console text, page text in every common spelling, an error thrown by a page function,
-// A's requests and bodies that carry the attacker's URL. Each URL of B or C carries its query marker.
+// WebSocket, console text, a title and page text in every common spelling, an error thrown by a
+// page function, A's requests and bodies that carry the attacker's URL. Each URL of B or C carries
+// its query marker.
 import { type Ctx, type Route, at, attacker, attr, doc, js } from "./html.ts";
 import { MARK, type Role } from "./secrets.ts";
 
@@ -28,6 +29,7 @@ const text: Route = (c) => {
   const f = forms(c, x);
   const own = at(c, "a", "/fu-own-path", { keep: "yes" });
   return doc(c, {
+    title: `Moved to ${attr(f.plain)}`,
     body: `<h1>Moved</h1>
 <p id="plain">Continue at ${attr(f.plain)} please.</p>
 <p id="quoted">Chrome says: Access to fetch at '${attr(f.plain)}' from origin '${attr(c.origin.a)}' was blocked.</p>

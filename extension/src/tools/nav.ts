@@ -13,7 +13,7 @@ import { assertUrlAllowed, judgeLanding } from "./origin.js";
 
 const LOAD_MS = 30_000;
 
-const URL_HINT = "Give an absolute URL, e.g. https://example.com/page.";
+const URL_HINT = "Give an absolute URL: a scheme (https://), a host and a path.";
 
 /** The URL navigate opens; invalid_argument naming `url` when it is none (the gate asks first). */
 function checkUrl(url: string): string {

@@ -17,7 +17,7 @@ const w = (s: string, j = judge) => withholdForeignUrls(s, j);
 
 describe("withholdForeignUrls: what is kept", () => {
   it("text without URLs comes back as the same string", () => {
-    for (const s of ["", "a", "hello world", "row: Alice | 0 | Paris | [a1]", "a/b/c", "// a comment", "1/2 // 3", "ratio 3:1//x"]) expect(w(s)).toBe(s);
+    for (const s of ["", "a", "hello world", "row: Alice | 0 | Paris | [a1]", "a/b/c", "// a comment", "1/2 // 3", "ratio 3:1//x", "Give an absolute URL: a scheme (https://), a host and a path."]) expect(w(s)).toBe(s);
   });
 
   it("allowed URLs stay byte for byte, whatever surrounds them", () => {
@@ -152,12 +152,12 @@ describe("withholdForeignUrls: volume", () => {
   });
 
   it("one run of thousands of glued URLs is read once, not once per URL", () => {
-    const allowed = "https://a.test/?".repeat(20_000);
+    const allowed = "https://a.test/?".repeat(5_000);
     expect(w(allowed)).toBe(allowed);
-    const foreign = `${"https://a.test/?".repeat(10_000)}https://b.test/SECRET${"https://a.test/?".repeat(10_000)}`;
+    const foreign = `${"https://a.test/?".repeat(2_500)}https://b.test/SECRET${"https://a.test/?".repeat(2_500)}`;
     const out = w(foreign);
     expect(out).not.toContain("SECRET");
-    expect(out.startsWith("https://a.test/?".repeat(10_000))).toBe(true);
+    expect(out.startsWith("https://a.test/?".repeat(2_500))).toBe(true);
   });
 
   it("separators with no URL, thousands of them", () => {
