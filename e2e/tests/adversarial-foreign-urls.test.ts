@@ -108,8 +108,13 @@ describeBrowser("adversarial: no attacker's URL in any text", () => {
         const rows = (t.data.entries ?? []) as { body?: string }[];
         return rows.length >= 3 && rows.filter((e) => e.body !== undefined).length >= 3 ? t : undefined;
       }, { timeoutMs: 10_000, intervalMs: 200 });
+      // The filter is no oracle: it matches the URLs as shown, never the withheld part.
+      const probe = await R().call("network_tail", { tabId, filter: QS[x] });
+      const shown = await R().call("network_tail", { tabId, filter: WITHHELD });
       await R().expectClean();
       expect(r.text).toContain(`${R().site.origin.a}/api/fu?next=${WITHHELD}`);
+      expect((probe.data.entries as unknown[]).length, probe.text).toBe(0);
+      expect((shown.data.entries as unknown[]).length, shown.text).toBe(2);
     });
 
     for (const format of ["har", "http"] as const) {

@@ -16,6 +16,7 @@ import { BODY_CAP, type BodyOmitted, type NetEntry } from "./network.js";
 import { fillTimes, startTimes } from "./timing.js";
 import type { ConsoleEntry, TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
+import { policyJudge, withholdForeignUrls } from "../../outbound/foreign.js";
 
 /** Body characters one network_tail result carries at most. */
 export const RESULT_BODY_CAP = 256 * 1024;
@@ -120,9 +121,11 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
       return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
     }
     store.net.expireWaiting();
-    // SECURITY I-77: the filter matches the masked URL, so it can never test a secret's characters.
+    // SECURITY I-77, I-79: the filter matches the URL as the agent is shown it (masked, foreign URLs
+    // withheld), so it can never test a secret's characters or a withheld URL's.
     const m = a.filter ? await outbound.masker() : undefined;
-    const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!m || m.text(e.url).includes(a.filter as string)));
+    const judge = policyJudge(policy);
+    const all = store.network.list().filter((e) => shown(e.doc, policy) && judgeUrl(policy, e.url).allowed && (!m || withholdForeignUrls(m.text(e.url), judge).includes(a.filter as string)));
     const chosen = pick(all, a);
     await fillTimes(tabId, chosen, ctx);
     if (a.bodies) {
