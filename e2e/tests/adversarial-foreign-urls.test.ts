@@ -18,7 +18,7 @@ describeBrowser("adversarial: no attacker's URL in any text", () => {
 
   /** A only, with every switch these attacks need: code, invoke, console & network, sensitive capture. */
   const allowA = () => {
-    const rule = { pattern: R().site.aPattern, act: true, evalExpression: true, invoke: true, observe: true, captureSensitive: true };
+    const rule = { pattern: R().site.aPattern, act: true, evalExpression: true, evalProgram: true, invoke: true, observe: true, captureSensitive: true };
     return setPolicy(R().ext, { rules: [rule], actMode: true });
   };
 
@@ -57,7 +57,8 @@ describeBrowser("adversarial: no attacker's URL in any text", () => {
       const ev = await R().call("evaluate", { tabId, expression: "fuFail()" });
       const inv = await R().call("invoke", { tabId, path: "fuFail" });
       await R().expectClean();
-      expect(`${ev.text}\n${inv.text}`).toContain("the document moved to");
+      expect(ev.text).toContain("the document moved to");
+      expect(inv.text).toContain("the document moved to");
     });
 
     it(`Chrome's CORS error after B redirects to a URL it chose on ${x}: console_tail withholds both URLs, keeps A's origin`, async () => {
