@@ -8,6 +8,9 @@
 import type { ToolContext } from "./define.js";
 import { toolError, ToolError, type ErrorCode } from "./errors.js";
 import { outbound, refuseUnmaskable } from "./secrets.js";
+import { policyJudge, withholdForeignUrls } from "../outbound/foreign.js";
+import { policyNow } from "./gate.js";
+import { defaultPolicy } from "../policy/policy.js";
 
 /** Base64 characters one file may take (the link caps a frame at 8 MiB). */
 export const MAX_FILE_B64 = 6 * 1024 * 1024;
@@ -116,7 +119,12 @@ export async function putFile(
 ): Promise<ResourceLink> {
   checkName(f.name);
   if (f.data !== undefined && f.source !== "agent") await refuseUnmaskable(f.source.tab, f.source.what);
-  if (f.text !== undefined) f = { ...f, text: (await outbound.masker()).text(f.text) };
+  if (f.text !== undefined) {
+    let text = (await outbound.masker()).text(f.text);
+    // SECURITY I-79: a file from a tab carries no URL of an origin off the list either.
+    if (f.source !== "agent") text = withholdForeignUrls(text, policyJudge((await policyNow()?.catch(() => undefined)) ?? defaultPolicy()));
+    f = { ...f, text };
+  }
   const size = f.data !== undefined ? f.data.length : new TextEncoder().encode(f.text ?? "").length;
   const cap = f.data !== undefined ? MAX_FILE_B64 : MAX_FILE_BYTES;
   if (size > cap) {
