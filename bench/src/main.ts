@@ -119,7 +119,7 @@ async function main(): Promise<void> {
         node: process.versions.node,
         chromium: chromiumVersion,
         tokenizer: TOKENIZER,
-        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "toriibefore" ? `${s.version}: an earlier build (that commit, without the working tree's changes), launched the same way` : s.id === "torii" ? `${s.version}, tree ${treeState()}${(s as { permissive?: boolean }).permissive ? " (`torii launch --permissive`: every origin allowed, approvals pre-granted; the policy gate still runs on every call)" : ""}` : `${s.version} (npm ${packageVersion(PEER_PACKAGE[s.id as keyof typeof PEER_PACKAGE])})`, tools: s.toolCount, toolsListChars: s.toolsListChars }])),
+        servers: Object.fromEntries(servers.map((s) => [s.id, { label: s.label, version: s.id === "toriibefore" ? `${s.version}: an earlier build (that commit, without the working tree's changes), launched the same way` : s.id === "torii" ? `${s.version}, tree ${treeState()}${(s as { permissive?: boolean }).permissive ? " (`torii launch --permissive`: every origin allowed, approvals pre-granted; the policy gate still runs on every call)" : ""}` : `${s.version} (npm ${packageVersion(PEER_PACKAGE[s.id as keyof typeof PEER_PACKAGE])})`, tools: s.toolCount, toolsListChars: s.toolsListChars, instructionsChars: s.instructionsChars }])),
         notes: [],
       },
       snapshot: {},

@@ -13,6 +13,8 @@ export interface ServerInfo {
   version: string;
   tools: number;
   toolsListChars: number;
+  /** The server's `instructions` (absent in results from before it was measured). */
+  instructionsChars?: number;
 }
 
 export interface RunResult {
@@ -160,6 +162,9 @@ function beforeAfter(r: RunResult): string[] {
   for (const [cat, name] of [["daemon", "peak RSS: daemon"], ["mcp-proxy", "peak RSS: `torii mcp`"], ["extension", "peak RSS: extension process"]] as const)
     add(name, r.memory.toriibefore?.byCategory[cat] ?? NaN, r.memory.torii?.byCategory[cat] ?? NaN, mb1);
   add("tools/list chars", r.meta.servers.toriibefore?.toolsListChars ?? NaN, r.meta.servers.torii?.toolsListChars ?? NaN, int);
+  add("server instructions chars", r.meta.servers.toriibefore?.instructionsChars ?? NaN, r.meta.servers.torii?.instructionsChars ?? NaN, int);
+  // What a client that hands the model only structuredContent reads of the same snapshot.
+  for (const { title, res } of Object.values(r.snapshot)) add(`snapshot structuredContent chars: ${title}`, res.toriibefore?.structuredChars ?? NaN, res.torii?.structuredChars ?? NaN, int);
   return [
     "## Before and after, same run",
     "",
@@ -209,10 +214,10 @@ export function markdown(r: RunResult, chartPath: string | undefined): string {
 
   if (ds.includes("toriibefore") && ds.includes("torii")) L.push(...beforeAfter(r), "");
 
-  L.push("## tools/list", "", "What every agent turn pays: the JSON of the `tools` array (every page of it).", "");
-  L.push(...table(["server", "tools", "characters", ...(ds.includes("torii") ? ["Torii / server"] : [])], ds.map((d) => {
+  L.push("## tools/list", "", "What every agent turn pays: the JSON of the `tools` array (every page of it), and beside it the server's `instructions`, which the agent's context holds too.", "");
+  L.push(...table(["server", "tools", "characters", ...(ds.includes("torii") ? ["Torii / server"] : []), "instructions"], ds.map((d) => {
     const s = m.servers[d]!;
-    return [s.label, String(s.tools), int(s.toolsListChars), ...(ds.includes("torii") ? [ratio(m.servers.torii!.toolsListChars, s.toolsListChars)] : [])];
+    return [s.label, String(s.tools), int(s.toolsListChars), ...(ds.includes("torii") ? [ratio(m.servers.torii!.toolsListChars, s.toolsListChars)] : []), s.instructionsChars === undefined ? "—" : int(s.instructionsChars)];
   })), "");
 
   L.push("## Snapshot", "");

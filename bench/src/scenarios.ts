@@ -21,6 +21,8 @@ export interface SnapshotStats extends Series {
   error?: string;
   /** agent-browser: characters of its default snapshot (interactive elements only, no page text). */
   interactiveChars?: number;
+  /** Characters of the last snapshot's structuredContent (JSON; 0 without it). */
+  structuredChars?: number;
 }
 
 export interface TaskStats extends Series {
@@ -49,6 +51,7 @@ async function interleave(servers: BenchServer[], reps: number, fn: (s: BenchSer
 export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: Page, reps: number, opts: { warmup: boolean; tolerate: boolean; dumpDir?: string }, log: Log): Promise<PerServer<SnapshotStats>> {
   const url = fx.url(page);
   const out: PerServer<SnapshotStats & { last: string }> = {};
+  const structured: PerServer<number> = {};
   for (const s of servers) out[s.id] = { ...series(), tokens: 0, calls: 1, fidelity: { found: 0, total: 0, missing: [] }, failures: 0, last: "" };
   const once = async (s: BenchServer, timed: boolean) => {
     const o = out[s.id]!;
@@ -61,6 +64,7 @@ export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: P
       o.chars.push(r.chars);
       o.calls = r.calls ?? 1;
       o.last = r.text;
+      structured[s.id] = r.structuredChars;
     } catch (e) {
       if (!opts.tolerate || !(e instanceof ToolError)) throw e;
       o.failures++;
@@ -86,6 +90,7 @@ export async function snapshotPage(servers: BenchServer[], fx: Fixtures, page: P
     }
     if (opts.dumpDir) writeFileSync(join(opts.dumpDir, `${page.id}.${s.id}.txt`), last);
     o.tokens = tokens(last);
+    o.structuredChars = structured[s.id] ?? 0;
     o.fidelity = coverage(s.id, last, expected);
     if (!parseSnapshot(s.id, last).length) throw new Error(`${s.label}: the snapshot of ${page.title} has no addressable element:\n${last.slice(0, 1000)}`);
     res[s.id] = o;

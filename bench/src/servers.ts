@@ -18,6 +18,8 @@ export interface CallResult {
   ms: number;
   /** Characters of text content returned to the agent. */
   chars: number;
+  /** Characters of structuredContent's JSON (0 without it): what a client that reads only that part gets. */
+  structuredChars: number;
   text: string;
 }
 
@@ -55,6 +57,8 @@ export abstract class BenchServer {
   protected transport: StdioClientTransport | undefined;
   protected readonly stderr = new Tail();
   toolsListChars = 0;
+  /** Characters of the server's `instructions`, which an agent's context also holds. */
+  instructionsChars = 0;
   toolCount = 0;
   protected toolNames = new Set<string>();
 
@@ -84,6 +88,7 @@ export abstract class BenchServer {
     t.stderr?.on("data", (d: Buffer) => this.stderr.push(d.toString()));
     await this.client.connect(t);
     this.version = this.client.getServerVersion()?.version ?? "?";
+    this.instructionsChars = this.client.getInstructions()?.length ?? 0;
     const tools = [];
     let cursor: string | undefined;
     do {
@@ -118,7 +123,8 @@ export abstract class BenchServer {
     const ms = now() - t0;
     const text = textOf(r);
     if (r.isError) throw new ToolError(`${this.label}: ${tool}(${JSON.stringify(args).slice(0, 300)}) returned isError: ${text.slice(0, 800)}`);
-    return { tool, ms, chars: text.length, text };
+    const sc = (r as { structuredContent?: unknown }).structuredContent;
+    return { tool, ms, chars: text.length, structuredChars: sc === undefined ? 0 : JSON.stringify(sc).length, text };
   }
 
   protected async closeClient(): Promise<void> {
@@ -132,7 +138,8 @@ export abstract class BenchServer {
 
 /** Sums a multi-call operation into one result (latency and characters add up). */
 export function combine(tool: string, rs: CallResult[]): CallResult {
-  return { tool, ms: rs.reduce((a, r) => a + r.ms, 0), chars: rs.reduce((a, r) => a + r.chars, 0), text: rs.map((r) => r.text).join("\n") };
+  const sum = (f: (r: CallResult) => number) => rs.reduce((a, r) => a + f(r), 0);
+  return { tool, ms: sum((r) => r.ms), chars: sum((r) => r.chars), structuredChars: sum((r) => r.structuredChars), text: rs.map((r) => r.text).join("\n") };
 }
 
 // ---------------------------------------------------------------- Playwright MCP

@@ -6,10 +6,18 @@ import { toriiBin } from "./env.ts";
 import type { Torii } from "./torii.ts";
 import { Tail, pollUntil } from "./util.ts";
 
+/**
+ * SECURITY I-78: the first line of a text block that carries what a page wrote, and the value of
+ * structuredContent.untrusted beside it (extension/src/tools/define.ts PAGE_DATA_MARK).
+ */
+export const PAGE_DATA_MARK = "[page data]";
+
 export interface ToolResult {
   isError: boolean;
-  /** The first text block. */
+  /** The first text block, without the page-data line (`pageData` says whether it had one). */
   text: string;
+  /** A text block started with the page-data line; structuredContent, when present, said so too (checked). */
+  pageData: boolean;
   /** structuredContent ({} when absent). */
   data: Record<string, unknown>;
   images: { data: string; mimeType: string }[];
@@ -74,9 +82,18 @@ export class Mcp {
     const ms = performance.now() - t0;
     const content = r.content ?? [];
     const data = r.structuredContent ?? {};
+    const marked = (t: string) => t === PAGE_DATA_MARK || t.startsWith(`${PAGE_DATA_MARK}\n`);
+    const texts = content.filter((c) => c.type === "text").map((c) => c.text ?? "");
+    const pageData = texts.some(marked);
+    // A client reading only the text and one reading only structuredContent must be told the same.
+    if (r.structuredContent && (data.untrusted === "page") !== pageData) {
+      throw new Error(`${name}: the text ${pageData ? "is" : "is not"} marked as page data, structuredContent.untrusted is ${JSON.stringify(data.untrusted)}`);
+    }
+    const first = texts[0] ?? "";
     const out: ToolResult = {
       isError: r.isError === true,
-      text: content.find((c) => c.type === "text")?.text ?? "",
+      text: marked(first) ? first.slice(PAGE_DATA_MARK.length + 1) : first,
+      pageData,
       data,
       images: content.filter((c) => c.type === "image").map((c) => ({ data: c.data ?? "", mimeType: c.mimeType ?? "" })),
       ms,

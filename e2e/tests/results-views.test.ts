@@ -2,10 +2,11 @@
 // Some clients give the model the text blocks, others structuredContent alone (falling back to the
 // content blocks when it is absent). Through the official TS SDK client and `torii mcp`, every read
 // tool (and an action's observe) is read both ways: each view holds the whole outline / text /
-// answer, and no line of it twice.
+// answer, and no line of it twice. Each view also says the result is page data (SECURITY I-78): the
+// text's first line, structuredContent's `untrusted` field.
 import { expect, test } from "vitest";
 import { describeBrowser } from "../src/harness.ts";
-import { refOf } from "../src/mcp.ts";
+import { PAGE_DATA_MARK, refOf } from "../src/mcp.ts";
 import { useToolsRig } from "../src/tools-rig.ts";
 
 interface Raw {
@@ -46,6 +47,14 @@ function expectEachOnce(v: { text: string; structured: string }, lines: string[]
   }
 }
 
+/** Both readers are told the result is page data: the text's first line, the structured field. */
+function expectPageData(r: Raw, what: string): void {
+  const v = views(r);
+  expect(v.text.startsWith(`${PAGE_DATA_MARK}\n`), `${what}: text view`).toBe(true);
+  if (r.structuredContent) expect(r.structuredContent.untrusted, `${what}: structured view`).toBe("page");
+  else expect(v.structured.startsWith(`${PAGE_DATA_MARK}\n`), `${what}: structured view (the content blocks)`).toBe(true);
+}
+
 const refLines = (s: string) => s.split("\n").filter((l) => /\[[a-gi-z]+\d+\]/.test(l)).map((l) => l.trim());
 const refsIn = (s: string) => [...s.matchAll(/\[([a-gi-z]+\d+)\]/g)].map((m) => m[1] as string);
 
@@ -61,6 +70,7 @@ describeBrowser("results: the structured and the text form carry the same result
   test("snapshot: the whole outline in each view, every ref line once; the page's controls all there", async () => {
     const { tabId, page } = await rig().open("form.html");
     const r = await raw("snapshot", { tabId });
+    expectPageData(r, "snapshot");
     const v = views(r);
     const lines = refLines(v.text);
     const controls = await page.locator("input, select, textarea, button, a[href]").count();
@@ -132,9 +142,11 @@ describeBrowser("results: the structured and the text form carry the same result
     expect(views(w).text).toContain("ok");
     expect(w.structuredContent).toMatchObject({ found: true });
     const s = await raw("settle", { tabId, quietMs: 100 });
-    expect(views(s).text).toBe("settled");
+    expect(views(s).text).toBe(`${PAGE_DATA_MARK}\nsettled`);
     expect(s.structuredContent).toMatchObject({ tabId });
-    const tv = views(await raw("tabs", {}));
+    const tr = await raw("tabs", {});
+    expectPageData(tr, "tabs");
+    const tv = views(tr);
     expectEachOnce(tv, [url], "tabs");
   });
 
@@ -145,7 +157,7 @@ describeBrowser("results: the structured and the text form carry the same result
     expectEachOnce(rv, refLines(rv.text), "reveal");
     const sc = await raw("scroll", { tabId, to: "top" });
     const sv = views(sc);
-    expect(sv.text).toMatch(/^scrolled \S+: y=0/);
+    expect(sv.text).toMatch(/^\[page data\]\nscrolled \S+: y=0/);
     expect(sv.structured).toContain(sv.text);
     expect(sc.structuredContent).toMatchObject({ scrollY: 0, atTop: true });
   });
@@ -154,6 +166,7 @@ describeBrowser("results: the structured and the text form carry the same result
     const { tabId } = await rig().open("form.html");
     const r = await raw("screenshot", { tabId, quality: 20 });
     expect(r.structuredContent).toBeUndefined();
+    expectPageData(r, "screenshot");
     const v = views(r);
     expect(v.images).toEqual({ text: 1, structured: 1 });
     expect(v.structured).toMatch(/screenshot of tab \d+: \d+x\d+ jpeg/);
@@ -163,7 +176,9 @@ describeBrowser("results: the structured and the text form carry the same result
     const { tabId } = await rig().open("form.html");
     const snap = await rig().mcp.ok("snapshot", { tabId });
     const ref = refOf(snap.text, "textbox", "Email");
-    const v = views(await raw("fill", { tabId, ref, value: "ada@example.test", observe: "snapshot" }));
+    const f = await raw("fill", { tabId, ref, value: "ada@example.test", observe: "snapshot" });
+    expectPageData(f, "fill with observe");
+    const v = views(f);
     expect(v.text).toContain(`filled ${ref}`);
     expect(v.structured).toContain(`filled ${ref}`);
     expectEachOnce(v, refLines(v.text), "observe");
@@ -173,8 +188,10 @@ describeBrowser("results: the structured and the text form carry the same result
     const { tabId } = await rig().open("form.html");
     const r = await raw("get_state", { tabId, ref: "e999999" });
     expect(r.isError).toBe(true);
+    // A failure of a tool that reads the page may quote it: marked too.
+    expectPageData(r, "stale_ref");
     const v = views(r);
-    expect(v.text).toMatch(/^stale_ref: /);
+    expect(v.text).toMatch(/^\[page data\]\nstale_ref: /);
     const e = r.structuredContent?.error as { code: string; message: string; hint: string };
     expect(e.code).toBe("stale_ref");
     expect(v.text).toContain(e.message);

@@ -14,7 +14,8 @@ const out = join(root, "..", "docs", "tools.md");
 const m = await importTs(`export { listTools, TOOLS } from "./src/tools/registry.ts";
 export { ERROR_HINTS } from "./src/tools/errors.ts";
 export { INSTRUCTIONS } from "./src/mcp/provider.ts";
-export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";`);
+export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";
+export { PAGE_DATA_MARK, PAGE_DATA_FIELD, PAGE_DATA_SOURCE } from "./src/tools/define.ts";`);
 
 function typeOf(s) {
   if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(" \\| ");
@@ -97,6 +98,11 @@ lines.push("- Results: a text block with the whole result, and `structuredConten
   "`screenshot` returns an image block and no `structuredContent`: only content blocks carry images. " +
   "`fill_form` checks every field (element, kind of value, options, read-only, password) before it fills any: one bad field fails the call, naming `fields.<i>`, with the form untouched. " +
   "An action that opens a JavaScript dialog returns `dialog: {type, message}`; call `handle_dialog` next. A dialog raised by a frame whose origin is not on the allowlist comes as `dialog: {type, foreign: true}`, without its text: only the person can answer it (`handoff`).");
+lines.push("- Page data (SECURITY.md I-78): every result of a tool whose *reads* trait (Traits table) is not `none` may carry what a page wrote, " +
+  "and so may its errors once its arguments passed the schema (its text, names, title, URL, stores, console, a dialog's or a page function's message, pixels). " +
+  "Its first text block starts with the line `" + m.PAGE_DATA_MARK + "`, a header over everything below it (there is no closing line for a page to fake), " +
+  "and its `structuredContent`, when it has one, carries `\"" + m.PAGE_DATA_FIELD + "\": \"" + m.PAGE_DATA_SOURCE + "\"`; " +
+  "a client that hands the model only one of the two parts still shows it. A tool that reads nothing of a page is not marked.");
 lines.push("");
 lines.push("## Tools");
 lines.push("");
@@ -185,7 +191,7 @@ lines.push("");
 lines.push("## Error codes");
 lines.push("");
 lines.push("A failed call is an MCP result with `isError: true`, text `<code>: <message>\\nhint: <hint>` and " +
-  "`structuredContent.error = {code, message, hint, …}`. The daemon keeps the same list.");
+  "`structuredContent.error = {code, message, hint, …}` (after the page-data line and field for a tool that reads the page, see Conventions). The daemon keeps the same list.");
 lines.push("");
 lines.push("| code | recovery hint |");
 lines.push("|---|---|");

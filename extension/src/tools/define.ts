@@ -4,7 +4,7 @@
 // full schema) and docs/tools.md are derived from these entries.
 // Importing this file (or any tool file) touches no chrome.* API, so node can load the registry.
 
-import type { CallToolResult } from "./errors.js";
+import { errorResult, ToolError, type CallToolResult } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
 import type { GateContext } from "./gate.js";
 import type { ResourceLink } from "./files.js";
@@ -193,12 +193,43 @@ export function hasEffect(t: { traits: Traits }, ...e: Effect[]): boolean {
 export const META_TEXT = "torii/text";
 
 /**
- * The MCP result of an output. structuredContent is the whole result or absent: with `whole` the
- * data, else the data plus the text (added by the daemon, META_TEXT); absent without data, and
- * absent beside an image, which only the content blocks can carry (a client reading
- * structuredContent falls back to them).
+ * SECURITY I-78: what a page wrote is data, never instructions to the agent. Every result of a tool
+ * whose traits say it reads the page (its content, pixels or the tab list: titles and URLs), and
+ * every failure of one whose arguments passed the schema, starts its first text block with this
+ * line, and its structuredContent (when it has one) carries PAGE_DATA_FIELD. A header, not a
+ * fence: nothing the page writes below it can close it, so there is no closing line to fake. The
+ * server instructions say what it means (mcp/provider.ts INSTRUCTIONS).
  */
-export function toCallResult(out: ToolOutput): CallToolResult {
+export const PAGE_DATA_MARK = "[page data]";
+/**
+ * `_meta` key by which toCallResult says a result is page data; framePageData, the last step of
+ * callTool, reads and strips it and frames the result, after the secrets' mask, which would
+ * otherwise mask a secret as short as "a" or "page" inside the frame too.
+ */
+export const META_PAGE = "torii/page";
+/** The structuredContent field of a page-data result, for a client that hands the model only that part. */
+export const PAGE_DATA_FIELD = "untrusted";
+export const PAGE_DATA_SOURCE = "page";
+
+/** The tool's results may carry what a page wrote (SECURITY I-78): derived from `reads` alone. */
+export function readsPage(t: { traits: Traits }): boolean {
+  return t.traits.reads !== "none";
+}
+
+/**
+ * The MCP result of an output, or of a failure (errors.ts errorResult). structuredContent is the
+ * whole result or absent: with `whole` the data, else the data plus the text (added by the
+ * daemon, META_TEXT); absent without data, and absent beside an image, which only the content
+ * blocks can carry (a client reading structuredContent falls back to them). A tool that reads the
+ * page gets META_PAGE: its result leaves callTool framed as page data (SECURITY I-78).
+ */
+export function toCallResult(out: ToolOutput | ToolError, tool?: { traits: Traits }): CallToolResult {
+  const r = out instanceof ToolError ? errorResult(out) : outputResult(out);
+  if (tool && readsPage(tool)) r._meta = { ...r._meta, [META_PAGE]: true };
+  return r;
+}
+
+function outputResult(out: ToolOutput): CallToolResult {
   const r: CallToolResult = { content: [{ type: "text", text: out.text }] };
   const images = out.images ?? [];
   for (const img of images) r.content.push({ type: "image", data: img.data, mimeType: img.mimeType });
@@ -208,4 +239,26 @@ export function toCallResult(out: ToolOutput): CallToolResult {
     if (!out.whole) r._meta = { [META_TEXT]: true };
   }
   return r;
+}
+
+/**
+ * SECURITY I-78: a result toCallResult marked META_PAGE, framed: the marker line before its first
+ * text block (which the daemon copies into structuredContent.text), and the field set after the
+ * handler's fields, so that none of them (a page's answer spread into the data) can replace it.
+ * Its place among the keys is not kept: the daemon re-encodes structuredContent with its keys
+ * sorted. Any other result is returned as it is; a result that replaced a marked one (a refused
+ * download, an unreadable secret store) is Torii's own words and has no META_PAGE.
+ */
+export function framePageData(r: CallToolResult): CallToolResult {
+  if (r._meta?.[META_PAGE] !== true) return r;
+  const { [META_PAGE]: _page, ...meta } = r._meta;
+  void _page;
+  const i = r.content.findIndex((c) => c.type === "text");
+  const content = r.content.map((c, j) => (j === i && c.type === "text" ? { ...c, text: `${PAGE_DATA_MARK}\n${c.text}` } : c));
+  if (i < 0) content.unshift({ type: "text", text: PAGE_DATA_MARK });
+  const out: CallToolResult = { ...r, content };
+  if (Object.keys(meta).length > 0) out._meta = meta;
+  else delete out._meta;
+  if (r.structuredContent) out.structuredContent = { ...r.structuredContent, [PAGE_DATA_FIELD]: PAGE_DATA_SOURCE };
+  return out;
 }

@@ -3,7 +3,7 @@
 // (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
 import type { AnyTool, ToolContext, ToolGroup } from "./define.js";
-import { toCallResult } from "./define.js";
+import { framePageData, toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, policyNow, type GateContext } from "./gate.js";
 import { withholdInResult } from "../outbound/foreign.js";
@@ -217,7 +217,8 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     ...(gctx.auditNote ? { detail: gctx.auditNote } : {}),
     ...(a.secrets ? { secrets: a.secrets } : {}),
   });
-  return withAuditMeta(r, a);
+  // SECURITY I-78: framed last, so the mask above never touches the frame.
+  return withAuditMeta(framePageData(r), a);
 }
 
 /** `_meta` key of what the daemon's audit records from the extension (internal/broker/audit.go MetaAudit). */
@@ -254,6 +255,9 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
 async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController): Promise<CallToolResult> {
   const signal = ctl.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // The tool once its arguments passed the schema: from the gate on, a failure may quote the page
+  // (a dialog's text, a page function's message), so its traits decide the framing of failures too.
+  let ran: AnyTool | undefined;
   try {
     if (typeof name !== "string") throw toolError("invalid_argument", "name: expected a tool name");
     const tool = byName.get(name);
@@ -266,6 +270,7 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
       if (e instanceof SchemaError) throw toolError("invalid_argument", e.message, undefined, { field: e.field });
       throw e;
     }
+    ran = tool;
     const cancelled = () => (signal.reason instanceof ToolError ? signal.reason : toolError("cancelled", `${name}: cancelled`));
     // A call cancelled before it got here asks the page and the person nothing.
     if (signal.aborted) throw cancelled();
@@ -282,12 +287,13 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      return toCallResult(await Promise.race([tool.handler(a, ctx), stopped]));
+      return toCallResult(await Promise.race([tool.handler(a, ctx), stopped]), tool);
     } finally {
       signal.removeEventListener("abort", onAbort);
     }
   } catch (e) {
-    return errorResult(asToolError(e));
+    // SECURITY I-78: a failure may quote the page (a dialog's text, a page function's message).
+    return toCallResult(asToolError(e), ran);
   } finally {
     clearTimeout(timer);
   }

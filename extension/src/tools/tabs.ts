@@ -57,7 +57,8 @@ export const closeTab = defineTool<{ tabId: number }>({
   name: "close_tab",
   description: "Close a tab.",
   inputSchema: { type: "object", properties: { tabId: { type: "integer", minimum: 0 } }, required: ["tabId"] },
-  traits: { target: "tab", reads: "none", effects: ["close"], switch: "act", dialog: "ignores", handoff: "refused" },
+  // "page": a close the page holds returns its dialog's text.
+  traits: { target: "tab", reads: "page", effects: ["close"], switch: "act", dialog: "ignores", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = (await resolveTab(a.tabId)).id as number;
     let out: CloseOutcome;
