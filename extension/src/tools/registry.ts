@@ -196,7 +196,9 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     // SECURITY I-69/I-77: no result carries a secret's value, whatever the page did with it; a
     // result that cannot be checked is not returned.
     r = await maskResult(r).catch(() => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so the result cannot be checked for secrets; nothing was returned")));
-    r = withholdInResult(r, await policyNow()?.catch(() => undefined)); // SECURITY I-79: no URL of an origin off the list
+    // SECURITY I-79: no URL of an origin off the list in what a tool read from the browser; a tool
+    // that reads nothing (the person's own settings: secrets' origins, proxy profiles) is not page text.
+    if (tool?.traits.reads !== "none") r = withholdInResult(r, await policyNow()?.catch(() => undefined));
   } finally {
     active.delete(ctl);
     signal?.removeEventListener("abort", onOuter);
