@@ -61,7 +61,8 @@ const soForm: Route = (c) => {
   if (mode === "repoint") onValue = `f.action=${js(target)};`;
   else if (mode === "submit-now") onValue = `f.submit();`;
   else if (mode === "submit-later") onValue = `setTimeout(function(){f.submit();},400);`;
-  else if (mode === "request-later") onValue = `setTimeout(function(){f.requestSubmit();},400);`;
+  // A submission nobody stopped counts in __att (its submit event) before requestSubmit() returns.
+  else if (mode === "request-later") onValue = `setTimeout(function(){f.requestSubmit();if(!__att)__bk.send("returned","stopped");},400);`;
   else if (mode === "blank") onValue = param(c, "auto") ? `f.submit();` : "";
   else if (mode.startsWith("exfil-")) {
     const how = EXFIL[mode.slice("exfil-".length)];

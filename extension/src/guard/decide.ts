@@ -109,7 +109,7 @@ export interface EventFacts {
    * nothing; it may only submit that field's form.
    */
   submitKey?: boolean;
-  /** Effect events: a submission would carry the field filled with a secret to an origin the secret is not bound to. */
+  /** Effect events: the document holds a secret and the submission would go to an origin it is not bound to (SECURITY I-76). */
   secretElsewhere?: boolean;
 }
 
@@ -133,13 +133,14 @@ export function decide(phase: Phase, rights: Rights | undefined, latched: Block 
   if (latched && f.trusted && f.type !== "focus" && f.type !== "blur" && f.type !== "focusin" && f.type !== "focusout") return latched;
   // SECURITY I-38: a form, link or ping would carry the page's data to an origin off the list.
   if (f.offList) return { code: "origin_not_allowed" };
-  // SECURITY I-69: a secret leaves only for the origins it is bound to, whatever the list allows.
-  if (f.secretElsewhere) return { code: "secret_origin_mismatch" };
   // SECURITY I-18: the field that has focus at this very key decides, not the one checked before;
   // the one key let through is the submit key on the field the secret went into (I-69).
   if (f.password && TYPING_EVENTS.has(f.type) && !rights.allowPassword && !(f.submitKey && SUBMIT_KEY_EVENTS.has(f.type))) {
     return { code: "password_field" };
   }
+  // SECURITY I-76: a document that holds a secret sends nothing to an origin the secret is not
+  // bound to, whatever the list allows.
+  if (f.secretElsewhere) return { code: "secret_origin_mismatch" };
   // SECURITY I-38: an effect the call was not allowed is stopped where it happens.
   for (const k of f.effects ?? []) if (!rights.effects.includes(k)) return { code: "approval_denied", kind: k };
   return null;

@@ -14,7 +14,8 @@
 import type { Block, ArmSpec, EffectKind, EventFacts, Phase, Rights } from "./decide";
 import { decide, EFFECT_EVENTS, GUARDED_EVENTS, rightsFor, sendsOffList, settlePending, TYPING_EVENTS } from "./decide";
 import { clickEffects, composedClosest, deepFocused, elementAt, focusedIn, isPasswordField, keyEffects, shadowOf, type ClickEffects } from "../page/risk";
-import { defaultButton, formOf, formRequest, grantCovers, sendsSecretElsewhere, type SubmitGrant } from "./secret-submit";
+import { defaultButton, formOf, formRequest, grantCovers, type SubmitGrant } from "./secret-submit";
+import { implicitLeaves, navigationLeaves, SecretHold, submitLeaves, type NavigateLike } from "./secret-hold";
 
 /** What a frame answers when armed. */
 export interface ArmReply {
@@ -47,6 +48,15 @@ export interface GuardApi {
    * this frame is not armed for that call.
    */
   grantSubmit(token: string, el: Element, origins: string[]): boolean;
+  /**
+   * SECURITY I-76: the page engine is about to put the secrets `names` (each bound to its
+   * `origins`) into `el`, an element of this document; from now until the document goes, nothing
+   * of it is submitted or navigated to another origin (guard/secret-hold.ts). False when `el` is
+   * not in this document: the engine then fills nothing.
+   */
+  holdSecret(el: Element, names: string[], origins: string[][]): boolean;
+  /** How many departures of a held secret this document stopped since it was armed with `token` (during the call or after it). */
+  secretStops(token: string): number;
 }
 
 export interface FocusFacts {
@@ -67,7 +77,7 @@ export interface FocusFacts {
   label: string;
 }
 
-const VERSION = 2;
+const VERSION = 3;
 const MAX_RECORDS = 32;
 const PENDING_MS = 5_000;
 
@@ -86,6 +96,10 @@ function install(): void {
   let told = false;
   let grant: SubmitGrant | undefined;
   const disarmed = new Set<string>();
+  // SECURITY I-76: the secrets this document holds, kept whatever the phase, and the departures
+  // stopped since the latest arming (the worker asks after the call's action).
+  const hold = new SecretHold();
+  const stops = { token: "", n: 0 };
 
   // The browser's answer, out of the page's reach: about:blank and srcdoc report their creator's
   // origin, a sandboxed document "null".
@@ -95,6 +109,10 @@ function install(): void {
   const apply = (spec: ArmSpec) => {
     listen();
     token = spec.token;
+    if (stops.token !== token) {
+      stops.token = token;
+      stops.n = 0;
+    }
     expires = spec.expires;
     rights = rightsFor(spec, origin, location.href);
     policy = spec.policy;
@@ -144,7 +162,11 @@ function install(): void {
       if (EFFECT_EVENTS.has(ev.type)) {
         f.effects = effectsOf(ev, origin);
         if (policy && sendsOffList(policy, requestsOf(ev))) f.offList = true;
-        if (sendsSecretElsewhere(grant, token, ev, focused)) f.secretElsewhere = true;
+        // SECURITY I-76: the implicit submission an Enter would make, judged at the key.
+        if (ev.type === "keydown" && f.effects.includes("submit") && focused) {
+          const form = formOf(focused);
+          if (implicitLeaves(hold, form, form ? defaultButton(form) : null)) f.secretElsewhere = true;
+        }
       }
     }
     const b = decide(phase, rights, latched, f);
@@ -157,14 +179,37 @@ function install(): void {
     if (ev.cancelable) ev.preventDefault();
     if (!b.quiet) record(b);
   };
-  // SECURITY I-69: the form's own handlers run after the capture phase and may point it elsewhere
-  // (`this.action = …`); the submission is judged again once they have run (the first bubble
-  // listener on window), before the browser reads where to send it.
-  const onSubmitted = (ev: Event) => {
-    if (phase !== "armed" || !rights?.allowed || !sendsSecretElsewhere(grant, token, ev, null)) return;
+  // SECURITY I-76: a departure of a held secret stopped where it happens, whatever caused it; the
+  // running call (if any) fails with secret_origin_mismatch.
+  const stopSecret = (ev: Event) => {
     ev.stopImmediatePropagation();
-    ev.preventDefault();
-    record({ code: "secret_origin_mismatch" });
+    if (ev.cancelable) ev.preventDefault();
+    stops.n++;
+    if (phase === "armed") record({ code: "secret_origin_mismatch" });
+  };
+  // A submission, before the form's own handlers (capture) and again once they have run (the first
+  // bubble listener on window): they may point it elsewhere (`this.action = …`).
+  const onSecretSubmit = (ev: Event) => {
+    if (submitLeaves(hold, ev)) stopSecret(ev);
+  };
+  // The navigation the browser is about to start, with its real URL: form.submit(), a form
+  // re-pointed by a listener that ran after ours, a GET form's URL, a link, `location = …`.
+  const onSecretNavigate = (ev: Event) => {
+    if (ev.cancelable && navigationLeaves(hold, ev as NavigateLike)) stopSecret(ev);
+  };
+  // While a document that holds a secret is being left, its own pagehide and visibilitychange
+  // handlers do not run: on a cross-site navigation they run after the next document committed,
+  // when the tab's network rules may already be gone (tools/secret-net.ts).
+  let unloading = false;
+  const onPageHide = (ev: Event) => {
+    if (ev.type === "pageshow") {
+      unloading = false;
+      return;
+    }
+    if (!hold.holding) return;
+    if (ev.type === "pagehide") unloading = true;
+    else if (!unloading) return;
+    ev.stopImmediatePropagation();
   };
   const leaving = { token: "", left: false, watching: false };
   const onLeaving = (e: Event) => {
@@ -179,12 +224,15 @@ function install(): void {
   // when the document is replaced that way (its children go: a mutation, seen a microtask later)
   // and at every arming; adding a listener already there changes nothing, not even its order.
   const listen = () => {
+    window.addEventListener("submit", onSecretSubmit, { capture: true });
+    for (const t of ["pagehide", "visibilitychange", "pageshow"]) window.addEventListener(t, onPageHide, { capture: true });
     for (const t of GUARDED_EVENTS) window.addEventListener(t, onEvent, { capture: true });
-    window.addEventListener("submit", onSubmitted);
+    window.addEventListener("submit", onSecretSubmit);
     if (leaving.watching) window.addEventListener("submit", onLeaving);
   };
   listen();
   new MutationObserver(listen).observe(document, { childList: true });
+  (globalThis as { navigation?: EventTarget }).navigation?.addEventListener("navigate", onSecretNavigate);
 
   // Noted while armed, so the worker waits for the load instead of guessing with a pause. The
   // Navigation API's navigate event comes synchronously from a link or a script. A form's submission
@@ -233,6 +281,17 @@ function install(): void {
       grant = { token: t, el, origins: [...origins], spent: new Set() };
       return true;
     },
+    holdSecret(el, names, origins) {
+      if (!(el instanceof Element) || el.ownerDocument !== document || !Array.isArray(names) || names.length === 0) return false;
+      const first = !hold.holding;
+      hold.add(names.map(String), names.map((_, i) => (Array.isArray(origins[i]) ? origins[i].map(String) : [])));
+      // An unload handler keeps the document out of the back/forward cache (a restored document
+      // would run before the worker could restore its rules), and stops the page's own unload
+      // handlers added after this one.
+      if (first) window.addEventListener("unload", (ev) => ev.stopImmediatePropagation(), { capture: true });
+      return true;
+    },
+    secretStops: (t) => (stops.token === t ? stops.n : 0),
   };
 
   // SECURITY I-39: a document that starts while its tab may be armed (a frame inserted or navigated

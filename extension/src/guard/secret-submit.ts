@@ -3,9 +3,10 @@
 // synchronous turn as it puts the secret into the field, grants this document's guard the call's
 // Enter on that element alone. The guard then lets through one trusted, unmodified Enter (its
 // keydown, keypress and the line break's beforeinput, none of which types anything into a
-// single-line field) while that element still holds the focus, and stops any submission of that
-// field's form to an origin the secret is not bound to. Everything else keeps the guard's ordinary
-// rules: another field, another frame, text events, a second Enter.
+// single-line field) while that element still holds the focus. Everything else keeps the guard's
+// ordinary rules: another field, another frame, text events, a second Enter. Where the submission
+// may go is the document's secret hold's to judge, for any tool (guard/secret-hold.ts, I-76).
+// Also here: where a form submission sends its request, read as the browser will.
 //
 // Runs in the guard's isolated world. The form's own properties are read through the prototype's
 // getters: a page can shadow `form.action` with a field named "action" (`<input name=action>`).
@@ -95,35 +96,4 @@ function isSubmitKey(ev: Event): boolean {
 /** This key event is the call's submit key on the granted field, not yet let through. */
 export function grantCovers(g: SubmitGrant | undefined, token: string, ev: Event, focused: Element | null): boolean {
   return !!g && g.token === token && SUBMIT_KEY_EVENTS.has(ev.type) && !g.spent.has(ev.type) && focused === g.el && isSubmitKey(ev);
-}
-
-function bound(g: SubmitGrant, url: string): boolean {
-  try {
-    return g.origins.includes(new URL(url).origin);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A submission that would carry the granted field to an origin the secret is not bound to: its
- * `submit` event (the form submitted and its submitter), or the submit key itself on the field
- * (the implicit submission it would cause). `method=dialog` sends nothing.
- */
-export function sendsSecretElsewhere(g: SubmitGrant | undefined, token: string, ev: Event, focused: Element | null): boolean {
-  if (!g || g.token !== token) return false;
-  let form: HTMLFormElement | null = null;
-  let submitter: Element | null = null;
-  if (ev.type === "submit") {
-    const t = ev.composedPath()[0];
-    if (!(t instanceof HTMLFormElement) || formOf(g.el) !== t) return false;
-    form = t;
-    submitter = (ev as SubmitEvent).submitter ?? null;
-  } else if (ev.type === "keydown" && (ev as KeyboardEvent).key === "Enter" && focused === g.el) {
-    form = formOf(g.el);
-    submitter = form ? defaultButton(form) : null;
-  }
-  if (!form) return false;
-  const req = formRequest(form, submitter);
-  return req.method !== "dialog" && !bound(g, req.url);
 }

@@ -19,6 +19,7 @@ import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
+import { installSecretNet } from "../tools/secret-net.js";
 import { endSessionCaptures, installCapture } from "../tools/capture/listen.js";
 import { installObserve, stopAllCaptures, stopSessionCaptures } from "../tools/observe/capture.js";
 
@@ -28,6 +29,7 @@ installBrowser();
 installSafety();
 installGuardLink();
 installSecrets();
+installSecretNet();
 installOwnership();
 installDownloads({ policy: getPolicy, ask: (req, ms) => approvals.ask(req, ms) });
 installPreload(getPolicy);

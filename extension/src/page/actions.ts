@@ -8,6 +8,7 @@ import type { Engine } from "./engine";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 import { focusedIn, isPasswordField } from "./risk";
 import { useSecrets } from "./secrets";
+import { holdSecrets } from "./hold-secret";
 
 const NON_TEXT_INPUTS = new Set(["checkbox", "radio", "file", "submit", "reset", "button", "image", "range", "color", "hidden"]);
 
@@ -68,6 +69,8 @@ export function fill(engine: Engine, a: FillArgs) {
   // above and in the same turn as the value is set. A secret goes into a password field through the
   // setter: typing events there are the effect guard's to stop.
   const value = a.secrets ? useSecrets(a.value, a.secrets) : a.value;
+  // SECURITY I-76: the guard holds it before the value lands.
+  if (a.secrets) holdSecrets(el, a.value, a.secrets);
   const mode = (a.mode === "insertText" || !isField) && !(a.secrets && isPasswordField(el)) ? "insertText" : "set";
   (el as HTMLElement).focus();
   if (a.noPassword && (isPasswordField(el) || isPasswordField(focusedIn(doc)))) refuse();

@@ -8,6 +8,7 @@ import type { Engine } from "./engine";
 import * as actions from "./actions";
 import { isPasswordField } from "./risk";
 import { useSecrets } from "./secrets";
+import { holdSecrets } from "./hold-secret";
 import { onlySecret, type SecretBundle } from "../secrets/template";
 
 export type FieldValue = string | boolean | string[];
@@ -235,6 +236,13 @@ export function fillForm(engine: Engine, a: FillFormArgs): FillFormResult {
   const password = plans.filter((p) => isPasswordField(p.el) && !bySecret.has(p.f.i)).map((p) => p.f.i);
   if (!a.apply) return { ...(password.length ? { password } : {}), origin: self.origin, url: location.href };
   if (password.length && !a.allowPassword) return { password };
+  // SECURITY I-76: the guard holds every secret of the batch before the first value lands.
+  if (a.secrets) {
+    for (const p of plans) {
+      const orig = a.fields.find((f) => f.i === p.f.i)?.value;
+      if (typeof orig === "string") holdSecrets(p.el, orig, a.secrets);
+    }
+  }
   const filled: NonNullable<FillFormResult["filled"]> = [];
   for (const p of plans) {
     const target = p.f.ref !== undefined ? { ref: p.f.ref } : { selector: p.f.selector };

@@ -1,12 +1,14 @@
 // `type` of a `{{secret:NAME}}` reference: the value is never sent as key events (the worker would
 // have to hold it across a sequence of CDP events that land wherever focus is). It is inserted
 // here, in the document that holds the focused target, after that document's origin is checked
-// against the secret's (SECURITY I-69), at the caret, with the input event a paste would fire.
+// against the secret's (SECURITY I-69), at the caret, with the input event a paste would fire; its
+// guard holds the secret first (I-76).
 import { deepActiveElement } from "./dom";
 import { fail } from "./errors";
 import type { Engine } from "./engine";
 import { nativeGet, nativeSetter } from "./actions";
 import { useSecrets } from "./secrets";
+import { holdSecrets } from "./hold-secret";
 import { onlySecret, secretRefs, type SecretBundle } from "../secrets/template";
 import type { GuardApi } from "../guard/index";
 
@@ -32,6 +34,7 @@ export function typeSecret(
     if (tag === "input" && !TEXT_INPUTS.has(String(f.type).toLowerCase())) fail("not_editable", `an <input type=${f.type}> takes no secret`);
     if (f.disabled || f.readOnly) fail("not_editable", "the field is disabled or read-only");
     const value = useSecrets(a.text, a.secrets);
+    holdSecrets(f, a.text, a.secrets);
     const cur = nativeGet(f);
     let start = cur.length;
     let end = cur.length;
@@ -55,6 +58,7 @@ export function typeSecret(
   }
   if ((el as HTMLElement).isContentEditable) {
     const value = useSecrets(a.text, a.secrets);
+    holdSecrets(el, a.text, a.secrets);
     if (!el.ownerDocument.execCommand("insertText", false, value)) fail("not_editable", "the editor refused the text");
     return { typed: true };
   }

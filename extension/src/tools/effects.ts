@@ -14,6 +14,7 @@ import { engine, NotRidden, resolveTarget, type EngineOpts, type EngineReply, ty
 import type { Effect } from "./define.js";
 import { toolError, type ToolError } from "./errors.js";
 import type { ElementFacts, InputFacts } from "./predict.js";
+import { tabHoldsSecret } from "./secret-net.js";
 
 const GUARD_FILE = "guard.js";
 const PROBE_MS = 5_000;
@@ -51,12 +52,13 @@ function armFrame(spec: ArmSpec): Shim {
   const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
   return gd ? gd.arm(spec) : { missing: true };
 }
-function disarmFrame(token: string): { blocks: Block[]; left?: boolean } | null {
+function disarmFrame(token: string): { blocks: Block[]; left?: boolean; stops?: number } | null {
   const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
   if (!gd) return null;
   // `left` only from the top frame that was armed with this token; anything else is "cannot tell".
   const left = gd.left?.(token);
-  return { blocks: gd.disarm(token), ...(left !== undefined ? { left } : {}) };
+  const stops = gd.secretStops?.(token) ?? 0;
+  return { blocks: gd.disarm(token), ...(left !== undefined ? { left } : {}), ...(stops ? { stops } : {}) };
 }
 function hitFrame(x: number, y: number): Hit | null {
   const gd = (globalThis as { __toriiGuard?: GuardApi }).__toriiGuard;
@@ -175,8 +177,10 @@ async function disarm(tabId: number): Promise<Leaving> {
   armed.delete(tabId);
   const blocks: Block[] = [...(a.ridden?.blocks ?? [])];
   let leaving: Leaving = a.ridden?.left === undefined ? "unknown" : a.ridden.left ? "left" : "stayed";
-  // A document armed on its hello (a frame the action inserted, say) is disarmed with the rest.
-  if (a.state === "armed" || a.state === "riding" || a.hellos > 0) {
+  // A document armed on its hello (a frame the action inserted, say) is disarmed with the rest. A
+  // tab that holds a secret is always asked: its guard may have stopped a departure of the secret
+  // that the action set off in a later task (a form.submit(), a re-pointed form's navigation).
+  if (a.state === "armed" || a.state === "riding" || a.hellos > 0 || tabHoldsSecret(tabId)) {
     // Scripts do not run behind an open dialog: then the frames disarm themselves at expiry.
     const dlg = waitDialog(tabId);
     const res = dialogOf(tabId)
@@ -192,8 +196,10 @@ async function disarm(tabId: number): Promise<Leaving> {
           .catch(() => [])
           .finally(() => dlg.cancel());
     for (const r of res) {
-      const v = r.result as { blocks?: Block[]; left?: boolean } | null | undefined;
+      const v = r.result as { blocks?: Block[]; left?: boolean; stops?: number } | null | undefined;
       blocks.push(...(v?.blocks ?? []));
+      // SECURITY I-76: a secret's departure stopped since this call armed the tab fails the call.
+      if (typeof v?.stops === "number" && v.stops > 0) blocks.push({ code: "secret_origin_mismatch" });
       if (a.state === "armed" && r.frameId === 0 && typeof v?.left === "boolean" && a.topDoc !== undefined && r.documentId === a.topDoc) leaving = v.left ? "left" : "stayed";
     }
   }
@@ -223,7 +229,12 @@ export function blockError(blocks: Block[]): ToolError | undefined {
     case "origin_not_allowed":
       return toolError("origin_not_allowed", "the input would have reached a frame that is not on the person's allowlist; it was not delivered");
     case "secret_origin_mismatch":
-      return toolError("secret_origin_mismatch", "the form would have sent a secret to an origin it is not bound to; nothing was submitted");
+      // SECURITY I-76: no destination is named (it may be off the allowlist).
+      return toolError(
+        "secret_origin_mismatch",
+        "the page would have sent a document that holds a secret to an origin the secret is not bound to (a form submission or navigation); it was stopped and nothing was sent",
+        "A secret goes only to its own origins. If the person wants this site to receive it, only they can add that origin to the secret (Torii options); otherwise submit to the secret's own origin, or navigate elsewhere with navigate.",
+      );
     case "password_field":
       return toolError("password_field", "refused: a key arrived while a password field had focus and passwords are not allowed for this call; that key and the rest were not delivered");
     case "approval_denied": {

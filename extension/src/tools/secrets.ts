@@ -14,6 +14,7 @@ import { IndexedDbSecretBackend } from "../secrets/idb.js";
 import { secretRefs, TemplateError, type SecretBundle } from "../secrets/template.js";
 import { Outbound, sessionTaint } from "../secrets/outbound.js";
 import { setCutMask } from "./observe/format.js";
+import { holdSecretsIn } from "./secret-net.js";
 
 // Where there is no IndexedDB (a unit test's Node), no secret can ever have been stored.
 export const secretStore = new SecretStore(typeof indexedDB === "undefined" ? new MemorySecretBackend() : new IndexedDbSecretBackend());
@@ -89,6 +90,8 @@ export async function secretDocument(tabId: number, frameId: number, names: stri
   for (const n of names) if (!p.bundle[n]?.o.includes(origin)) throw mismatch(n);
   // SECURITY I-77: stored before the value leaves the worker, so a restart cannot forget the tab.
   await outbound.received(tabId);
+  // SECURITY I-76: the tab's network rules hold the secrets to their origins before any value is sent.
+  await holdSecretsIn(tabId, frameId, id, origin, names.map((n) => p.bundle[n]?.o ?? []));
   return id;
 }
 

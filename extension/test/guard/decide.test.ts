@@ -114,12 +114,14 @@ describe("a secret's submit key (SECURITY I-18, I-69)", () => {
       kind: "submit",
     });
   });
-  it("a submission carrying the secret to an origin it is not bound to is stopped, whatever was approved or allowed", () => {
+  it("a document holding a secret submits nothing to an origin it is not bound to, whatever was approved or allowed (I-76)", () => {
     const all: Rights = { allowed: true, effects: ["submit", "destructive_click", "new_origin"], allowPassword: true };
     expect(decide("armed", all, undefined, { type: "submit", trusted: true, effects: ["submit"], secretElsewhere: true })).toEqual({ code: "secret_origin_mismatch" });
     expect(decide("armed", all, undefined, { type: "submit", trusted: false, secretElsewhere: true })).toEqual({ code: "secret_origin_mismatch" });
     expect(decide("armed", all, undefined, { type: "keydown", trusted: true, submitKey: true, password: true, secretElsewhere: true })).toEqual({
       code: "secret_origin_mismatch",
     });
+    // A key on a password field the secret did not go into is refused as such (I-18) first.
+    expect(decide("armed", ALLOWED, undefined, { type: "keydown", trusted: true, password: true, secretElsewhere: true })).toEqual({ code: "password_field" });
   });
 });
