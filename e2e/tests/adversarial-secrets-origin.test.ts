@@ -9,7 +9,7 @@ import type { Page } from "playwright-core";
 import { beforeAll, beforeEach, expect, it } from "vitest";
 import { useAttackRig } from "../src/attack/rig.ts";
 import { describeBrowser } from "../src/harness.ts";
-import type { ToolResult } from "../src/mcp.ts";
+import { refOf, type ToolResult } from "../src/mcp.ts";
 import { setPolicy } from "../src/safety.ts";
 import { pollUntil } from "../src/util.ts";
 
@@ -154,6 +154,29 @@ describeBrowser("adversarial: a secret goes only to its own origin", () => {
     expect((await call("fill", { tabId, selector: "#pw", value: "{{secret:sopw}}" })).isError).toBe(false);
     expectMismatch(await call("click", { tabId, selector: "#go" }));
     await stayed(page);
+    await clean();
+  });
+
+  it("the form is in a frame of A's own, filled by ref from the top (posts to A2): refused, nothing sent", async () => {
+    const { tabId, page } = await R().open("/so-frame", { kind: "pw", to: "b" });
+    const frame = await R().frameReady(page, "a");
+    const snap = await call("snapshot", { tabId });
+    const f = await call("fill", { tabId, ref: refOf(snap.text, "textbox", "Password"), value: "{{secret:sopw}}" });
+    expect(f.isError, f.text).toBe(false);
+    expect(await frame.locator("#pw").inputValue()).not.toBe("");
+    expectMismatch(await call("click", { tabId, ref: refOf(snap.text, "button", "Sign in") }));
+    expect(await frame.evaluate(() => JSON.stringify((window as unknown as { __why?: string[] }).__why))).toBe("[]");
+    await clean();
+  });
+
+  it("control, without a secret: a form in a frame of A's own that posts off the list, clicked by ref from the top, is stopped (I-38)", async () => {
+    const { tabId, page } = await R().open("/so-frame", { kind: "text", to: "c" });
+    const frame = await R().frameReady(page, "a");
+    const snap = await call("snapshot", { tabId });
+    expect((await call("fill", { tabId, ref: refOf(snap.text, "textbox", "Token"), value: "plain-token" })).isError).toBe(false);
+    const r = await call("click", { tabId, ref: refOf(snap.text, "button", "Sign in") });
+    expect(r.error?.code, r.text).toBe("origin_not_allowed");
+    expect(await frame.evaluate(() => JSON.stringify((window as unknown as { __why?: string[] }).__why))).toBe("[]");
     await clean();
   });
 

@@ -91,7 +91,7 @@ ${button}</form>
 ${frames}
 <script>
 var f=document.getElementById("f");var once=false;
-window.__att=0;addEventListener("submit",function(e){if(!e.defaultPrevented)__att++;});navigation.addEventListener("navigate",function(){__att++;});
+window.__att=0;window.__why=[];addEventListener("submit",function(e){if(!e.defaultPrevented){__att++;__why.push("submit");}});navigation.addEventListener("navigate",function(e){__att++;__why.push("navigate "+e.destination.url);});
 function probe(u){fetch(u+"&probe=1",{mode:"no-cors"}).then(function(){__bk.send("sent","probe");},function(){__bk.send("blocked","probe");});}
 navigation.addEventListener("navigateerror",function(e){__bk.send("navfail",String(e.message||e.error||""));});
 addEventListener("message",function(e){if(e.data&&e.data.r)__bk.send(e.data.r,"postmessage");});
@@ -99,6 +99,13 @@ f.addEventListener("input",function(e){var el=e.target;if(once||(el.id!=="tok"&&
 ${late}
 </script>`,
   });
+};
+
+/** A page of A whose login form is in a frame of A's own (refs reach into it from the top). */
+const soFrame: Route = (c) => {
+  const q: Record<string, string> = {};
+  for (const [k, v] of c.url.searchParams) if (k !== "s") q[k] = v;
+  return doc(c, { body: `<h1>Framed sign in</h1><iframe id="login" title="Login" src="${attr(at(c, "a", "/so-form", q))}" width="500" height="200"></iframe>` });
 };
 
 /** A frame that sends what it is handed to its own server, and tells its parent how that went. */
@@ -127,4 +134,5 @@ export const SECRET_ROUTES: Record<string, Route> = {
   "/so-landing": landing,
   "/so-after": collect,
   "/so-sink": sink,
+  "/so-frame": soFrame,
 };

@@ -14,7 +14,7 @@
 import type { Block, ArmSpec, EffectKind, EventFacts, Phase, Rights } from "./decide";
 import { decide, EFFECT_EVENTS, GUARDED_EVENTS, rightsFor, sendsOffList, settlePending, TYPING_EVENTS } from "./decide";
 import { clickEffects, composedClosest, deepFocused, elementAt, focusedIn, isPasswordField, keyEffects, shadowOf, type ClickEffects } from "../page/risk";
-import { defaultButton, formOf, formRequest, grantCovers, type SubmitGrant } from "./secret-submit";
+import { defaultButton, formOf, formRequest, grantCovers, isForm, type SubmitGrant } from "./secret-submit";
 import { implicitLeaves, navigationLeaves, SecretHold, submitLeaves, type NavigateLike } from "./secret-hold";
 
 /** What a frame answers when armed. */
@@ -214,7 +214,7 @@ function install(): void {
   const leaving = { token: "", left: false, watching: false };
   const onLeaving = (e: Event) => {
     const f = e.target;
-    if (phase !== "armed" || e.defaultPrevented || !(f instanceof HTMLFormElement)) return;
+    if (phase !== "armed" || e.defaultPrevented || !isForm(f)) return;
     const by = (e as SubmitEvent).submitter as HTMLButtonElement | HTMLInputElement | null;
     const method = (by?.getAttribute("formmethod") ?? f.getAttribute("method") ?? "").toLowerCase();
     const target = (by?.getAttribute("formtarget") ?? f.getAttribute("target") ?? "").toLowerCase();
@@ -282,7 +282,8 @@ function install(): void {
       return true;
     },
     holdSecret(el, names, origins) {
-      if (!(el instanceof Element) || el.ownerDocument !== document || !Array.isArray(names) || names.length === 0) return false;
+      // Not `instanceof`: the engine of a parent document hands in a node of its own realm.
+      if (!el || (el as Node).nodeType !== 1 || el.ownerDocument !== document || !Array.isArray(names) || names.length === 0) return false;
       const first = !hold.holding;
       hold.add(names.map(String), names.map((_, i) => (Array.isArray(origins[i]) ? origins[i].map(String) : [])));
       // An unload handler keeps the document out of the back/forward cache (a restored document
@@ -371,7 +372,8 @@ function effectsOf(ev: Event, origin: string): EffectKind[] {
 function requestsOf(ev: Event): string[] {
   if (ev.type === "submit") {
     const form = ev.composedPath()[0];
-    if (!(form instanceof HTMLFormElement)) return [];
+    // Told by name: a click the engine of a parent document made hands over nodes of its realm.
+    if (!isForm(form)) return [];
     // Read past a field named "action" that shadows the form's own property.
     return [formRequest(form, (ev as SubmitEvent).submitter ?? null).url];
   }

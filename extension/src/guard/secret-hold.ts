@@ -18,7 +18,7 @@
 //
 // Runs in the guard's isolated world.
 
-import { formRequest } from "./secret-submit";
+import { formRequest, isForm } from "./secret-submit";
 
 /** The secrets a document holds and the one set of origins all of them may go to. */
 export class SecretHold {
@@ -61,7 +61,7 @@ export class SecretHold {
 export function submitLeaves(h: SecretHold, ev: Event): boolean {
   if (!h.holding || ev.type !== "submit") return false;
   const form = ev.composedPath()[0];
-  if (!(form instanceof HTMLFormElement)) return false;
+  if (!isForm(form)) return false;
   const req = formRequest(form, (ev as SubmitEvent).submitter ?? null);
   return req.method !== "dialog" && !h.allows(req.url);
 }

@@ -31,11 +31,26 @@ const METHOD = formGet("method");
 const ELEMENTS = formGet("elements");
 const INPUT_FORM = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "form")?.get as ((this: HTMLInputElement) => HTMLFormElement | null) | undefined;
 
+/**
+ * A <form> element, told by its name rather than `instanceof`: an event another script world
+ * dispatched (the page engine clicking into a same-origin frame) hands this one nodes whose
+ * wrappers come from that world's realm, and `instanceof` fails across realms.
+ */
+export function isForm(x: unknown): x is HTMLFormElement {
+  return !!x && typeof x === "object" && (x as Node).nodeType === 1 && (x as Element).localName === "form" && (x as Element).namespaceURI === "http://www.w3.org/1999/xhtml";
+}
+
 /** The form a field belongs to now (its form owner, `form=` attribute included). */
 export function formOf(el: Element): HTMLFormElement | null {
-  if (el instanceof HTMLInputElement && INPUT_FORM) return INPUT_FORM.call(el);
+  if (el.localName === "input" && INPUT_FORM) {
+    try {
+      return INPUT_FORM.call(el as HTMLInputElement);
+    } catch {
+      return null;
+    }
+  }
   const f = "form" in el ? (el as { form?: unknown }).form : null;
-  return f instanceof HTMLFormElement ? f : null;
+  return isForm(f) ? f : null;
 }
 
 function isSubmitButton(el: Element): el is HTMLButtonElement | HTMLInputElement {

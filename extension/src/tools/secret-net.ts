@@ -58,6 +58,12 @@ export function holdSecretsIn(tabId: number, frameId: number, documentId: string
     const bound = origins.reduce<string[] | undefined>((acc, o) => (acc ? intersect(acc, o) : [...o]), undefined) ?? [];
     const had = cur.find((d) => d.documentId === documentId);
     if (had && bound.every((o) => had.origins.includes(o)) && had.origins.every((o) => bound.includes(o))) return;
+    // A document that went before its hold was recorded would keep it with nothing to end it: the
+    // commit that ended it has been handled already. Judged inside the update, so no commit handled
+    // later can be missed.
+    if (!had && (await alive(documentId)) !== "live") {
+      throw toolError("navigation_failed", "the field's document went away; nothing was filled");
+    }
     let next: HeldDoc[];
     if (had) {
       next = cur.map((d) => (d === had ? { ...d, origins: intersect(d.origins, bound) } : d));
@@ -102,9 +108,9 @@ function restore(documentId: string): Promise<void> {
 }
 
 /** Whether the browser still has the document, live (not a back/forward cache entry). */
-async function alive(d: HeldDoc): Promise<"live" | "cached" | "gone"> {
+async function alive(documentId: string): Promise<"live" | "cached" | "gone"> {
   try {
-    const f = (await chrome.webNavigation.getFrame({ documentId: d.documentId } as chrome.webNavigation.GetFrameDetails)) as
+    const f = (await chrome.webNavigation.getFrame({ documentId } as chrome.webNavigation.GetFrameDetails)) as
       | (chrome.webNavigation.GetFrameResultDetails & { documentLifecycle?: string })
       | null;
     if (!f) return "gone";
@@ -118,7 +124,7 @@ async function alive(d: HeldDoc): Promise<"live" | "cached" | "gone"> {
 /** Drops the documents of `tabId` (all tabs when undefined) the browser no longer has live. */
 async function sweep(tabId?: number): Promise<void> {
   const cur = await serial(load);
-  const verdicts = await Promise.all(cur.filter((d) => tabId === undefined || d.tabId === tabId).map(async (d) => [d.documentId, await alive(d)] as const));
+  const verdicts = await Promise.all(cur.filter((d) => tabId === undefined || d.tabId === tabId).map(async (d) => [d.documentId, await alive(d.documentId)] as const));
   const cached = new Set(verdicts.filter(([, v]) => v === "cached").map(([id]) => id));
   const dead = new Set(verdicts.filter(([, v]) => v !== "live").map(([id]) => id));
   if (dead.size) await drop((d) => dead.has(d.documentId), cached.size > 0);

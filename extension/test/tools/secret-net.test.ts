@@ -108,6 +108,15 @@ describe("documents that hold a secret", () => {
     await until(() => blocks(dnr.rules, tab).length > 0);
   });
 
+  it("a document that went before its hold was recorded: refused, no rule left behind", async () => {
+    const { b, dnr } = browser();
+    const tab = b.addTab();
+    const m = await load();
+    await expect(m.holdSecretsIn(tab, 0, "GONE", A, [[A]])).rejects.toMatchObject({ code: "navigation_failed" });
+    expect(dnr.rules).toEqual([]);
+    expect(m.tabHoldsSecret(tab)).toBe(false);
+  });
+
   it("rules the browser refuses: the hold throws (nothing may be filled)", async () => {
     const { b, docs, dnr } = browser();
     const tab = b.addTab();
