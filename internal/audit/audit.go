@@ -22,6 +22,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/torii-browser/torii/internal/pairing"
 )
 
 // Defaults of the retention policy (config.json "audit").
@@ -68,6 +70,12 @@ type Options struct {
 	Interval time.Duration // how often retention runs
 	Logger   *slog.Logger
 	Now      func() time.Time // tests
+	// Key signs retention checkpoints and the head (SECURITY I-74): the
+	// daemon's identity. Without it checkpoints are unsigned, and verify
+	// reports them.
+	Key *pairing.Identity
+	// HeadFile is where the signed head is kept, beside the key; "" keeps none.
+	HeadFile string
 }
 
 // Store is the audit database.
@@ -90,101 +98,18 @@ type Store struct {
 	// kept); guarded by hmu for readers outside the writer.
 	hmu  sync.Mutex
 	head Link
+
+	// The signed head (anchor.go): a problem found at open freezes it as
+	// evidence; headWritten is the writer's last one.
+	hfMu        sync.Mutex
+	headFrozen  *ChainError
+	headWritten *Link
 }
 
 // op is a record to write, or a flush marker (rec nil).
 type op struct {
 	rec  *Record
 	done chan struct{}
-}
-
-// migrations, applied in order; the version is the index + 1. Never edit
-// one that has shipped: append.
-var migrations = []string{
-	`CREATE TABLE calls (
-		id          INTEGER PRIMARY KEY AUTOINCREMENT,
-		ts          INTEGER NOT NULL,            -- Unix milliseconds
-		tool        TEXT    NOT NULL,
-		session     TEXT    NOT NULL DEFAULT '',
-		origin      TEXT    NOT NULL DEFAULT '',
-		outcome     TEXT    NOT NULL,
-		code        TEXT    NOT NULL DEFAULT '',
-		duration_ms INTEGER NOT NULL DEFAULT 0,
-		approval    TEXT    NOT NULL DEFAULT ''
-	);
-	CREATE INDEX calls_ts ON calls(ts);`,
-	// The hash chain (chain.go). Rows written before it keep an empty hash
-	// and lie at or before the genesis checkpoint; the chain starts after
-	// the highest id ever used, so no id an older export holds is reused.
-	`ALTER TABLE calls ADD COLUMN prev TEXT NOT NULL DEFAULT '';
-	ALTER TABLE calls ADD COLUMN hash TEXT NOT NULL DEFAULT '';
-	CREATE TABLE checkpoints (
-		seq  INTEGER PRIMARY KEY,            -- the last record before the kept chain
-		hash TEXT    NOT NULL,               -- that record's hash (zeros at genesis)
-		kind TEXT    NOT NULL,               -- genesis | retention
-		at   INTEGER NOT NULL                -- Unix milliseconds
-	);
-	INSERT INTO checkpoints(seq, hash, kind, at) SELECT
-		MAX(COALESCE((SELECT MAX(id) FROM calls), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'calls'), 0)),
-		'` + "0000000000000000000000000000000000000000000000000000000000000000" + `', 'genesis', CAST(strftime('%s', 'now') AS INTEGER) * 1000;`,
-	// The secrets a call used, by name (an empty field is left out of a
-	// record's canonical form, so older records keep their hashes).
-	`ALTER TABLE calls ADD COLUMN secrets TEXT NOT NULL DEFAULT '';`,
-}
-
-// textColumns are the records' text columns, in one place: the row
-// scanner, the insert, sealing and verify's packed read all follow it. A
-// field Record gains gets its column (a migration) and its entry here.
-var textColumns = []struct {
-	col    string
-	field  func(r *Record) *string
-	sealed bool // prev and hash are the chain's, not the caller's
-}{
-	{"tool", func(r *Record) *string { return &r.Tool }, false},
-	{"session", func(r *Record) *string { return &r.Session }, false},
-	{"origin", func(r *Record) *string { return &r.Origin }, false},
-	{"outcome", func(r *Record) *string { return &r.Outcome }, false},
-	{"code", func(r *Record) *string { return &r.Code }, false},
-	{"approval", func(r *Record) *string { return &r.Approval }, false},
-	{"secrets", func(r *Record) *string { return &r.Secrets }, false},
-	{"prev", func(r *Record) *string { return &r.Prev }, true},
-	{"hash", func(r *Record) *string { return &r.Hash }, true},
-}
-
-// recordCols are the columns scanRecord reads, in its order.
-var recordCols = func() string {
-	cols := []string{"id", "ts", "duration_ms"}
-	for _, c := range textColumns {
-		cols = append(cols, c.col)
-	}
-	return strings.Join(cols, ", ")
-}()
-
-// scanRecord reads one row of recordCols.
-func scanRecord(sc interface{ Scan(...any) error }, r *Record) error {
-	var ts int64
-	dst := make([]any, 0, 3+len(textColumns))
-	dst = append(dst, &r.ID, &ts, &r.DurationMs)
-	for _, c := range textColumns {
-		dst = append(dst, c.field(r))
-	}
-	if err := sc.Scan(dst...); err != nil {
-		return err
-	}
-	r.Time = time.UnixMilli(ts).UTC()
-	return nil
-}
-
-// insertSQL writes one row of recordCols.
-var insertSQL = `INSERT INTO calls(` + recordCols + `) VALUES (?` + strings.Repeat(", ?", 2+len(textColumns)) + `)`
-
-func insertArgs(r *Record) []any {
-	args := make([]any, 0, 3+len(textColumns))
-	args = append(args, r.ID, r.Time.UnixMilli(), r.DurationMs)
-	for _, c := range textColumns {
-		args = append(args, *c.field(r))
-	}
-	return args
 }
 
 // Open opens (creating when missing) the database at path, migrates it and
@@ -250,50 +175,17 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.openHead(ctx); err != nil {
+		cancel()
+		db.Close()
+		return nil, err
+	}
+	s.warnStart(ctx)
 	if _, err := s.Prune(ctx); err != nil {
 		log.Warn("audit: retention failed", "err", err)
 	}
 	go s.writer(ctx)
 	return s, nil
-}
-
-func migrate(db *sql.DB) error {
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("audit: migrations table: %w", err)
-	}
-	var have int
-	if err := db.QueryRow(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
-		return fmt.Errorf("audit: schema version: %w", err)
-	}
-	if have > len(migrations) {
-		return fmt.Errorf("audit: database schema version %d is newer than this torii (%d); upgrade torii", have, len(migrations))
-	}
-	for v := have + 1; v <= len(migrations); v++ {
-		tx, err := db.Begin()
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(migrations[v-1]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("audit: migration %d: %w", v, err)
-		}
-		if _, err := tx.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMilli()); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("audit: migration %d: %w", v, err)
-		}
-	}
-	return nil
-}
-
-// SchemaVersion is the database's applied migration version.
-func (s *Store) SchemaVersion() (int, error) {
-	var v int
-	err := s.db.QueryRow(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
 }
 
 // Add queues r for writing and never blocks: when the queue is full the
@@ -371,6 +263,17 @@ func (s *Store) writer(ctx context.Context) {
 	since := 0
 	var batch []*Record
 	var waiters []chan struct{}
+	// SECURITY I-74: the head is signed at most every headEvery while
+	// records arrive (headDue is armed while a newer one waits), and when
+	// the store closes.
+	var headDue <-chan time.Time
+	lastHead := time.Now()
+	signHead := func() {
+		headDue, lastHead = nil, time.Now()
+		if err := s.writeHead(ctx); err != nil {
+			s.log.Warn("audit: sign the head", "err", err)
+		}
+	}
 	flush := func() {
 		if len(batch) > 0 {
 			if err := s.insert(ctx, batch); err != nil {
@@ -384,6 +287,11 @@ func (s *Store) writer(ctx context.Context) {
 			}
 			since += len(batch)
 			batch = batch[:0]
+			if wait := headEvery - time.Since(lastHead); wait <= 0 {
+				signHead()
+			} else if headDue == nil && s.opts.Key != nil {
+				headDue = time.After(wait)
+			}
 		}
 		for _, w := range waiters {
 			close(w)
@@ -399,6 +307,7 @@ func (s *Store) writer(ctx context.Context) {
 		case o, ok := <-s.q:
 			if !ok {
 				flush()
+				signHead()
 				return
 			}
 			s.take(o, &batch, &waiters)
@@ -409,6 +318,7 @@ func (s *Store) writer(ctx context.Context) {
 				case o, ok := <-s.q:
 					if !ok {
 						flush()
+						signHead()
 						return
 					}
 					s.take(o, &batch, &waiters)
@@ -420,6 +330,8 @@ func (s *Store) writer(ctx context.Context) {
 		case <-tick.C:
 			since = 0
 			s.prune(ctx)
+		case <-headDue:
+			signHead()
 		}
 	}
 }
@@ -508,22 +420,22 @@ func (s *Store) loadHead(ctx context.Context) error {
 
 // LatestCheckpoint is where the kept chain starts.
 func (s *Store) LatestCheckpoint(ctx context.Context) (Checkpoint, error) {
-	return latestCheckpoint(ctx, s.db)
+	return latestCheckpoint(ctx, s.db, true)
 }
 
+// latestCheckpoint reads the latest checkpoint; signed when the database
+// has the signature columns (signedVersion).
 func latestCheckpoint(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (Checkpoint, error) {
+}, signed bool) (Checkpoint, error) {
 	var c Checkpoint
-	var at int64
-	err := q.QueryRowContext(ctx, `SELECT seq, hash, kind, at FROM checkpoints ORDER BY seq DESC LIMIT 1`).Scan(&c.Seq, &c.Hash, &c.Kind, &at)
+	err := scanCheckpoint(q.QueryRowContext(ctx, checkpointsQuery(signed)+` LIMIT 1`), &c)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, &ChainError{Problem: ProblemNoCheckpoint, Detail: "the database has no checkpoint, so the chain's start is unknown (the checkpoints table was emptied)"}
 	}
 	if err != nil {
 		return c, fmt.Errorf("audit: read the checkpoint: %w", err)
 	}
-	c.At = time.UnixMilli(at).UTC()
 	return c, nil
 }
 
@@ -602,8 +514,13 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if last.Hash != "" { // rows from before the chain need none: genesis is after them
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoints(seq, hash, kind, at) VALUES (?, ?, ?, ?)`,
-			last.Seq, last.Hash, CheckpointRetention, s.opts.Now().UnixMilli()); err != nil {
+		// SECURITY I-74: signed, so that no one without the key can write one.
+		cp := Checkpoint{Link: last, Kind: CheckpointRetention, At: time.UnixMilli(s.opts.Now().UnixMilli()).UTC()}
+		if err := signCheckpoint(s.opts.Key, &cp); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoints(seq, hash, kind, at, sig, key) VALUES (?, ?, ?, ?, ?, ?)`,
+			cp.Seq, cp.Hash, cp.Kind, cp.At.UnixMilli(), cp.Sig, cp.Key); err != nil {
 			return 0, err
 		}
 		// The latest checkpoints are enough to verify from; keep a bounded history.

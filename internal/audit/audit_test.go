@@ -10,12 +10,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torii-browser/torii/internal/pairing"
 )
 
 var t0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
+// testKey is the daemon's key in these tests; verify checks retention
+// checkpoints against it (keyed).
+var testKey = func() *pairing.Identity {
+	id, err := pairing.NewIdentityFromScalar(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		panic(err)
+	}
+	return id
+}()
+
+var keyed = VerifyOptions{PublicKey: testKey.PublicKey()}
+
+// open opens a store that signs with testKey unless opts names a key.
 func open(t *testing.T, path string, opts Options) *Store {
 	t.Helper()
+	if opts.Key == nil {
+		opts.Key = testKey
+	}
 	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func BenchmarkVerify1M(b *testing.B) {
 	path := benchDB(b, 1_000_000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rep, err := VerifyFile(context.Background(), path)
+		rep, err := VerifyFile(context.Background(), path, keyed)
 		if err != nil || rep.Records != 1_000_000 {
 			b.Fatalf("%+v %v", rep, err)
 		}

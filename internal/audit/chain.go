@@ -16,7 +16,8 @@ package audit
 //
 // SECURITY I-70: the chain makes an edit, a deleted row, a reordered pair or
 // a cut-off export visible to `torii audit verify`; retention deletes only
-// from the start and records a checkpoint the rest of the chain starts from.
+// from the start and records a checkpoint the rest of the chain starts from,
+// signed with the daemon's key (SECURITY I-74, anchor.go).
 
 import (
 	"crypto/sha256"
@@ -54,6 +55,10 @@ type Checkpoint struct {
 	Link
 	Kind string    `json:"kind"`
 	At   time.Time `json:"at"`
+	// Sig is the daemon's signature over a retention checkpoint (hex, 64
+	// bytes) and Key the daemon ID that made it (SECURITY I-74, anchor.go).
+	Sig string `json:"sig,omitempty"`
+	Key string `json:"key,omitempty"`
 }
 
 // canonField reads one field of a Record in canonical form.

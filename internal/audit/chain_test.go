@@ -90,14 +90,14 @@ func TestConcurrentSessionsFormOneChain(t *testing.T) {
 	if rep.Records != 1600 || rep.Head.Seq != 1600 || rep.Head != s.Head() {
 		t.Fatalf("report %+v, head %+v", rep, s.Head())
 	}
-	if _, err := VerifyFile(context.Background(), path); err != nil {
+	if _, err := VerifyFile(context.Background(), path, keyed); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestVerifyEmptyStore(t *testing.T) {
 	path, s := chained(t, 0)
-	rep, err := VerifyFile(context.Background(), path)
+	rep, err := VerifyFile(context.Background(), path, keyed)
 	if err != nil || rep.Records != 0 || rep.Head.Seq != 0 || rep.Head.Hash != Genesis || rep.Checkpoint.Kind != CheckpointGenesis {
 		t.Fatalf("empty: %+v %v", rep, err)
 	}
@@ -133,14 +133,14 @@ func TestVerifyFindsHandEdits(t *testing.T) {
 		// An edit whose hash was recomputed still breaks the next link.
 		{"rewritten hash", []string{`UPDATE calls SET tool = 'forged', hash = '` + strings.Repeat("ab", 32) + `' WHERE id = 8`}, 8, ProblemAltered},
 		{"checkpoints emptied", []string{`DELETE FROM checkpoints`}, 0, ProblemNoCheckpoint},
-		{"deleted first rows", []string{`DELETE FROM calls WHERE id <= 2`}, 1, ProblemMissing},
+		{"deleted first rows", []string{`DELETE FROM calls WHERE id <= 2`}, 1, ProblemCheckpointMissing},
 	} {
 		for _, parts := range []int{1, 2, 3, 5} { // in one walk, and split into ranges with seams at every record
 			t.Run(fmt.Sprintf("%s/%d", c.name, parts), func(t *testing.T) {
 				splitVerify(t, parts)
 				path, _ := chained(t, 10)
 				edit(t, path, c.stmts...)
-				_, err := VerifyFile(context.Background(), path)
+				_, err := VerifyFile(context.Background(), path, keyed)
 				wantBroken(t, err, c.seq, c.problem)
 			})
 		}
@@ -174,7 +174,7 @@ func TestRetentionKeepsTheChainVerifiable(t *testing.T) {
 	if g := tools(all(t, s, Filter{})); g != "t10,t9,t8,t7,t6,t5" {
 		t.Fatalf("after count retention: %s", g)
 	}
-	rep, err := VerifyFile(context.Background(), path)
+	rep, err := VerifyFile(context.Background(), path, keyed)
 	if err != nil || rep.Records != 6 || rep.Checkpoint.Seq != 4 || rep.Checkpoint.Kind != CheckpointRetention || rep.Head != head {
 		t.Fatalf("after retention: %+v %v", rep, err)
 	}
@@ -268,14 +268,14 @@ func TestMigrationStartsAtGenesis(t *testing.T) {
 
 func TestVerifyNotChainedOrMissing(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := VerifyFile(context.Background(), filepath.Join(dir, "none.db")); err == nil || !strings.Contains(err.Error(), "daemon creates it") {
+	if _, err := VerifyFile(context.Background(), filepath.Join(dir, "none.db"), keyed); err == nil || !strings.Contains(err.Error(), "daemon creates it") {
 		t.Fatalf("missing: %v", err)
 	}
 	path := filepath.Join(dir, "v1.db")
 	db, _ := sql.Open("sqlite", "file:"+path)
 	_, _ = db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL); INSERT INTO schema_migrations VALUES (1, 0)`)
 	db.Close()
-	_, err := VerifyFile(context.Background(), path)
+	_, err := VerifyFile(context.Background(), path, keyed)
 	wantBroken(t, err, 0, ProblemNotChained)
 }
 
@@ -420,7 +420,7 @@ func TestVerifyWhileTheDaemonWrites(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 5; i++ {
-		if _, err := VerifyFile(context.Background(), path); err != nil {
+		if _, err := VerifyFile(context.Background(), path, keyed); err != nil {
 			t.Fatal(err)
 		}
 	}

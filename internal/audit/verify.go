@@ -25,6 +25,11 @@ const (
 	ProblemTruncated        = "truncated"         // an export cut short
 	ProblemNotExport        = "not_export"        // not a torii JSON export (or a malformed one)
 	ProblemNotChained       = "not_chained"       // a database from before the chain
+	// SECURITY I-74 (anchor.go):
+	ProblemCheckpointForged  = "checkpoint_forged"   // a checkpoint the daemon's key did not sign
+	ProblemCheckpointMissing = "checkpoint_missing"  // records before the first kept one are gone, and no checkpoint says retention removed them
+	ProblemSignedHeadInvalid = "signed_head_invalid" // the signed head beside the key is not the daemon's
+	ProblemNoKey             = "no_key"              // no daemon key to check a signature with
 )
 
 // ChainError is a chain that does not verify: the first broken link (the
@@ -53,7 +58,14 @@ func (e *ChainError) Next() string {
 	case ProblemNotChained:
 		return "start the daemon once (`torii serve`) to add the chain to it"
 	case ProblemNoCheckpoint:
-		return "keep the file as evidence; to start a new chain, `torii stop` and move audit.db aside"
+		return "keep the file as evidence; to start a new chain, `torii stop` and move audit.db and audit.head aside"
+	case ProblemCheckpointForged, ProblemCheckpointMissing:
+		return "records were deleted from the start of the chain by someone other than the daemon's retention: keep audit.db as evidence " +
+			"and compare with a saved export (`torii audit verify --file EXPORT`); to start a new chain, `torii stop` and move audit.db and audit.head aside"
+	case ProblemSignedHeadInvalid:
+		return "keep audit.head and audit.db as evidence; if you replaced daemon.key yourself, `torii stop` and move audit.head aside (the daemon signs a new one)"
+	case ProblemNoKey:
+		return "run `torii audit verify` as the user whose daemon wrote the database: its daemon.key checks the signature"
 	}
 	before := "no record before it can be trusted either"
 	if e.Seq > 1 {
@@ -69,24 +81,51 @@ type Report struct {
 	Head       Link       `json:"head"`
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Complete   bool       `json:"complete"` // every kept record (an export can hold a selection)
+	// SignedHead is the head the daemon signed that the database was
+	// checked against (SECURITY I-74); nil when none was.
+	SignedHead *Link `json:"signedHead,omitempty"`
+}
+
+// VerifyOptions are what the chain's ends are checked against (SECURITY
+// I-74, anchor.go).
+type VerifyOptions struct {
+	// PublicKey is the daemon's (65 bytes, uncompressed P-256): every
+	// retention checkpoint must carry its signature.
+	PublicKey []byte
+	// HeadFile is the signed head the daemon keeps beside its key; "" checks
+	// none (a copy of the database, which may be older than the head).
+	HeadFile string
+}
+
+// openReadOnly opens the database at path read-only, with extra pragmas.
+func openReadOnly(path, pragmas string) (*sql.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("audit: no database at %s (the daemon creates it when it starts): %w", path, err)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("audit: database path must not contain ? or #")
+	}
+	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)"+pragmas)
 }
 
 // VerifyFile verifies the audit database at path, read-only: the daemon
 // may run and write meanwhile (the walk reads one snapshot).
-func VerifyFile(ctx context.Context, path string) (Report, error) {
-	if _, err := os.Stat(path); err != nil {
-		return Report{}, fmt.Errorf("audit: no database at %s (the daemon creates it when it starts): %w", path, err)
-	}
-	if strings.ContainsAny(path, "?#") {
-		return Report{}, fmt.Errorf("audit: database path must not contain ? or #")
-	}
+func VerifyFile(ctx context.Context, path string, o VerifyOptions) (Report, error) {
 	// mmap: a walk reads every page once; mapping them saves a copy each.
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=mmap_size(1073741824)")
+	db, err := openReadOnly(path, "&_pragma=mmap_size(1073741824)")
 	if err != nil {
 		return Report{}, err
 	}
 	defer db.Close()
-	return verifyDB(ctx, db)
+	return verifyDB(ctx, db, o)
+}
+
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("audit: not an audit database: %w", err)
+	}
+	return v, nil
 }
 
 // HashInFile is the hash the database at path holds for record seq (ok
@@ -105,40 +144,81 @@ func HashInFile(ctx context.Context, path string, seq int64) (string, bool, erro
 	return h, err == nil, err
 }
 
-// Verify verifies the store's chain (records queued before it included).
+// Verify verifies the store's chain (records queued before it included)
+// against its own key and signed head.
 func (s *Store) Verify(ctx context.Context) (Report, error) {
 	if err := s.Flush(ctx); err != nil {
 		return Report{}, err
 	}
-	return verifyDB(ctx, s.db)
+	return verifyDB(ctx, s.db, VerifyOptions{PublicKey: s.publicKey(), HeadFile: s.opts.HeadFile})
 }
 
-func verifyDB(ctx context.Context, db *sql.DB) (Report, error) {
-	rep, err := verifyOnce(ctx, db)
+func verifyDB(ctx context.Context, db *sql.DB, o VerifyOptions) (Report, error) {
+	// SECURITY I-74: the signed head is read before the database: the
+	// daemon signs a head only once the database holds it, so every
+	// snapshot read after holds it too (or retention has passed it).
+	var sh *SignedHead
+	if o.HeadFile != "" {
+		var ce *ChainError
+		if sh, ce = loadSignedHead(o.HeadFile, o.PublicKey); ce != nil {
+			return Report{}, ce
+		}
+	}
+	rep, err := verifyOnce(ctx, db, o.PublicKey)
 	if _, broken := err.(*ChainError); broken {
 		// The ranges are read in separate snapshots: retention running in
 		// between can look like a gap. Then the checkpoint moved; once more.
-		if cp, cerr := latestCheckpoint(ctx, db); cerr == nil && cp.Seq != rep.Checkpoint.Seq {
-			return verifyOnce(ctx, db)
+		if cp, cerr := latestCheckpoint(ctx, db, rep.signed); cerr == nil && cp.Seq != rep.Checkpoint.Seq {
+			rep, err = verifyOnce(ctx, db, o.PublicKey)
 		}
 	}
-	return rep, err
+	if err != nil || sh == nil {
+		return rep.Report, err
+	}
+	ce, err := sh.against(ctx, db, rep.Checkpoint, rep.Head)
+	if err != nil {
+		return rep.Report, err
+	}
+	if ce != nil {
+		return rep.Report, ce
+	}
+	rep.SignedHead = &sh.Head
+	return rep.Report, nil
+}
+
+// walked is a verified chain and whether its database has signatures.
+type walked struct {
+	Report
+	signed bool
 }
 
 // verifyOnce splits the chain into contiguous id ranges verified in
 // parallel (reading rows is most of the cost), then checks the links
 // between the ranges, in order, so the error is the first broken link.
-func verifyOnce(ctx context.Context, db *sql.DB) (Report, error) {
-	var v int
-	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
-		return Report{}, fmt.Errorf("audit: not an audit database: %w", err)
+func verifyOnce(ctx context.Context, db *sql.DB, pub []byte) (walked, error) {
+	v, err := schemaVersion(ctx, db)
+	if err != nil {
+		return walked{}, err
 	}
 	if v < 2 {
-		return Report{}, &ChainError{Problem: ProblemNotChained, Detail: fmt.Sprintf("the database is at schema version %d, from before the chain", v)}
+		return walked{}, &ChainError{Problem: ProblemNotChained, Detail: fmt.Sprintf("the database is at schema version %d, from before the chain", v)}
 	}
-	cp, err := latestCheckpoint(ctx, db)
+	signed := v >= signedVersion
+	rep, err := verifyChain(ctx, db, pub, signed)
+	return walked{rep, signed}, err
+}
+
+func verifyChain(ctx context.Context, db *sql.DB, pub []byte, signed bool) (Report, error) {
+	cp, err := latestCheckpoint(ctx, db, signed)
 	if err != nil {
 		return Report{}, err
+	}
+	// SECURITY I-74: the chain starts where a checkpoint the daemon signed says.
+	if ce, err := checkCheckpoints(ctx, db, pub, signed); ce != nil || err != nil {
+		if err != nil {
+			return Report{Checkpoint: cp}, err
+		}
+		return Report{Checkpoint: cp}, ce
 	}
 	var maxID sql.NullInt64
 	if err := db.QueryRowContext(ctx, `SELECT MAX(id) FROM calls`).Scan(&maxID); err != nil {
@@ -178,9 +258,9 @@ func verifyOnce(ctx context.Context, db *sql.DB) (Report, error) {
 		if k > 0 && p.n > 0 {
 			switch {
 			case p.first.Seq > carry.Seq+1:
-				return rep, &ChainError{Seq: carry.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", carry.Seq+1, p.first.Seq-1, p.first.Seq)}
+				return rep, gap(carry, cp, p.first.Seq)
 			case p.first.Hash != carry.Hash:
-				return rep, brokenLink(p.first.Seq, carry, cp)
+				return rep, badPrev(p.first.Seq, p.first.Hash, carry, cp)
 			}
 		}
 		if p.err != nil {
@@ -280,11 +360,11 @@ func (w *walk) next(r *Record, hashOK bool) error {
 	case r.ID <= w.head.Seq:
 		return &ChainError{Seq: r.ID, Problem: ProblemOutOfOrder, Detail: fmt.Sprintf("it comes after record %d", w.head.Seq)}
 	case r.ID > w.head.Seq+1:
-		return &ChainError{Seq: w.head.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records %d to %d are not there (deleted); the next kept one is %d", w.head.Seq+1, r.ID-1, r.ID)}
+		return gap(w.head, w.cp, r.ID)
 	case !hashOK:
 		return &ChainError{Seq: r.ID, Problem: ProblemAltered, Detail: "its fields do not give its hash: the record was edited, or swapped with another"}
 	case r.Prev != w.head.Hash:
-		return brokenLink(r.ID, w.head, w.cp)
+		return badPrev(r.ID, r.Prev, w.head, w.cp)
 	}
 	w.head = Link{Seq: r.ID, Hash: r.Hash}
 	w.n++
@@ -292,11 +372,10 @@ func (w *walk) next(r *Record, hashOK bool) error {
 }
 
 func brokenLink(seq int64, before Link, cp Checkpoint) *ChainError {
-	what := fmt.Sprintf("record %d's hash", before.Seq)
 	if before.Seq == cp.Seq {
-		what = fmt.Sprintf("the %s checkpoint's hash", cp.Kind)
+		return &ChainError{Seq: seq, Problem: ProblemBrokenLink, Detail: fmt.Sprintf("its prev is not the %s checkpoint's hash: the checkpoint does not match the record after it (the record was replaced, or the chain rewritten from here)", cp.Kind)}
 	}
-	return &ChainError{Seq: seq, Problem: ProblemBrokenLink, Detail: "its prev is not " + what + ": a record was replaced, or the chain rewritten from here"}
+	return &ChainError{Seq: seq, Problem: ProblemBrokenLink, Detail: fmt.Sprintf("its prev is not record %d's hash: a record was replaced, or the chain rewritten from here", before.Seq)}
 }
 
 // unitSep separates the text columns in verify's packed read; sealed

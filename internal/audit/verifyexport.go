@@ -238,6 +238,12 @@ func (r Report) describe(source string) string {
 		fmt.Fprintf(&b, " (%d to %d)", r.Head.Seq-r.Records+1, r.Head.Seq)
 	}
 	fmt.Fprintf(&b, ", head %d %s, from the %s checkpoint at %d", r.Head.Seq, short(r.Head.Hash), r.Checkpoint.Kind, r.Checkpoint.Seq)
+	if r.Checkpoint.Sig != "" {
+		fmt.Fprintf(&b, " (signed by %s)", r.Checkpoint.Key)
+	}
+	if r.SignedHead != nil {
+		fmt.Fprintf(&b, "; it holds the head the daemon signed (%d)", r.SignedHead.Seq)
+	}
 	if r.Legacy > 0 {
 		fmt.Fprintf(&b, "; %d older record(s) predate the chain and are not covered", r.Legacy)
 	}

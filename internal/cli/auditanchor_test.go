@@ -38,13 +38,15 @@ func auditedState(t *testing.T) *env {
 func doctorAudit(t *testing.T, e *env) (status, detail, fix string) {
 	t.Helper()
 	r := e.run("", "doctor", "--json")
-	var rs []struct {
-		Name, Status, Detail, Fix string
+	var rs struct {
+		Checks []struct {
+			Name, Status, Detail, Fix string
+		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &rs); err != nil {
 		t.Fatalf("doctor --json: %v\n%+v", err, r)
 	}
-	for _, x := range rs {
+	for _, x := range rs.Checks {
 		if x.Name == "audit chain" {
 			return x.Status, x.Detail, x.Fix
 		}

@@ -15,12 +15,14 @@ import (
 // database (read directly, the daemon running or not), or of a saved JSON
 // export with --file (docs/audit.md, "The chain").
 // SECURITY I-70: a chain that does not verify exits 1 naming the first
-// broken link and what to do.
+// broken link and what to do. SECURITY I-74: so does a checkpoint or head
+// the daemon's key did not sign, or records missing before the first kept.
 func runAuditVerify(ctx context.Context, s Stdio, args []string) error {
 	fs := newFlags(s, "audit verify", "audit verify [--file EXPORT] [--db FILE] [--json]\n\n"+
 		"Checks the audit's hash chain: every record's hash, the links between records, that none is\n"+
-		"missing after the checkpoint the kept chain starts from. Without --file it reads the audit\n"+
-		"database (and, when the daemon runs, checks that it holds the daemon's newest record). With\n"+
+		"missing after the checkpoint the kept chain starts from, and that the daemon's key signed\n"+
+		"that checkpoint. Without --file it reads the audit database and checks it still holds the head\n"+
+		"the daemon signed (audit.head) and, when the daemon runs, its newest record. With\n"+
 		"--file it checks a JSON export (`torii audit --format json --limit 0 --out FILE`) on its own.\n"+
 		"Exit 0 when the chain verifies, 1 with the first broken link when it does not.")
 	file := fs.String("file", "", "verify this JSON export instead of the database")
@@ -52,15 +54,25 @@ func runAuditVerify(ctx context.Context, s Stdio, args []string) error {
 			return verifyFailed(s, *asJSON, source, err)
 		}
 	} else {
+		p, err := paths()
+		if err != nil {
+			return err
+		}
+		// SECURITY I-74: retention checkpoints are checked against the
+		// daemon's key, and the database against the head it signed (not a
+		// copy named with --db: it may be older than the head).
+		head := p.AuditHead()
 		source = *dbPath
 		if source == "" {
-			p, err := paths()
-			if err != nil {
-				return err
-			}
 			source = p.AuditDB()
+		} else {
+			head = ""
 		}
-		rep, err = audit.VerifyFile(ctx, source)
+		o, err := audit.DaemonVerifyOptions(p.DaemonKey(), head)
+		if err != nil {
+			return err
+		}
+		rep, err = audit.VerifyFile(ctx, source, o)
 		if err != nil {
 			return verifyFailed(s, *asJSON, source, err)
 		}

@@ -10,7 +10,8 @@ import (
 )
 
 // printAudit is status's audit line: the chain's head and the last
-// cross-check with a browser (SECURITY I-70), a mismatch with what to do.
+// cross-check with a browser (SECURITY I-70), a mismatch with what to do,
+// and a chain whose ends the daemon did not sign (SECURITY I-74).
 func printAudit(w io.Writer, raw json.RawMessage) {
 	var st struct {
 		Audit *daemon.AuditStatus `json:"audit"`
@@ -27,6 +28,11 @@ func printAudit(w io.Writer, raw json.RawMessage) {
 		line += fmt.Sprintf("; browser cross-check ok (%q, %d link(s), %s ago)", x.DeviceName, x.Checked, time.Since(x.At).Round(time.Second))
 	default:
 		line += fmt.Sprintf("\n             MISMATCH with browser %q at record %d: %s — run `torii audit verify`; keep audit.db as evidence", x.DeviceName, x.Seq, x.Mismatch)
+	}
+	// SECURITY I-74: a forged or missing checkpoint, or records deleted from
+	// the end, with the next step.
+	if p := a.Problem; p != nil {
+		line += fmt.Sprintf("\n             BROKEN (%s): %s — run `torii audit verify`; %s", p.Problem, p.Detail, p.Next)
 	}
 	fmt.Fprintf(w, "audit:       %s\n", line)
 }

@@ -48,3 +48,7 @@ func (a Audit) validate() error {
 
 // AuditDB is the audit database (SECURITY I-32: mode 0600).
 func (p Paths) AuditDB() string { return filepath.Join(p.StateDir, "audit.db") }
+
+// AuditHead is the audit chain's head, signed with the daemon's key, kept
+// beside the key (SECURITY I-74).
+func (p Paths) AuditHead() string { return filepath.Join(p.StateDir, "audit.head") }

@@ -13,8 +13,11 @@ import (
 // openAudit opens the audit database in the state directory with the
 // configured retention and registers it as the broker's Observer.
 func (d *daemon) openAudit() error {
+	// SECURITY I-74: retention checkpoints and the head are signed with the
+	// daemon's identity key; the signed head is kept beside it.
 	st, err := audit.Open(d.opts.Paths.AuditDB(), audit.Options{MaxAge: d.opts.Config.Audit.MaxAge(),
-		MaxRows: d.opts.Config.Audit.Rows(), Interval: d.opts.auditInterval, Logger: d.log})
+		MaxRows: d.opts.Config.Audit.Rows(), Interval: d.opts.auditInterval, Logger: d.log,
+		Key: d.identity, HeadFile: d.opts.Paths.AuditHead()})
 	if err != nil {
 		return err
 	}

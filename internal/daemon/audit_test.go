@@ -124,7 +124,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	}
 	// SECURITY I-70: the real daemon wrote one chain that verifies, from
 	// the database file and from the daemon's own view.
-	rep, err := audit.VerifyFile(ctx, d.Paths.AuditDB())
+	rep, err := audit.VerifyFile(ctx, d.Paths.AuditDB(), daemonKeyed(t, d.Paths))
 	if err != nil || rep.Records != 4 || rep.Head != page.Chain.Head || rep.Head.Seq != 4 {
 		t.Fatalf("verify the real daemon's chain: %+v %v (page chain %+v)", rep, err, page.Chain)
 	}

@@ -49,12 +49,24 @@ type AuditCrossCheck struct {
 	Mismatch   string    `json:"mismatch,omitempty"`
 }
 
-// AuditStatus is `status`'s audit: the chain's head and checkpoint, and the
-// last cross-check with a browser (a failed one is kept until one passes).
+// AuditStatus is `status`'s audit: the chain's head and checkpoint, the
+// last cross-check with a browser (a failed one is kept until one passes),
+// and what is wrong with the chain's ends, if anything.
 type AuditStatus struct {
 	Head       audit.Link       `json:"head"`
 	Checkpoint audit.Checkpoint `json:"checkpoint"`
 	CrossCheck *AuditCrossCheck `json:"crossCheck,omitempty"`
+	Problem    *AuditProblem    `json:"problem,omitempty"`
+}
+
+// AuditProblem is a chain whose ends are not what the daemon signed and
+// wrote (SECURITY I-74): a forged or missing checkpoint, records deleted
+// from the end, a signed head the database contradicts.
+type AuditProblem struct {
+	Seq     int64  `json:"seq,omitempty"` // the record at fault, when one is
+	Problem string `json:"problem"`       // an audit.Problem* constant
+	Detail  string `json:"detail"`
+	Next    string `json:"next"`
 }
 
 // auditCross holds the last cross-check.
@@ -147,6 +159,12 @@ func (d *daemon) auditStatus(ctx context.Context) *AuditStatus {
 		return nil
 	}
 	st := &AuditStatus{Head: tip.Head, Checkpoint: tip.Checkpoint}
+	// SECURITY I-74: status reports a forged or missing checkpoint.
+	if ce, err := d.audit.Check(ctx); err != nil {
+		d.log.Warn("audit: check the chain's ends", "err", err)
+	} else if ce != nil {
+		st.Problem = &AuditProblem{Seq: ce.Seq, Problem: ce.Problem, Detail: ce.Detail, Next: ce.Next()}
+	}
 	d.auditXC.mu.Lock()
 	if d.auditXC.last != nil {
 		x := *d.auditXC.last

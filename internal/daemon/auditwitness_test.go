@@ -60,7 +60,7 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 
 	// Record 2 is edited and every hash from it recomputed: the chain alone verifies.
 	rewrite(t, d.Paths.AuditDB(), 2)
-	if _, err := audit.VerifyFile(ctx, d.Paths.AuditDB()); err != nil {
+	if _, err := audit.VerifyFile(ctx, d.Paths.AuditDB(), audit.VerifyOptions{}); err != nil {
 		t.Fatalf("the rewritten chain should verify on its own: %v", err)
 	}
 	c2, err := linktest.Connect(ctx, d.URL, dev, &linktest.Options{Handler: p.Handle})

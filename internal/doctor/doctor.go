@@ -121,6 +121,11 @@ type AuditStatus struct {
 		Seq        int64  `json:"seq"`
 		Mismatch   string `json:"mismatch"`
 	} `json:"crossCheck"`
+	Problem *struct {
+		Problem string `json:"problem"`
+		Detail  string `json:"detail"`
+		Next    string `json:"next"`
+	} `json:"problem"`
 }
 
 // BrowserStatus is the part of a `status` browsers entry doctor reads.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/big"
 
 	"github.com/torii-browser/torii/internal/atomicfile"
@@ -49,6 +50,24 @@ func LoadOrCreateIdentity(path string) (*Identity, error) {
 	if !exists {
 		return createIdentity(path)
 	}
+	return parseIdentity(path, data)
+}
+
+// LoadIdentity reads the key at path and never creates one: a missing file
+// is an error that wraps fs.ErrNotExist. Programs other than the daemon
+// (verifying what it signed) use it.
+func LoadIdentity(path string) (*Identity, error) {
+	data, exists, err := atomicfile.ReadPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("pairing: no daemon key at %s: %w", path, fs.ErrNotExist)
+	}
+	return parseIdentity(path, data)
+}
+
+func parseIdentity(path string, data []byte) (*Identity, error) {
 	block, rest := pem.Decode(data)
 	if block == nil || block.Type != pemType || len(trimSpace(rest)) != 0 {
 		return nil, fmt.Errorf("%w: %s", ErrBadKeyFile, path)

@@ -228,3 +228,38 @@ func mustDER(t *testing.T, id *Identity, msg []byte) []byte {
 	sig, _ := id.Sign(msg)
 	return append(append([]byte{0x30, 0x44, 0x02, 0x20}, sig[:32]...), append([]byte{0x02, 0x20}, sig[32:]...)...)
 }
+
+// LoadIdentity reads the daemon's key and never creates one; a loose or
+// malformed key file is refused as LoadOrCreateIdentity refuses it.
+func TestLoadIdentityNeverCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "daemon.key")
+	if _, err := LoadIdentity(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing key: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("LoadIdentity created a key")
+	}
+	a, err := LoadOrCreateIdentity(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadIdentity(path)
+	if err != nil || !bytes.Equal(a.PublicKey(), b.PublicKey()) {
+		t.Fatalf("reload: %v", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIdentity(path); !errors.Is(err, atomicfile.ErrPermTooOpen) {
+		t.Fatalf("a key others can read: %v", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIdentity(path); !errors.Is(err, ErrBadKeyFile) {
+		t.Fatalf("a malformed key: %v", err)
+	}
+}
