@@ -225,6 +225,16 @@ func TestSignedHeadFindsTheEnd(t *testing.T) {
 		edit(t, path, `DELETE FROM calls`)
 		wantProblem(t, path, o, 5, ProblemMissing, "records after 4 were deleted: the daemon signed its head at record 10")
 	})
+	t.Run("added while stopped", func(t *testing.T) {
+		path, o := retained(t)
+		appendForged(t, path)
+		wantProblem(t, path, o, 11, ProblemHeadMismatch, "records 11 to 11 were added while the daemon was stopped: it signed its head at record 10 as it stopped")
+		// The daemon started on it keeps its head as evidence.
+		s := open(t, path, Options{MaxRows: 6, Key: testKey, HeadFile: o.HeadFile})
+		if ce, err := s.Check(context.Background()); err != nil || ce == nil || ce.Problem != ProblemHeadMismatch {
+			t.Fatalf("check: %+v %v", ce, err)
+		}
+	})
 	t.Run("rewritten", func(t *testing.T) {
 		path, o := retained(t)
 		rewriteFrom(t, path, 6)
@@ -340,7 +350,7 @@ func TestHeadSignedAsRecordsArrive(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if h, _ := ReadSignedHead(head); h.Head.Seq != 4 {
+	if h, _ := ReadSignedHead(head); h.Head.Seq != 4 || !h.Stopped {
 		t.Fatalf("the head at close: %+v", h)
 	}
 	if fi, err := os.Stat(head); err != nil || fi.Mode().Perm() != 0o600 {
@@ -356,7 +366,7 @@ func TestVerifyWhileTheDaemonSignsAndPrunes(t *testing.T) {
 	t.Cleanup(func() { headEvery = old })
 	dir := t.TempDir()
 	path, head := filepath.Join(dir, "audit.db"), filepath.Join(dir, "audit.head")
-	s := open(t, path, Options{MaxRows: 20, Key: testKey, HeadFile: head})
+	s := open(t, path, Options{MaxRows: 50, Key: testKey, HeadFile: head})
 	o := VerifyOptions{PublicKey: testKey.PublicKey(), HeadFile: head}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -371,10 +381,19 @@ func TestVerifyWhileTheDaemonSignsAndPrunes(t *testing.T) {
 			}
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Head().Seq < 60 {
+	defer func() { close(stop); <-done }()
+	// Until retention has run a few times.
+	deadline := time.Now().Add(20 * time.Second)
+	for verified := 0; ; verified++ {
+		cp, err := s.LatestCheckpoint(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Kind == CheckpointRetention && cp.Seq > 100 && verified > 10 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d records in 10 s", s.Head().Seq)
+			t.Fatalf("retention did not run in 20 s: %+v, head %+v", cp, s.Head())
 		}
 		if _, err := VerifyFile(context.Background(), path, o); err != nil {
 			t.Fatal(err)
@@ -382,11 +401,6 @@ func TestVerifyWhileTheDaemonSignsAndPrunes(t *testing.T) {
 		if ce, err := CheckFile(context.Background(), path, o); ce != nil || err != nil {
 			t.Fatal(ce, err)
 		}
-	}
-	close(stop)
-	<-done
-	if cp, _ := s.LatestCheckpoint(context.Background()); cp.Kind != CheckpointRetention {
-		t.Fatalf("retention did not run: %+v", cp)
 	}
 }
 
@@ -476,5 +490,22 @@ func rewriteFrom(t *testing.T, path string, from int64) {
 		if _, err := db.Exec(`UPDATE calls SET tool = ?, prev = ?, hash = ? WHERE id = ?`, r.Tool, r.Prev, r.Hash, r.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// appendForged adds a record after the newest, chained to it with a hash
+// of its own: a chain that verifies on its own.
+func appendForged(t *testing.T, path string) {
+	t.Helper()
+	db := openDB(t, path)
+	defer db.Close()
+	var last Record
+	if err := scanRecord(db.QueryRow(`SELECT `+recordCols+` FROM calls ORDER BY id DESC LIMIT 1`), &last); err != nil {
+		t.Fatal(err)
+	}
+	r := Record{Time: last.Time, Tool: "forged", Outcome: OutcomeOK}
+	seal(&r, Link{Seq: last.ID, Hash: last.Hash})
+	if _, err := db.Exec(insertSQL, insertArgs(&r)...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -268,9 +268,9 @@ func (s *Store) writer(ctx context.Context) {
 	// the store closes.
 	var headDue <-chan time.Time
 	lastHead := time.Now()
-	signHead := func() {
+	signHead := func(stopped bool) {
 		headDue, lastHead = nil, time.Now()
-		if err := s.writeHead(ctx); err != nil {
+		if err := s.writeHead(ctx, stopped); err != nil {
 			s.log.Warn("audit: sign the head", "err", err)
 		}
 	}
@@ -288,7 +288,7 @@ func (s *Store) writer(ctx context.Context) {
 			since += len(batch)
 			batch = batch[:0]
 			if wait := headEvery - time.Since(lastHead); wait <= 0 {
-				signHead()
+				signHead(false)
 			} else if headDue == nil && s.opts.Key != nil {
 				headDue = time.After(wait)
 			}
@@ -307,7 +307,7 @@ func (s *Store) writer(ctx context.Context) {
 		case o, ok := <-s.q:
 			if !ok {
 				flush()
-				signHead()
+				signHead(true)
 				return
 			}
 			s.take(o, &batch, &waiters)
@@ -318,7 +318,7 @@ func (s *Store) writer(ctx context.Context) {
 				case o, ok := <-s.q:
 					if !ok {
 						flush()
-						signHead()
+						signHead(true)
 						return
 					}
 					s.take(o, &batch, &waiters)
@@ -331,7 +331,7 @@ func (s *Store) writer(ctx context.Context) {
 			since = 0
 			s.prune(ctx)
 		case <-headDue:
-			signHead()
+			signHead(false)
 		}
 	}
 }

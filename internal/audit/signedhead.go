@@ -40,14 +40,21 @@ type SignedHead struct {
 	Key     string    `json:"key"` // the signer's daemon ID
 	Head    Link      `json:"head"`
 	At      time.Time `json:"at"`
-	Sig     string    `json:"sig"`
+	// Stopped: the daemon wrote it as it stopped, so no record after it is
+	// the daemon's until it starts again.
+	Stopped bool   `json:"stopped,omitempty"`
+	Sig     string `json:"sig"`
 }
 
 func headMessage(h SignedHead) []byte {
 	b := []byte(headLabel)
 	b = appendPair(b, "seq", strconv.FormatInt(h.Head.Seq, 10))
 	b = appendPair(b, "hash", h.Head.Hash)
-	return appendPair(b, "at", strconv.FormatInt(h.At.UnixMilli(), 10))
+	b = appendPair(b, "at", strconv.FormatInt(h.At.UnixMilli(), 10))
+	if h.Stopped {
+		b = appendPair(b, "stopped", "1")
+	}
+	return b
 }
 
 // ReadSignedHead reads a signed-head file; a missing one is an error that
@@ -121,16 +128,24 @@ func (h SignedHead) against(ctx context.Context, q querier, cp Checkpoint, newes
 	switch {
 	case a.Seq < cp.Seq:
 		return nil, nil
+	case a.Seq == cp.Seq && a.Hash != cp.Hash:
+		return &ChainError{Seq: a.Seq, Problem: ProblemHeadMismatch, Detail: fmt.Sprintf("the checkpoint at record %d is not the record the daemon signed as its head on %s", a.Seq, when)}, nil
 	case a.Seq == cp.Seq:
-		if a.Hash != cp.Hash {
-			return &ChainError{Seq: a.Seq, Problem: ProblemHeadMismatch, Detail: fmt.Sprintf("the checkpoint at record %d is not the record the daemon signed as its head on %s", a.Seq, when)}, nil
-		}
-		return nil, nil
+		return added(h, newest, when), nil
 	case a.Seq > newest.Seq:
 		return &ChainError{Seq: newest.Seq + 1, Problem: ProblemMissing, Detail: fmt.Sprintf("records after %d were deleted: the daemon signed its head at record %d on %s", newest.Seq, a.Seq, when)}, nil
 	}
 	var hash string
 	err := q.QueryRowContext(ctx, `SELECT hash FROM calls WHERE id = ?`, a.Seq).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Read after verify's walk, which held it: the daemon's retention
+		// may have deleted it since, leaving a checkpoint at or past it.
+		var seq int64
+		err = q.QueryRowContext(ctx, `SELECT seq, hash FROM checkpoints WHERE seq >= ? ORDER BY seq LIMIT 1`, a.Seq).Scan(&seq, &hash)
+		if err == nil && seq > a.Seq {
+			return nil, nil
+		}
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return &ChainError{Seq: a.Seq, Problem: ProblemMissing, Detail: fmt.Sprintf("record %d, which the daemon signed as its head on %s, is not there", a.Seq, when)}, nil
@@ -139,7 +154,17 @@ func (h SignedHead) against(ctx context.Context, q querier, cp Checkpoint, newes
 	case hash != a.Hash:
 		return &ChainError{Seq: a.Seq, Problem: ProblemHeadMismatch, Detail: fmt.Sprintf("record %d is not the one the daemon signed as its head on %s: the chain was rewritten up to it", a.Seq, when)}, nil
 	}
-	return nil, nil
+	return added(h, newest, when), nil
+}
+
+// added is records after a head signed as the daemon stopped: none is the
+// daemon's.
+func added(h SignedHead, newest Link, when string) *ChainError {
+	if !h.Stopped || newest.Seq <= h.Head.Seq {
+		return nil
+	}
+	return &ChainError{Seq: h.Head.Seq + 1, Problem: ProblemHeadMismatch, Detail: fmt.Sprintf(
+		"records %d to %d were added while the daemon was stopped: it signed its head at record %d as it stopped on %s", h.Head.Seq+1, newest.Seq, h.Head.Seq, when)}
 }
 
 // openHead runs at open, before retention. Without a signed head yet (a new
@@ -184,25 +209,26 @@ func (s *Store) openHead(ctx context.Context) error {
 			"fix", "run `torii audit verify`; "+ce.Next())
 		return nil
 	}
-	return s.writeHead(ctx)
+	return s.writeHead(ctx, false)
 }
 
 // writeHead signs the head and writes it beside the key, once the records
 // up to it are on disk (a WAL checkpoint syncs them first), so a power cut
-// never leaves a signed head the database does not hold.
-func (s *Store) writeHead(ctx context.Context) error {
+// never leaves a signed head the database does not hold; stopped as the
+// store closes, so that records added while the daemon is stopped show.
+func (s *Store) writeHead(ctx context.Context, stopped bool) error {
 	if s.opts.Key == nil || s.opts.HeadFile == "" || s.headProblem() != nil {
 		return nil
 	}
 	head := s.Head()
-	if s.headWritten != nil && *s.headWritten == head {
+	if !stopped && s.headWritten != nil && *s.headWritten == head {
 		return nil
 	}
 	var busy, logFrames, done int
 	if err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logFrames, &done); err != nil {
 		return fmt.Errorf("audit: sync before signing the head: %w", err)
 	}
-	h := SignedHead{Format: HeadFormat, Version: 1, Key: s.opts.Key.ID(), Head: head, At: time.UnixMilli(s.opts.Now().UnixMilli()).UTC()}
+	h := SignedHead{Format: HeadFormat, Version: 1, Key: s.opts.Key.ID(), Head: head, At: time.UnixMilli(s.opts.Now().UnixMilli()).UTC(), Stopped: stopped}
 	sig, err := s.opts.Key.Sign(headMessage(h))
 	if err != nil {
 		return err

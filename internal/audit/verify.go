@@ -165,12 +165,17 @@ func verifyDB(ctx context.Context, db *sql.DB, o VerifyOptions) (Report, error) 
 		}
 	}
 	rep, err := verifyOnce(ctx, db, o.PublicKey)
-	if _, broken := err.(*ChainError); broken {
-		// The ranges are read in separate snapshots: retention running in
-		// between can look like a gap. Then the checkpoint moved; once more.
-		if cp, cerr := latestCheckpoint(ctx, db, rep.signed); cerr == nil && cp.Seq != rep.Checkpoint.Seq {
-			rep, err = verifyOnce(ctx, db, o.PublicKey)
+	// The ranges are read in separate snapshots: retention running in
+	// between can look like a gap. Then the checkpoint moved; again, a few
+	// times at most.
+	for range 4 {
+		if _, broken := err.(*ChainError); !broken {
+			break
 		}
+		if cp, cerr := latestCheckpoint(ctx, db, rep.signed); cerr != nil || cp.Seq == rep.Checkpoint.Seq {
+			break
+		}
+		rep, err = verifyOnce(ctx, db, o.PublicKey)
 	}
 	if err != nil || sh == nil {
 		return rep.Report, err
@@ -178,6 +183,13 @@ func verifyDB(ctx context.Context, db *sql.DB, o VerifyOptions) (Report, error) 
 	ce, err := sh.against(ctx, db, rep.Checkpoint, rep.Head)
 	if err != nil {
 		return rep.Report, err
+	}
+	if ce != nil && sh.Stopped {
+		// The daemon may have started, and written, since the head was read:
+		// then it signed a newer one, and the running daemon is the check.
+		if now, err := ReadSignedHead(o.HeadFile); err == nil && now.Sig != sh.Sig {
+			return rep.Report, nil
+		}
 	}
 	if ce != nil {
 		return rep.Report, ce
@@ -209,24 +221,18 @@ func verifyOnce(ctx context.Context, db *sql.DB, pub []byte) (walked, error) {
 }
 
 func verifyChain(ctx context.Context, db *sql.DB, pub []byte, signed bool) (Report, error) {
+	// The ranges are planned from this checkpoint; the first range reads
+	// the one it walks from in its own snapshot.
 	cp, err := latestCheckpoint(ctx, db, signed)
 	if err != nil {
 		return Report{}, err
-	}
-	// SECURITY I-74: the chain starts where a checkpoint the daemon signed says.
-	if ce, err := checkCheckpoints(ctx, db, pub, signed); ce != nil || err != nil {
-		if err != nil {
-			return Report{Checkpoint: cp}, err
-		}
-		return Report{Checkpoint: cp}, ce
 	}
 	var maxID sql.NullInt64
 	if err := db.QueryRowContext(ctx, `SELECT MAX(id) FROM calls`).Scan(&maxID); err != nil {
 		return Report{}, err
 	}
-	rep := Report{Checkpoint: cp, Head: cp.Link, Complete: true}
 	if !maxID.Valid {
-		return rep, nil
+		maxID.Int64 = cp.Seq // no record: the first range still checks the checkpoints
 	}
 	n := min(runtime.GOMAXPROCS(0), 4)
 	if verifyParts > 0 {
@@ -246,10 +252,18 @@ func verifyChain(ctx context.Context, db *sql.DB, pub []byte, signed bool) (Repo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parts[k] = verifyRange(ctx, db, cp, lo, hi, k == 0)
+			var start *startCheck
+			if k == 0 {
+				start = &startCheck{pub: pub, signed: signed}
+			}
+			parts[k] = verifyRange(ctx, db, cp, lo, hi, start)
 		}()
 	}
 	wg.Wait()
+	if p := parts[0]; p.ioErr == nil && p.cp != nil {
+		cp = *p.cp
+	}
+	rep := Report{Checkpoint: cp, Head: cp.Link, Complete: true}
 	carry := cp.Link
 	for k, p := range parts {
 		if p.ioErr != nil {
@@ -284,20 +298,50 @@ var (
 )
 
 // rangeResult is one range's walk: first is its first record's id and
-// prev, last its last record's link.
+// prev, last its last record's link; cp the checkpoint the first range
+// walked from.
 type rangeResult struct {
 	first, last Link
 	n, legacy   int64
+	cp          *Checkpoint
 	err         error // the range's first broken link
 	ioErr       error
 }
 
-func verifyRange(ctx context.Context, db *sql.DB, cp Checkpoint, lo, hi int64, fromCheckpoint bool) (res rangeResult) {
+// startCheck is what the first range checks, in its snapshot, before its
+// records: the checkpoints (SECURITY I-74).
+type startCheck struct {
+	pub    []byte
+	signed bool
+}
+
+func verifyRange(ctx context.Context, db *sql.DB, cp Checkpoint, lo, hi int64, start *startCheck) (res rangeResult) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return rangeResult{ioErr: err}
 	}
 	defer tx.Rollback()
+	var w *walk
+	if start != nil {
+		// Where the chain starts, read in the snapshot its first records are
+		// read in: retention running meanwhile cannot look like a gap.
+		if cp, err = latestCheckpoint(ctx, tx, start.signed); err != nil {
+			if _, broken := err.(*ChainError); broken {
+				return rangeResult{err: err}
+			}
+			return rangeResult{ioErr: err}
+		}
+		res.cp = &cp
+		// SECURITY I-74: the chain starts where a checkpoint the daemon signed says.
+		ce, err := checkCheckpoints(ctx, tx, start.pub, start.signed)
+		if err != nil {
+			return rangeResult{ioErr: err}
+		}
+		if ce != nil {
+			return rangeResult{cp: &cp, err: ce}
+		}
+		w = newWalk(cp)
+	}
 	// One packed text column per row: the driver's per-column cost is most
 	// of a verify's time.
 	rows, err := tx.QueryContext(ctx, packedSelect, lo, hi)
@@ -305,10 +349,6 @@ func verifyRange(ctx context.Context, db *sql.DB, cp Checkpoint, lo, hi int64, f
 		return rangeResult{ioErr: err}
 	}
 	defer rows.Close()
-	var w *walk
-	if fromCheckpoint {
-		w = newWalk(cp)
-	}
 	var r Record
 	var ts int64
 	var packed sql.NullString

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/torii-browser/torii/internal/audit"
 )
 
 // auditedState runs the real daemon with a retention of 4 rows, makes 8
@@ -58,7 +63,7 @@ func doctorAudit(t *testing.T, e *env) (status, detail, fix string) {
 // SECURITY I-74: someone who can write audit.db, but not the daemon's key,
 // deletes records through SQL on the real file: the oldest ones with a
 // retention checkpoint of their own making, the oldest ones alone, or the
-// newest ones. `torii audit verify` (the daemon stopped, then running),
+// newest ones; or adds one after the newest, chained with a hash of its own. `torii audit verify` (the daemon stopped, then running),
 // `torii status` and `torii doctor` each name what is wrong and the next
 // step, through the real binary and a real daemon.
 func TestAuditCheckpointForgedOrMissing(t *testing.T) {
@@ -78,10 +83,15 @@ func TestAuditCheckpointForgedOrMissing(t *testing.T) {
 			`UPDATE checkpoints SET seq = 6 WHERE kind = 'genesis'`,
 		}, "checkpoint missing: records before 7 were deleted"},
 		{"newest deleted", []string{`DELETE FROM calls WHERE id >= 7`}, "records after 6 were deleted"},
+		{"one added while the daemon was stopped", nil, "records 9 to 9 were added while the daemon was stopped"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := auditedState(t)
-			sqlEdit(t, filepath.Join(e.state, "audit.db"), c.stmts...)
+			path := filepath.Join(e.state, "audit.db")
+			if c.stmts == nil {
+				c.stmts = []string{forgedNext(t, path)}
+			}
+			sqlEdit(t, path, c.stmts...)
 
 			r := e.run("", "audit", "verify")
 			if r.code != 1 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "evidence") {
@@ -111,4 +121,23 @@ func TestAuditCheckpointForgedOrMissing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgedNext is an INSERT of a record after the newest, chained to it with
+// a correct hash: the chain alone verifies it.
+func forgedNext(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var last audit.Record
+	var ts int64
+	if err := db.QueryRow(`SELECT id, ts, hash FROM calls ORDER BY id DESC LIMIT 1`).Scan(&last.ID, &ts, &last.Hash); err != nil {
+		t.Fatal(err)
+	}
+	r := audit.Record{ID: last.ID + 1, Time: time.UnixMilli(ts).UTC(), Tool: "forged", Session: "exec", Outcome: audit.OutcomeOK, Prev: last.Hash}
+	r.Hash = audit.HashRecord(&r)
+	return fmt.Sprintf(`INSERT INTO calls(id, ts, tool, session, outcome, prev, hash) VALUES (%d, %d, 'forged', 'exec', 'ok', '%s', '%s')`, r.ID, ts, r.Prev, r.Hash)
 }
