@@ -57,10 +57,12 @@ type owed struct {
 	method string
 }
 
-// Relay timings: how long stdin EOF waits for owed answers, how long a
-// message waits for a lost daemon to come back, and the redial backoff.
+// Relay timings: how long stdin EOF waits for owed answers (a tool call's
+// own time: a browser under load can take seconds, and a piped client still
+// wants its answer), how long a message waits for a lost daemon to come
+// back, and the redial backoff.
 const (
-	drainTimeout  = 2 * time.Second
+	drainTimeout  = 30 * time.Second
 	reconnectWait = 10 * time.Second
 	redialFirst   = 50 * time.Millisecond
 	redialMax     = 2 * time.Second
