@@ -94,6 +94,16 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	var asks *askReport
+	if *headless {
+		// SECURITY I-80: the extension learns it runs headless from the connect page, and then
+		// refuses at once what it would have to ask a person about.
+		if launch == nil {
+			launch = url.Values{}
+		}
+		launch.Set("headless", "1")
+		asks = headlessAsks(pol, *permissive)
+	}
 	cfg, err := config.Load(p)
 	if err != nil {
 		return err
@@ -112,6 +122,9 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	}
 	if pol != nil {
 		fmt.Fprintf(s.Err, "torii: launch policy for this profile: %s (applied once the extension pairs)\n", pol.summary())
+	}
+	if asks != nil {
+		fmt.Fprintf(s.Err, "torii: %s\n", asks.line())
 	}
 
 	var before statusResult
@@ -142,6 +155,9 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	fmt.Fprintf(s.Err, "torii: started %s (pid %d, profile %s)\n", browser, proc.PID(), prof)
 	rec := launcher.Record{PID: proc.PID(), Profile: prof, Browser: browser, Headless: *headless,
 		DefaultDir: *profile == "", StartedAt: time.Now().UTC()}
+	if asks != nil {
+		rec.Unanswerable = asks.line()
+	}
 	// Recorded at once, so that `torii stop` finds the browser even if the link never comes up.
 	if err := launcher.SaveRecord(p.StateDir, rec); err != nil {
 		fmt.Fprintf(s.Err, "torii: could not record the browser for `torii stop`: %v\n", err)

@@ -33,6 +33,14 @@ const maxPolicyRules = 500
 // approvalKinds are the extension's APPROVAL_KINDS (extension/src/policy/policy.ts), in order.
 var approvalKinds = []string{"submit", "destructive_click", "new_origin", "evaluate", "upload", "download"}
 
+// approvalChoices are how a launch policy answers an approval kind: ask the person, or answer
+// for them. SECURITY I-80: in a headless browser no one can be asked, so "ask" fails at once.
+var approvalChoices = []string{"ask", "allow", "deny"}
+
+// maxApprovalTimeoutMs bounds approvalTimeoutMs (the extension's MAX_APPROVAL_TIMEOUT_MS): every
+// wait ends before the 60 s request timeout of the common MCP clients (SECURITY I-80).
+const maxApprovalTimeoutMs = 45000
+
 // codeKinds are the code-execution switches of a rule, by the name --code takes.
 var codeKinds = map[string]string{"expression": "evalExpression", "program": "evalProgram", "fetch": "fetch", "invoke": "invoke"}
 
@@ -171,12 +179,20 @@ func (f *launchPolicyFlags) build(permissive bool) (*launchPolicy, error) {
 
 func checkApproval(kind, choice string) error {
 	if !contains(approvalKinds, kind) {
-		return fmt.Errorf("unknown approval kind %q; one of %s", kind, strings.Join(approvalKinds, ", "))
+		return fmt.Errorf("unknown approval kind %q%s; one of %s", kind, didYouMean(kind, approvalKinds), strings.Join(approvalKinds, ", "))
 	}
-	if choice != "allow" && choice != "ask" && choice != "deny" {
-		return fmt.Errorf("%s: the choice must be allow, ask or deny, not %q", kind, choice)
+	if !contains(approvalChoices, choice) {
+		return fmt.Errorf("%s: the choice must be allow, ask or deny, not %q%s", kind, choice, didYouMean(choice, approvalChoices))
 	}
 	return nil
+}
+
+// didYouMean is ` (did you mean "x"?)` for the nearest of names, or "".
+func didYouMean(s string, names []string) string {
+	if c := closeNames(s, names); len(c) > 0 {
+		return fmt.Sprintf(" (did you mean %q?)", c[0])
+	}
+	return ""
 }
 
 func contains(xs []string, x string) bool {
@@ -252,8 +268,8 @@ func parsePolicy(b []byte) (*launchPolicy, error) {
 		case "approvalTimeoutMs":
 			n, ok := v.(json.Number)
 			ms, err := n.Int64()
-			if !ok || err != nil || ms < 1000 || ms > 150000 {
-				return nil, &PolicyError{Field: "approvalTimeoutMs", Msg: "must be a whole number of milliseconds from 1000 to 150000"}
+			if !ok || err != nil || ms < 1000 || ms > maxApprovalTimeoutMs {
+				return nil, &PolicyError{Field: "approvalTimeoutMs", Msg: fmt.Sprintf("must be a whole number of milliseconds from 1000 to %d (every wait ends before an MCP client's 60 s timeout)", maxApprovalTimeoutMs)}
 			}
 			p.ApprovalTimeoutMs = int(ms)
 		case "approvals":

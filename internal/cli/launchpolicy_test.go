@@ -98,7 +98,7 @@ func TestParsePolicyFile(t *testing.T) {
 		{`{"approvals":{"submit":true}}`, "approvals.submit", "allow"},
 		{`{"approvals":{"teleport":"allow"}}`, "approvals.teleport", "unknown approval kind"},
 		{`{"rules":[{"pattern":"example.com","approvals":{"upload":"sometimes"}}]}`, "rules[0].approvals.upload", "allow, ask or deny"},
-		{`{"approvalTimeoutMs":10}`, "approvalTimeoutMs", "1000 to 150000"},
+		{`{"approvalTimeoutMs":10}`, "approvalTimeoutMs", "1000 to 45000"},
 		{`{"approvalTimeoutMs":1500.5}`, "approvalTimeoutMs", "whole number"},
 	}
 	for _, c := range bad {

@@ -56,7 +56,7 @@ func runStatus(ctx context.Context, s Stdio, args []string) error {
 			mb := []map[string]any{}
 			for _, r := range recs {
 				mb = append(mb, map[string]any{"pid": r.PID, "profile": r.Profile, "headless": r.Headless,
-					"running": r.Running(), "deviceId": r.DeviceID, "deviceName": r.DeviceName})
+					"running": r.Running(), "deviceId": r.DeviceID, "deviceName": r.DeviceName, "unanswerable": r.Unanswerable})
 			}
 			m["managedBrowsers"] = mb
 		}

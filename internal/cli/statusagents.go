@@ -119,5 +119,9 @@ func printManagedBrowsers(w io.Writer, p config.Paths) {
 			mode = " headless"
 		}
 		fmt.Fprintf(w, "  pid %d  %s%s  profile %s%s\n", r.PID, state, mode, r.Profile, paired)
+		if r.Headless && r.Unanswerable != "" && r.Running() {
+			// SECURITY I-80: what this browser's calls cannot wait for.
+			fmt.Fprintf(w, "      %s\n", r.Unanswerable)
+		}
 	}
 }

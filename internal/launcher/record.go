@@ -29,6 +29,9 @@ type Record struct {
 	DeviceID   string    `json:"deviceId,omitempty"` // what it paired as, once known
 	DeviceName string    `json:"deviceName,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
+	// Unanswerable says, for a headless browser, which approvals its launch policy left at ask:
+	// those calls fail at once with approval_unanswerable (SECURITY I-80). `torii status` shows it.
+	Unanswerable string `json:"unanswerable,omitempty"`
 }
 
 // LoadRecords reads the records; a missing file is none.

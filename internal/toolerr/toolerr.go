@@ -48,6 +48,7 @@ const (
 	PasswordField         Code = "password_field"
 	ApprovalDenied        Code = "approval_denied"
 	ApprovalTimeout       Code = "approval_timeout"
+	ApprovalUnanswerable  Code = "approval_unanswerable"
 	HandoffActive         Code = "handoff_active"
 	HandoffCancelled      Code = "handoff_cancelled"
 	TooLarge              Code = "too_large"
@@ -102,6 +103,7 @@ var list = []entry{
 	{PasswordField, "The target or focused field is a password field; pass allowPassword only if the person allowed passwords for this origin."},
 	{ApprovalDenied, "The person denied this action; do not retry it without asking them."},
 	{ApprovalTimeout, "The person did not answer the approval request in time; nothing was done. Ask them before retrying."},
+	{ApprovalUnanswerable, "No one can answer an approval in this browser (started headless by torii launch, no Torii popup open); nothing was done. The launch policy decides it: ask the person to start the browser with --approve KIND=allow or deny (or \"approvals\" in --policy FILE), or with a window."},
 	{HandoffActive, "The person is handling this tab (handoff); wait for the handoff call to return."},
 	{HandoffCancelled, "The person cancelled the handoff; ask them how to continue."},
 	{TooLarge, "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry."},

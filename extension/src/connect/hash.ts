@@ -1,4 +1,4 @@
-// Parses the managed-launch fragment `#daemon=<ws url>&otp=<secret>[&policy=permissive | &launch=<policy>]`.
+// Parses the managed-launch fragment `#daemon=<ws url>&otp=<secret>[&policy=permissive | &launch=<policy>][&headless=1]`.
 
 import { checkLaunchPolicy, decodeLaunchPolicy, LaunchPolicyError } from "../policy/launch.js";
 
@@ -12,6 +12,8 @@ export interface LaunchParams {
    * sent (the worker checks it strictly before anything is paired; SECURITY I-47).
    */
   launchPolicy?: unknown;
+  /** `torii launch` started this browser headless: no one can see an approval window (SECURITY I-80). */
+  headless?: true;
 }
 
 /** The fragment's parameters; null without a daemon and secret. Throws LaunchPolicyError for a policy that cannot be used. */
@@ -22,6 +24,7 @@ export function parseLaunchHash(hash: string): LaunchParams | null {
   if (daemonUrl === "" || otp === "") return null;
   const out: LaunchParams = { daemonUrl, otp };
   if (p.get("policy") === "permissive") out.policy = "permissive";
+  if (p.get("headless") === "1") out.headless = true;
   const launch = p.get("launch");
   if (launch !== null) {
     if (out.policy) throw new LaunchPolicyError("", "a launch policy and the permissive policy at once");

@@ -1,6 +1,8 @@
 // Pending human approvals: a call that the person's policy says "ask" about waits here until the
 // person approves or denies it in the extension's approval window, or until it times out
-// (SECURITY I-19). Pure: the window is opened through an injected callback.
+// (SECURITY I-19). When no one can answer (an injected fact, SECURITY I-80) it is refused at once
+// as "unanswerable" and never waits or counts as approved. Pure: the window is opened through an
+// injected callback.
 
 import type { ApprovalKind } from "./policy.js";
 
@@ -28,7 +30,7 @@ export interface ApprovalRequest {
   expiresAt: number;
 }
 
-export type ApprovalOutcome = "approved" | "denied" | "timeout" | "cancelled";
+export type ApprovalOutcome = "approved" | "denied" | "timeout" | "cancelled" | "unanswerable";
 
 interface Pending {
   req: ApprovalRequest;
@@ -45,6 +47,11 @@ export class ApprovalQueue {
       show?: (req: ApprovalRequest) => void;
       /** Called whenever the pending list changes. */
       changed?: () => void;
+      /**
+       * True when no person can answer now (a headless managed browser with no Torii page open):
+       * the request is then refused at once, never shown, never approved (SECURITY I-80).
+       */
+      unanswerable?: () => Promise<boolean>;
     } = {},
   ) {}
 
@@ -57,7 +64,15 @@ export class ApprovalQueue {
   }
 
   /** Waits for the person; never rejects. */
-  ask(r: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalOutcome> {
+  async ask(r: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalOutcome> {
+    // SECURITY I-80: a question no one can see is not asked; a fact that cannot be read counts as
+    // "no one can answer" (a refusal, never an approval).
+    if (this.deps.unanswerable && (await this.deps.unanswerable().catch(() => true))) return "unanswerable";
+    if (signal?.aborted) return "cancelled";
+    return this.wait(r, timeoutMs, signal);
+  }
+
+  private wait(r: Omit<ApprovalRequest, "id" | "createdAt" | "expiresAt">, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalOutcome> {
     const now = (this.deps.now ?? Date.now)();
     const id = (this.deps.newId ?? (() => crypto.randomUUID()))();
     const req: ApprovalRequest = { ...r, id, createdAt: now, expiresAt: now + timeoutMs };

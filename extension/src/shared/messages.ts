@@ -25,7 +25,7 @@ export type Request =
   | { type: "torii.setPaused"; paused: boolean }
   | { type: "torii.setDeviceName"; name: string }
   | { type: "torii.setDaemonUrl"; url: string }
-  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive"; launchPolicy?: unknown };
+  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive"; launchPolicy?: unknown; headless?: true };
 
 export type Response = { ok: true; state: LinkState } | { ok: false; error: string; state?: LinkState };
 
@@ -67,8 +67,9 @@ export function parseRequest(msg: unknown): Request | null {
       // A launch policy is an object (checked strictly by the worker, SECURITY I-47); not with permissive.
       const lp = m.launchPolicy;
       if (lp !== undefined && (typeof lp !== "object" || lp === null || Array.isArray(lp) || m.policy !== undefined)) return null;
-      const launch = lp !== undefined ? { launchPolicy: lp } : {};
-      if (m.policy === "permissive") return { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, policy: "permissive" };
+      if (m.headless !== undefined && m.headless !== true) return null;
+      const launch = { ...(lp !== undefined ? { launchPolicy: lp } : {}), ...(m.headless === true ? { headless: true as const } : {}) };
+      if (m.policy === "permissive") return { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, policy: "permissive", ...launch };
       return m.policy === undefined ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, ...launch } : null;
     }
     default:

@@ -14,7 +14,7 @@ import { originOf } from "../policy/pattern.js";
 import { approvalChoice, judgeUrl, type Policy } from "../policy/policy.js";
 import { errorResult, toolError, type CallToolResult } from "./errors.js";
 import type { Traits } from "./define.js";
-import type { GateContext } from "./gate.js";
+import { unanswerable, type GateContext } from "./gate.js";
 import { adoptDownload, safeName } from "./files.js";
 import { outbound } from "./secrets.js";
 
@@ -108,6 +108,8 @@ export class DownloadGuard {
     setTimeout(() => this.windows.delete(w), AFTER_CALL_MS + 50);
     if (r.isError) return r;
     if (outs.includes("timeout")) return errorResult(toolError("approval_timeout", "the download started by this call got no answer from the person; it was cancelled"));
+    // SECURITY I-80: refused at once when no one could be asked; the download was cancelled.
+    if (outs.includes("unanswerable")) return errorResult(unanswerable(w.tool, ["download"]));
     if (outs.includes("denied")) return errorResult(toolError("approval_denied", "the person's policy or answer refused the download this call started; it was cancelled"));
     return r;
   }

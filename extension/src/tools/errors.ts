@@ -33,6 +33,7 @@ export const ERROR_HINTS = {
   password_field: "The target or focused field is a password field; pass allowPassword only if the person allowed passwords for this origin.",
   approval_denied: "The person denied this action; do not retry it without asking them.",
   approval_timeout: "The person did not answer the approval request in time; nothing was done. Ask them before retrying.",
+  approval_unanswerable: "No one can answer an approval in this browser (started headless by torii launch, no Torii popup open); nothing was done. The launch policy decides it: ask the person to start the browser with --approve KIND=allow or deny (or \"approvals\" in --policy FILE), or with a window.",
   handoff_active: "The person is handling this tab (handoff); wait for the handoff call to return.",
   handoff_cancelled: "The person cancelled the handoff; ask them how to continue.",
   too_large: "The answer was over the link's 8 MiB frame cap and was dropped; it may have run. Ask for less (a region, a smaller snapshot or range) and retry.",

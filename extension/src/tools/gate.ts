@@ -362,11 +362,27 @@ async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: An
   ctx.approval = out;
   if (out === "denied") throw toolError("approval_denied", `the person denied ${tool.name} (${a.kind})`);
   if (out === "timeout") throw toolError("approval_timeout", `no answer from the person within ${Math.round(policy.approvalTimeoutMs / 1000)} s; nothing was done`);
+  if (out === "unanswerable") throw unanswerable(tool.name, [a.kind, ...(a.also ?? [])]);
   if (out === "cancelled") {
     const why: unknown = ctx.signal.reason;
     throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
   }
   return true;
+}
+
+/**
+ * SECURITY I-80: the person's policy says "ask" and no one can answer here. Refused before anything
+ * runs, naming the launch-policy setting that decides it (only the person sets it, at launch).
+ */
+export function unanswerable(tool: string, kinds: ApprovalKind[]): ToolError {
+  const named = kinds.map((k) => `"${APPROVAL_LABELS[k]}" (${k})`).join(", ");
+  const flags = kinds.map((k) => `--approve ${k}=allow`).join(" ");
+  return toolError(
+    "approval_unanswerable",
+    `${tool} needs the person's approval of ${named}, and no one can give it: this browser was started headless by torii launch and no Torii popup is open; nothing was done`,
+    `The launch policy decides this and only the person sets it: they can start the browser with ${flags} (or deny), or "approvals": {${kinds.map((k) => `"${k}": "allow"`).join(", ")}} in --policy FILE, or start it with a window (without --headless) to be asked. Do not retry as is.`,
+    { kinds },
+  );
 }
 
 /** The file names (not paths, never contents) an upload approval shows. */

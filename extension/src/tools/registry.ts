@@ -100,7 +100,16 @@ export function getTool(name: string): AnyTool | undefined {
   return byName.get(name);
 }
 
-export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/**
+ * A tool's deadline when its entry gives none, and the whole budget of a call that waited for the
+ * person: both end before the 60 s request timeout of the common MCP clients (the official SDKs,
+ * the Inspector), so the agent hears Torii's own typed error, not its client's bare timeout
+ * (SECURITY I-80). A tool whose entry names a longer deadline (a page load, a PDF, a handoff) keeps it.
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 50_000;
+export const CALL_BUDGET_MS = 55_000;
+/** What a call that waited for the person keeps at least for its own work. */
+const AFTER_APPROVAL_MIN_MS = 10_000;
 
 /** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
 export const GROUP_META_KEY = "torii/group";
@@ -277,9 +286,14 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     // A call cancelled before it got here asks the page and the person nothing.
     if (signal.aborted) throw cancelled();
     // The deadline runs from the handler's start: an approval the gate waits for has its own.
+    const gated = Date.now();
     await gate({ tool, args: a as Record<string, unknown> }, gctx);
     if (signal.aborted) throw cancelled();
-    const ms = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    // SECURITY I-80: the person's answer and the work after it share one budget.
+    const ms =
+      tool.timeoutMs ?? (gctx.approval === "approved"
+        ? Math.min(DEFAULT_TOOL_TIMEOUT_MS, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - (Date.now() - gated)))
+        : DEFAULT_TOOL_TIMEOUT_MS);
     timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
     const ctx: ToolContext = { signal, deadline: Date.now() + ms, gate: gctx };
     // A handler that does not stop at once when aborted is not waited for.

@@ -15,6 +15,7 @@ import { inputFacts, riskOf } from "./effects.js";
 import { proxySwitchAllowed } from "./proxystore.js";
 import { outbound } from "./secrets.js";
 import { auditWitness } from "../background/auditwitness.js";
+import { noOneCanAnswer } from "../background/unattended.js";
 
 export const POLICY_KEY = "policy";
 
@@ -45,6 +46,8 @@ export async function savePolicy(p: unknown): Promise<Policy> {
 export const approvals = new ApprovalQueue({
   show: (req) => void openApprovalWindow(req),
   changed: () => broadcast(),
+  // SECURITY I-80: in a headless managed browser with no Torii page open, "ask" fails at once.
+  unanswerable: noOneCanAnswer,
 });
 
 const approvalWindows = new Map<string, number>();
