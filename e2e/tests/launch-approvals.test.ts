@@ -147,7 +147,7 @@ describeBrowser("headless launch: approvals no one can answer", () => {
     const tabId = nav.data.tabId as number;
 
     // The submit and a call queued behind it on the same tab, sent together. The SDK's own
-    // timeout is left at its default (60 s): Torii must answer first.
+    // timeout is its default, 60 s (e2e/src/mcp.ts passes the same): Torii must answer first.
     const [submit, queued] = await Promise.all([mcp.call("click", { tabId, selector: "#go" }), mcp.call("click", { tabId, selector: "#bump" })]);
     expect(submit.error?.code, submit.text).toBe("approval_unanswerable");
     expect(submit.ms).toBeLessThan(10_000);

@@ -93,11 +93,13 @@ describe("gate", () => {
     }
   });
   it("approvals: ask → approved / denied / timeout; deny without asking", async () => {
-    const ask = (o: "approved" | "denied" | "timeout") =>
+    const ask = (o: "approved" | "denied" | "timeout" | "unanswerable") =>
       env({ ...allowed(), approvals: { ...defaultPolicy().approvals, destructive_click: "ask" } }, "https://good.example/", { ask: async () => o });
     expect(await code("click", { ref: "e1" }, ask("approved"))).toBe("ok");
     expect(await code("click", { ref: "e1" }, ask("denied"))).toBe("approval_denied");
     expect(await code("click", { ref: "e1" }, ask("timeout"))).toBe("approval_timeout");
+    // SECURITY I-80: no one can answer: refused, never run.
+    expect(await code("click", { ref: "e1" }, ask("unanswerable"))).toBe("approval_unanswerable");
     const deny = env({ ...allowed(), approvals: { ...defaultPolicy().approvals, destructive_click: "deny" } }, "https://good.example/");
     expect(await code("click", { ref: "e1" }, deny)).toBe("approval_denied");
   });

@@ -74,6 +74,8 @@ describe("the connect page's fragment and message", () => {
     expect(() => parseLaunchHash(`#daemon=x&otp=s&launch=${b64({ rules: [{ pattern: "*.com" }] })}`)).toThrow("rules[0].pattern");
     expect(() => parseLaunchHash(`#daemon=x&otp=s&policy=permissive&launch=${b64({})}`)).toThrow("permissive");
     expect(parseLaunchHash("#daemon=x&otp=s&policy=permissive")).toEqual({ daemonUrl: "x", otp: "s", policy: "permissive" });
+    expect(parseLaunchHash("#daemon=x&headless=1&otp=s")).toEqual({ daemonUrl: "x", otp: "s", headless: true });
+    expect(parseLaunchHash("#daemon=x&headless=0&otp=s")).toEqual({ daemonUrl: "x", otp: "s" });
   });
 
   it("torii.connect takes an object policy, never with permissive", () => {
@@ -81,6 +83,8 @@ describe("the connect page's fragment and message", () => {
     expect(parseRequest({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", launchPolicy: "permissive" })).toBeNull();
     expect(parseRequest({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", launchPolicy: [] })).toBeNull();
     expect(parseRequest({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", policy: "permissive", launchPolicy: {} })).toBeNull();
+    expect(parseRequest({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", policy: "permissive", headless: true })).toEqual({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", policy: "permissive", headless: true });
+    expect(parseRequest({ type: "torii.connect", daemonUrl: "ws://a", otp: "s", headless: "yes" })).toBeNull();
   });
 });
 
@@ -183,6 +187,25 @@ describe("when the worker applies it (background/managed.ts)", () => {
     await settled();
     expect(applied).toEqual([]);
     expect(local.torii_managed_profile).toBe(false);
+  });
+
+  it("SECURITY I-80: a headless launch is recorded for the browser run, only as a launch policy is taken", async () => {
+    const m = await worker();
+    await m.launchRequested({ headless: true });
+    expect(session.torii_headless_run).toBeUndefined(); // not before the link is up
+    m.linkChanged(connected);
+    await settled();
+    expect(session.torii_headless_run).toBe(true);
+    expect(applied).toEqual([]);
+
+    // The person's own Chrome: a connect page that says headless changes nothing.
+    local = { torii_managed_profile: false };
+    session = {};
+    const own = await worker();
+    await own.launchRequested({ headless: true });
+    own.linkChanged(connected);
+    await settled();
+    expect(session.torii_headless_run).toBeUndefined();
   });
 
   it("a policy that cannot be used is refused before the connect (nothing is paired)", async () => {

@@ -87,6 +87,26 @@ describe("approval queue", () => {
       vi.useRealTimers();
     }
   });
+  it("SECURITY I-80: when no one can answer, refused at once, never shown, never approved", async () => {
+    const shown: string[] = [];
+    const base = { kind: "submit" as const, tool: "click", origin: "https://a.com" };
+    const none = new ApprovalQueue({ show: (r) => shown.push(r.id), unanswerable: async () => true });
+    const t0 = Date.now();
+    expect(await none.ask(base, 30_000)).toBe("unanswerable");
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(shown).toEqual([]);
+    expect(none.list()).toEqual([]);
+    // A fact that cannot be read is taken as "no one can answer": a refusal, never a wait or a yes.
+    const broken = new ApprovalQueue({ show: (r) => shown.push(r.id), unanswerable: () => Promise.reject(new Error("storage gone")) });
+    expect(await broken.ask(base, 30_000)).toBe("unanswerable");
+    expect(shown).toEqual([]);
+    // Someone can answer: asked as before.
+    const someone = new ApprovalQueue({ show: (r) => shown.push(r.id), unanswerable: async () => false });
+    const a = someone.ask(base, 30_000);
+    await vi.waitFor(() => expect(shown).toHaveLength(1));
+    someone.decide(shown[0] as string, true);
+    expect(await a).toBe("approved");
+  });
   it("masks secrets", () => {
     expect(maskSecret("hunter2")).not.toContain("hunter2");
   });
