@@ -111,6 +111,16 @@ export const CALL_BUDGET_MS = 55_000;
 /** What a call that waited for the person keeps at least for its own work. */
 const AFTER_APPROVAL_MIN_MS = 10_000;
 
+/**
+ * The handler's deadline: the tool's own when its entry names one; else 50 s, or, after the person
+ * answered, what the call's 55 s budget leaves (at least 10 s). SECURITY I-80.
+ */
+export function handlerMs(toolMs: number | undefined, approval: GateContext["approval"], waitedMs: number): number {
+  if (toolMs !== undefined) return toolMs;
+  if (approval !== "approved") return DEFAULT_TOOL_TIMEOUT_MS;
+  return Math.min(DEFAULT_TOOL_TIMEOUT_MS, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - waitedMs));
+}
+
 /** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
 export const GROUP_META_KEY = "torii/group";
 
@@ -290,10 +300,7 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     await gate({ tool, args: a as Record<string, unknown> }, gctx);
     if (signal.aborted) throw cancelled();
     // SECURITY I-80: the person's answer and the work after it share one budget.
-    const ms =
-      tool.timeoutMs ?? (gctx.approval === "approved"
-        ? Math.min(DEFAULT_TOOL_TIMEOUT_MS, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - (Date.now() - gated)))
-        : DEFAULT_TOOL_TIMEOUT_MS);
+    const ms = handlerMs(tool.timeoutMs, gctx.approval, Date.now() - gated);
     timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
     const ctx: ToolContext = { signal, deadline: Date.now() + ms, gate: gctx };
     // A handler that does not stop at once when aborted is not waited for.

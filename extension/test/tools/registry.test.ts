@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { auditOf, callTool, listTools, META_AUDIT, setAuditSink, TOOLS } from "../../src/tools/registry.js";
+import { auditOf, CALL_BUDGET_MS, callTool, handlerMs, listTools, META_AUDIT, setAuditSink, TOOLS } from "../../src/tools/registry.js";
 import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
@@ -280,5 +280,20 @@ describe("audit metadata", () => {
     expect(auditOf({ origin: "https://evil.example" }, "origin_not_allowed")).toEqual({ origin: "blocked" });
     // The secrets a call used reach the daemon's audit by name, never by value.
     expect(auditOf({ origin: "https://a.example" }, undefined, "bank on https://a.example")).toEqual({ origin: "https://a.example", secrets: "bank on https://a.example" });
+  });
+});
+
+// SECURITY I-80: every wait ends before the 60 s request timeout of the common MCP clients.
+describe("a call's deadline", () => {
+  it("ends before 60 s, the person's answer included; a tool's own deadline stays", () => {
+    expect(handlerMs(undefined, undefined, 0)).toBe(50_000);
+    expect(handlerMs(undefined, "auto", 0)).toBe(50_000);
+    expect(handlerMs(undefined, "approved", 2_000)).toBe(50_000);
+    expect(handlerMs(undefined, "approved", 30_000)).toBe(CALL_BUDGET_MS - 30_000);
+    expect(handlerMs(undefined, "approved", 44_000)).toBe(11_000);
+    expect(handlerMs(undefined, "approved", 50_000)).toBe(10_000);
+    expect(CALL_BUDGET_MS).toBeLessThan(60_000);
+    for (const waited of [0, 10_000, 30_000, 45_000]) expect(waited + handlerMs(undefined, "approved", waited)).toBeLessThan(60_000);
+    expect(handlerMs(90_000, "approved", 40_000)).toBe(90_000);
   });
 });
