@@ -89,7 +89,7 @@ async function settle(p: Pending | undefined): Promise<void> {
   const managed = await managedProfile(launching);
   if (!launching || (!p.policy && !p.headless)) return;
   if (!managed) {
-    console.warn("torii: a launch policy was offered to a profile torii did not create; ignored");
+    console.warn("torii: launch settings (a policy, headless) were offered to a profile torii did not create; ignored");
     return;
   }
   // SECURITY I-80: recorded before the policy lands, so a call the policy lets through already

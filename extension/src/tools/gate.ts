@@ -362,7 +362,7 @@ async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: An
   ctx.approval = out;
   if (out === "denied") throw toolError("approval_denied", `the person denied ${tool.name} (${a.kind})`);
   if (out === "timeout") throw toolError("approval_timeout", `no answer from the person within ${Math.round(policy.approvalTimeoutMs / 1000)} s; nothing was done`);
-  if (out === "unanswerable") throw unanswerable(tool.name, [a.kind, ...(a.also ?? [])]);
+  if (out === "unanswerable") throw unanswerable(tool.name, kinds.filter((_, i) => choices[i] === "ask"));
   if (out === "cancelled") {
     const why: unknown = ctx.signal.reason;
     throw why instanceof Error && "code" in why ? why : toolError("cancelled", `${tool.name}: cancelled while waiting for approval`);
