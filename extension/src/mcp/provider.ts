@@ -224,5 +224,7 @@ function callMeta(meta: unknown): CallMeta | undefined {
   if (typeof o.gatewaySessionId === "string" && o.gatewaySessionId !== "") out.gatewaySessionId = o.gatewaySessionId.slice(0, 80);
   // The session's download-sandbox folder: a plain name the daemon minted (SECURITY I-66).
   if (typeof o.filesFolder === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(o.filesFolder)) out.filesFolder = o.filesFolder;
+  // What the daemon's deadline leaves the call: it only ever shortens the tool's own (SECURITY I-80).
+  if (typeof o.budgetMs === "number" && Number.isFinite(o.budgetMs) && o.budgetMs > 0) out.budgetMs = Math.floor(o.budgetMs);
   return out.session !== undefined || out.sessionId !== undefined ? out : undefined;
 }

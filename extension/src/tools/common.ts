@@ -333,17 +333,19 @@ export async function act(
       const tab = await resolveTab(tabId);
       seen = tab;
       // A navigation the action caused counts even when it also finished before this look (a tiny
-      // page, a slow worker): the look is of the page it landed on, and the result says so. A
-      // navigating action (navigate, history) reports its own landing instead.
-      if ((watch.left() && !out.landed) || (watch.committed() && !watch.finished()) || tab.status === "loading") {
+      // page, a slow worker): the look is of the page it landed on, and the result says so.
+      // A navigating action (navigate, history) reports its own landing instead, having waited for
+      // its load within the agent's timeoutMs: the look is of the page as it is now.
+      if (!out.landed && (watch.left() || (watch.committed() && !watch.finished()) || tab.status === "loading")) {
         seen = undefined;
         const l = await awaitLoad(watch, left(ctx.deadline, 15_000), ctx.signal);
         data.navigated = true;
         if (!l.loaded) data.loaded = false;
         navigated = { loaded: l.loaded };
       }
-    } else if (watch.committed() && !watch.finished()) {
-      // A navigation the action started: let it land so its origin can be checked.
+    } else if (!out.landed && watch.committed() && !watch.finished()) {
+      // A navigation the action started: let it land so its origin can be checked (a navigating
+      // action judged its own landing after waiting its own timeoutMs; it does not wait twice).
       await awaitLoad(watch, left(ctx.deadline, 10_000), ctx.signal).catch(() => undefined);
     }
   } finally {

@@ -9,6 +9,18 @@ import type { JsonSchema } from "./schema.js";
 import type { GateContext } from "./gate.js";
 import type { ResourceLink } from "./files.js";
 
+/**
+ * The most any tool's handler runs, and the default: with the person's answer, the daemon's queue
+ * and the link, a call still ends before the common MCP clients' 60 s request timeout, so the agent
+ * hears Torii's typed error, not its client's bare timeout (SECURITY I-80).
+ */
+export const MAX_TOOL_TIMEOUT_MS = 50_000;
+/**
+ * The most an agent's own `timeoutMs` argument may ask for (a page load, a handoff's wait): the
+ * tool's work around it (the navigation's start, the look after it) fits in MAX_TOOL_TIMEOUT_MS.
+ */
+export const MAX_ARG_TIMEOUT_MS = 45_000;
+
 export interface ToolContext {
   /** Aborted by mcp/cancel, by the call's deadline, or when the connection goes. */
   signal: AbortSignal;
@@ -133,7 +145,7 @@ export interface ToolDef<A = Record<string, unknown>> {
   traits: Traits;
   /** Repeating the call with the same arguments has no further effect; default: readOnly. */
   idempotent?: boolean;
-  /** Whole-call deadline; default 60 s. */
+  /** The handler's deadline; default and most: MAX_TOOL_TIMEOUT_MS (registry.ts handlerMs). */
   timeoutMs?: number;
   handler(args: A, ctx: ToolContext): Promise<ToolOutput>;
 }
@@ -177,6 +189,14 @@ export function defineTool<A>(def: ToolDef<A>): Tool<A> {
   // Effects nobody can know are those of code: declared on a code tool only.
   if (t.anyEffect !== undefined && (t.anyEffect !== true || !t.effects.includes("code"))) throw bad("anyEffect");
   if (def.inputSchema.additionalProperties === undefined) def.inputSchema.additionalProperties = false;
+  // SECURITY I-80: no entry can ask for a wait past the cap, however it is written.
+  if (def.timeoutMs !== undefined && !(def.timeoutMs > 0 && def.timeoutMs <= MAX_TOOL_TIMEOUT_MS)) {
+    throw new Error(`tool ${def.name}: timeoutMs must be from 1 to ${MAX_TOOL_TIMEOUT_MS}`);
+  }
+  const argMax = def.inputSchema.properties?.timeoutMs?.maximum;
+  if (def.inputSchema.properties?.timeoutMs && !(argMax !== undefined && argMax <= MAX_ARG_TIMEOUT_MS)) {
+    throw new Error(`tool ${def.name}: the timeoutMs argument needs a maximum of at most ${MAX_ARG_TIMEOUT_MS}`);
+  }
   Object.freeze(t.effects);
   Object.freeze(t);
   return Object.assign(def, { readOnly: t.effects.length === 0, destructive: def.traits.effects.some((e) => DESTRUCTIVE_EFFECTS[e]) });

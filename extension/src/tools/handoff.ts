@@ -5,7 +5,7 @@
 // agent cannot click the banner itself (SECURITY I-22).
 
 import { withDeadline } from "../cdp/deadline.js";
-import { defineTool } from "./define.js";
+import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { onNav, resolveTab } from "./browser.js";
 import { S } from "./common.js";
@@ -84,7 +84,7 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
       tabId: S.tabId,
       reason: { type: "string", enum: Object.keys(REASONS) },
       message: { type: "string", maxLength: 200 },
-      timeoutMs: S.timeoutMs(170000),
+      timeoutMs: { ...S.timeoutMs(MAX_ARG_TIMEOUT_MS), doc: `Default and most ${MAX_ARG_TIMEOUT_MS}; call again for more` },
     },
     required: ["reason"],
   },
@@ -92,7 +92,8 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
   traits: { target: "tab", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "refused" },
   // Each call asks the person again.
   idempotent: false,
-  timeoutMs: 175_000,
+  // The person's wait and the banner's cleanup, within every call's cap (SECURITY I-80).
+  timeoutMs: MAX_TOOL_TIMEOUT_MS,
   async handler(a, ctx) {
     const tab = await resolveTab(a.tabId);
     const tabId = tab.id as number;
@@ -112,7 +113,8 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
       if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "completed") void inject();
       if (ev.tabId === tabId && ev.kind === "removed") finish("cancelled");
     });
-    const timer = setTimeout(() => finish("timeout"), Math.max(1_000, a.timeoutMs ?? 120_000));
+    const waitMs = Math.max(1_000, a.timeoutMs ?? MAX_ARG_TIMEOUT_MS);
+    const timer = setTimeout(() => finish("timeout"), waitMs);
     const onAbort = () => finish("cancelled");
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
@@ -127,7 +129,10 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
         throw r instanceof ToolError ? r : toolError("cancelled", "handoff: cancelled");
       }
       if (o === "cancelled") throw toolError("handoff_cancelled", "the person cancelled the handoff");
-      if (o === "timeout") throw toolError("timeout", "the person did not finish the handoff in time; check the page before going on");
+      if (o === "timeout") {
+        // An MCP client gives up on a call at 60 s: a longer wait for the person is a new call.
+        throw toolError("timeout", `the person did not finish the handoff within ${Math.round(waitMs / 1000)} s; the banner was removed`, "Call handoff again to give them more time, or check the page before going on.");
+      }
       return { text: `the person finished (${a.reason}); take a new snapshot`, data: { tabId, done: true } };
     } finally {
       clearTimeout(timer);

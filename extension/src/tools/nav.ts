@@ -3,15 +3,19 @@
 
 import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
-import { defineTool, type ToolContext } from "./define.js";
+import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type ToolContext } from "./define.js";
 import { ToolError, toolError } from "./errors.js";
-import { awaitLoad, callTab, guarded, watchNav } from "./browser.js";
+import { awaitLoad, callTab, guarded, watchNav, type NavWatch } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
 import { assertUrlAllowed, judgeLanding } from "./origin.js";
 
+/** A page load's default wait; an agent's timeoutMs may ask for up to MAX_ARG_TIMEOUT_MS. */
 const LOAD_MS = 30_000;
+/** What the call keeps after a load's deadline: its typed answer and the stop reach the agent first. */
+const HANDLER_MARGIN_MS = 1_500;
+const LOAD_HINT = `Check that the site is up, or call again with a larger timeoutMs (at most ${MAX_ARG_TIMEOUT_MS}).`;
 
 const URL_HINT = "Give an absolute URL: a scheme (https://), a host and a path.";
 
@@ -36,19 +40,55 @@ function toPage(url: string): boolean {
   return !/^about:/i.test(url);
 }
 
-async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number) {
+/**
+ * The load's deadline: the agent's timeoutMs from now, and a moment before the call's own, so the
+ * navigation's own typed answer (and its stop, below) comes before the registry's abort.
+ */
+function loadUntil(ctx: ToolContext, timeoutMs: number): number {
+  return Math.min(ctx.deadline - HANDLER_MARGIN_MS, Date.now() + timeoutMs);
+}
+
+/**
+ * A navigation that did not start loading in time: the browser stops it here, while the call still
+ * holds the tab, so it can neither land later under the agent's feet nor be aborted by the tab's
+ * next navigation, whose watch would then take that abort for its own failure.
+ */
+async function notStarted(tabId: number, timeoutMs: number): Promise<ToolError> {
+  await cdp(tabId, "Page.stopLoading", {}, 2_000).catch(() => undefined);
+  return toolError("timeout", `the page did not start loading within ${timeoutMs} ms; its loading was stopped`, LOAD_HINT);
+}
+
+// One deadline for the whole navigation: the browser's Page.navigate answers only once the server
+// answers, so its start and its load share the agent's timeoutMs.
+async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number, until: number) {
   const w = watchNav(tabId, { toPage: toPage(url) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
-    const ms = left(ctx.deadline, 15_000);
-    const r = await guarded(tabId, "navigate", cdp<{ errorText?: string; loaderId?: string }>(tabId, "Page.navigate", { url }, ms, ctx.signal), { signal: ctx.signal, ms });
+    const ms = left(until);
+    let r: { errorText?: string; loaderId?: string };
+    try {
+      r = await guarded(tabId, "navigate", cdp<{ errorText?: string; loaderId?: string }>(tabId, "Page.navigate", { url }, ms, ctx.signal), { signal: ctx.signal, ms });
+    } catch (e) {
+      if (e instanceof ToolError && e.code === "timeout" && !ctx.signal.aborted && !w.committed()) throw await notStarted(tabId, timeoutMs);
+      throw e;
+    }
     if (r.errorText && r.errorText !== "net::ERR_ABORTED") {
       throw toolError("navigation_failed", `${url}: ${r.errorText}`, "Check the URL; the site may be down or unreachable.");
     }
     if (!r.loaderId) return { loaded: true, sameDocument: true };
-    return await awaitLoad(w, left(ctx.deadline, timeoutMs), ctx.signal);
+    return await loaded(tabId, w, until, timeoutMs, ctx);
   } finally {
     w.stop();
+  }
+}
+
+/** awaitLoad within the navigation's deadline; one that did not start in time is stopped. */
+async function loaded(tabId: number, w: NavWatch, until: number, timeoutMs: number, ctx: ToolContext) {
+  try {
+    return await awaitLoad(w, left(until), ctx.signal);
+  } catch (e) {
+    if (e instanceof ToolError && e.code === "timeout" && !ctx.signal.aborted && !w.committed()) throw await notStarted(tabId, timeoutMs);
+    throw e;
   }
 }
 
@@ -74,15 +114,18 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       url: { type: "string", minLength: 1 },
       tabId: { type: "integer", minimum: 0, doc: "Omit to open a new tab" },
       background: { type: "boolean", doc: "New tab not focused" },
-      timeoutMs: S.timeoutMs(60000),
+      timeoutMs: S.timeoutMs(MAX_ARG_TIMEOUT_MS),
       ...ACTION_PROPS,
     },
     required: ["url"],
   },
   traits: { target: "tab-or-new", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused", destination: (a) => checkUrl(String(a.url ?? "")) },
-  timeoutMs: 90_000,
+  timeoutMs: MAX_TOOL_TIMEOUT_MS,
   async handler(a, ctx) {
     const url = checkUrl(a.url);
+    const timeoutMs = a.timeoutMs ?? LOAD_MS;
+    // From the handler's start: opening a tab takes from the same timeoutMs.
+    const until = loadUntil(ctx, timeoutMs);
     let tabId: number;
     if (a.tabId === undefined && ownershipOn()) {
       // SECURITY I-24: the session's new tab, in its own unfocused window, owned from birth;
@@ -90,11 +133,11 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       tabId = await openAgentTab(ctx.gate?.owner, ctx.signal);
       const id = tabId;
       return act(id, a, ctx, async () => {
-        const r = await navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS).catch((e: unknown) => {
+        const r = await navigateTab(id, url, ctx, timeoutMs, until).catch((e: unknown) => {
           // The new tab's own about:blank navigation can still be pending when ours starts, and its
           // commit then aborts ours (a loaded machine): nothing of ours loaded, so it is sent again.
           if (e instanceof ToolError && e.code === "navigation_failed" && e.message.includes("net::ERR_ABORTED")) {
-            return navigateTab(id, url, ctx, a.timeoutMs ?? LOAD_MS);
+            return navigateTab(id, url, ctx, timeoutMs, until);
           }
           throw e;
         });
@@ -105,7 +148,7 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       const w = watchNav(undefined, { toPage: toPage(url) });
       let t: chrome.tabs.Tab;
       try {
-        t = await withDeadline(chrome.tabs.create({ url, active: a.background !== true }), 10_000, "tabs.create", ctx.signal);
+        t = await withDeadline(chrome.tabs.create({ url, active: a.background !== true }), left(until, 10_000), "tabs.create", ctx.signal);
         if (t.id === undefined) throw toolError("internal", "tabs.create gave no tab id");
         w.bind(t.id);
       } catch (e) {
@@ -114,14 +157,14 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
       }
       const id = t.id;
       return act(id, a, ctx, async () => {
-        const r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+        const r = await loaded(id, w, until, timeoutMs, ctx);
         return summary(id, { created: true, ...(r.loaded ? {} : { loaded: false }) });
       });
     } else {
       tabId = await callTab(a.tabId, ctx);
     }
     return act(tabId, a, ctx, async () => {
-      const r = await navigateTab(tabId, url, ctx, a.timeoutMs ?? LOAD_MS);
+      const r = await navigateTab(tabId, url, ctx, timeoutMs, until);
       return summary(tabId, r.loaded ? {} : { loaded: false });
     });
   },
@@ -136,7 +179,7 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       tabId: S.tabId,
       direction: { type: "string", enum: ["back", "forward"] },
       steps: { type: "integer", minimum: 1, maximum: 50 },
-      timeoutMs: S.timeoutMs(60000),
+      timeoutMs: S.timeoutMs(MAX_ARG_TIMEOUT_MS),
       ...ACTION_PROPS,
     },
     required: ["direction"],
@@ -153,11 +196,12 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       // SECURITY I-15: the history entry's URL is checked before going.
       await assertUrlAllowed(entry.url, "the history entry's page");
       const w = watchNav(tabId);
+      const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
       let r: { loaded: boolean };
       try {
-        const ms = left(ctx.deadline, 10_000);
+        const ms = left(until, 10_000);
         await guarded(tabId, "history", cdp(tabId, "Page.navigateToHistoryEntry", { entryId: entry.id }, ms, ctx.signal), { signal: ctx.signal, ms });
-        r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+        r = await loaded(tabId, w, until, a.timeoutMs ?? LOAD_MS, ctx);
       } finally {
         w.stop();
       }
@@ -171,18 +215,19 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
   description: "Reload the tab.",
   inputSchema: {
     type: "object",
-    properties: { tabId: S.tabId, bypassCache: { type: "boolean" }, timeoutMs: S.timeoutMs(60000), ...ACTION_PROPS },
+    properties: { tabId: S.tabId, bypassCache: { type: "boolean" }, timeoutMs: S.timeoutMs(MAX_ARG_TIMEOUT_MS), ...ACTION_PROPS },
   },
   traits: { target: "tab", reads: "page", effects: ["navigation"], switch: "act", dialog: "blocked", handoff: "refused" },
   async handler(a, ctx) {
     const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
       const w = watchNav(tabId);
+      const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
       let r: { loaded: boolean };
       try {
-        const ms = left(ctx.deadline, 10_000);
+        const ms = left(until, 10_000);
         await guarded(tabId, "reload", cdp(tabId, "Page.reload", { ignoreCache: a.bypassCache === true }, ms, ctx.signal), { signal: ctx.signal, ms });
-        r = await awaitLoad(w, left(ctx.deadline, a.timeoutMs ?? LOAD_MS), ctx.signal);
+        r = await loaded(tabId, w, until, a.timeoutMs ?? LOAD_MS, ctx);
       } finally {
         w.stop();
       }

@@ -6,7 +6,7 @@
 
 import { cdp } from "../cdp/debugger.js";
 import { left } from "../cdp/deadline.js";
-import { defineTool } from "./define.js";
+import { defineTool, MAX_TOOL_TIMEOUT_MS } from "./define.js";
 import { toolError } from "./errors.js";
 import { resolveTab } from "./browser.js";
 import { S } from "./common.js";
@@ -45,7 +45,7 @@ export const printToPdf = defineTool<Args>({
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
   idempotent: false,
-  timeoutMs: 90_000,
+  timeoutMs: MAX_TOOL_TIMEOUT_MS,
   async handler(a, ctx) {
     const name = a.name ?? defaultPdfName();
     checkName(name);

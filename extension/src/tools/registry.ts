@@ -2,7 +2,7 @@
 // pinned catalogue are all derived from this list; callTool is the single entry for execution
 // (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
-import type { AnyTool, ToolContext, ToolGroup } from "./define.js";
+import { MAX_TOOL_TIMEOUT_MS, type AnyTool, type ToolContext, type ToolGroup } from "./define.js";
 import { framePageData, toCallResult } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, policyNow, type GateContext } from "./gate.js";
@@ -101,24 +101,31 @@ export function getTool(name: string): AnyTool | undefined {
 }
 
 /**
- * A tool's deadline when its entry gives none, and the whole budget of a call that waited for the
- * person: both end before the 60 s request timeout of the common MCP clients (the official SDKs,
- * the Inspector), so the agent hears Torii's own typed error, not its client's bare timeout
- * (SECURITY I-80). A tool whose entry names a longer deadline (a page load, a PDF, a handoff) keeps it.
+ * Every tool's handler ends within MAX_TOOL_TIMEOUT_MS (50 s; the default too), and a call that
+ * waited for the person within CALL_BUDGET_MS in all: both before the 60 s request timeout of the
+ * common MCP clients (the official SDKs, the Inspector), so the agent hears Torii's own typed
+ * error, not its client's bare timeout (SECURITY I-80). The daemon's own deadline for a call sits
+ * above these and under 60 s, and tells what is left of it (CallMeta.budgetMs) when the call
+ * queued.
  */
-export const DEFAULT_TOOL_TIMEOUT_MS = 50_000;
+export const DEFAULT_TOOL_TIMEOUT_MS = MAX_TOOL_TIMEOUT_MS;
 export const CALL_BUDGET_MS = 55_000;
 /** What a call that waited for the person keeps at least for its own work. */
 const AFTER_APPROVAL_MIN_MS = 10_000;
+/** What a call keeps at least of the daemon's budget, and the margin left for its answer to travel. */
+const BUDGET_MIN_MS = 1_000;
+const BUDGET_MARGIN_MS = 2_000;
 
 /**
- * The handler's deadline: the tool's own when its entry names one; else 50 s, or, after the person
- * answered, what the call's 55 s budget leaves (at least 10 s). SECURITY I-80.
+ * The handler's deadline: the tool's own (at most 50 s), or 50 s; after the person answered, what
+ * the call's 55 s budget leaves (at least 10 s); and never past what the daemon's deadline leaves
+ * (`budgetLeftMs`, less a margin for the answer). SECURITY I-80.
  */
-export function handlerMs(toolMs: number | undefined, approval: GateContext["approval"], waitedMs: number): number {
-  if (toolMs !== undefined) return toolMs;
-  if (approval !== "approved") return DEFAULT_TOOL_TIMEOUT_MS;
-  return Math.min(DEFAULT_TOOL_TIMEOUT_MS, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - waitedMs));
+export function handlerMs(toolMs: number | undefined, approval: GateContext["approval"], waitedMs: number, budgetLeftMs?: number): number {
+  let ms = Math.min(toolMs ?? DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS);
+  if (approval === "approved") ms = Math.min(ms, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - waitedMs));
+  if (budgetLeftMs !== undefined) ms = Math.min(ms, Math.max(BUDGET_MIN_MS, budgetLeftMs - BUDGET_MARGIN_MS));
+  return ms;
 }
 
 /** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
@@ -183,6 +190,8 @@ export interface CallMeta {
   gatewaySessionId?: string;
   /** The session's folder in the download sandbox (SECURITY I-66). */
   filesFolder?: string;
+  /** What the daemon's deadline for the call left when it sent it, in ms (SECURITY I-80). */
+  budgetMs?: number;
 }
 
 /** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
@@ -206,7 +215,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     const mark = tool ? beginAgentCall(owner, tool, gctx) : undefined;
     // SECURITY I-77: the mask is current before the handler runs (maskCut uses it as it formats).
     r = await outbound.masker().then(
-      () => runTool(name, args, gctx, ctl),
+      () => runTool(name, args, gctx, ctl, meta?.budgetMs === undefined ? undefined : t0 + meta.budgetMs),
       () => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so no result could be checked for secrets; nothing was done")),
     );
     endAgentCall(mark);
@@ -273,7 +282,7 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
   return { ...r, _meta: { ...r._meta, [META_AUDIT]: m } };
 }
 
-async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController): Promise<CallToolResult> {
+async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController, budgetEnd?: number): Promise<CallToolResult> {
   const signal = ctl.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The tool once its arguments passed the schema: from the gate on, a failure may quote the page
@@ -300,7 +309,7 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     await gate({ tool, args: a as Record<string, unknown> }, gctx);
     if (signal.aborted) throw cancelled();
     // SECURITY I-80: the person's answer and the work after it share one budget.
-    const ms = handlerMs(tool.timeoutMs, gctx.approval, Date.now() - gated);
+    const ms = handlerMs(tool.timeoutMs, gctx.approval, Date.now() - gated, budgetEnd === undefined ? undefined : budgetEnd - Date.now());
     timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
     const ctx: ToolContext = { signal, deadline: Date.now() + ms, gate: gctx };
     // A handler that does not stop at once when aborted is not waited for.

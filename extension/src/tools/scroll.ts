@@ -2,7 +2,7 @@
 // virtual list until an element matching a find predicate or a selector is rendered).
 
 import type { RevealResult, ScrollResult } from "../page/types.js";
-import { defineTool } from "./define.js";
+import { defineTool, MAX_TOOL_TIMEOUT_MS } from "./define.js";
 import { toolError, type ToolError } from "./errors.js";
 import { engine, resolveTab, resolveTarget } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
@@ -67,7 +67,7 @@ export const reveal = defineTool<ActionArgs & { role?: string; name?: string; te
     },
   },
   traits: { target: "tab", reads: "page", effects: [], switch: "none", dialog: "blocked", handoff: "refused" },
-  timeoutMs: 60_000,
+  timeoutMs: MAX_TOOL_TIMEOUT_MS,
   async handler(a, ctx) {
     if (a.selector !== undefined && (a.role !== undefined || a.name !== undefined || a.text !== undefined)) {
       throw toolError("invalid_argument", "give role/name/text or selector, not both", "Name the target one way: a CSS selector alone, or role/name/text.", { field: "selector" });

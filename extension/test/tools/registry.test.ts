@@ -3,7 +3,7 @@ import { auditOf, CALL_BUDGET_MS, callTool, handlerMs, listTools, META_AUDIT, se
 import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
-import { defineTool, DESTRUCTIVE_EFFECTS, type Effect } from "../../src/tools/define.js";
+import { defineTool, DESTRUCTIVE_EFFECTS, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type Effect } from "../../src/tools/define.js";
 
 const NO_EFFECT = { submit: false, destructive: false };
 /** The target the fake page describes: a button the page marks destructive. */
@@ -144,7 +144,7 @@ describe("registry → tools/list", () => {
     expect(() => validate(nav, { url: "x", waitFor: { selector: "a", nope: 1 } })).toThrow(/waitFor\.nope: unknown property/);
     expect(() => validate(nav, { url: "x", waitFor: { timeoutMs: 40_000 } })).toThrow(/waitFor\.timeoutMs: must be ≤ 30000/);
     expect(() => validate(nav, { url: "x", observe: "all" })).toThrow(/observe: must be one of/);
-    expect(() => validate(nav, { url: "x", timeoutMs: 70_000 })).toThrow(/timeoutMs: must be ≤ 60000/);
+    expect(() => validate(nav, { url: "x", timeoutMs: 70_000 })).toThrow(/timeoutMs: must be ≤ 45000/);
   });
 
   it("every action takes waitFor and observe", () => {
@@ -285,7 +285,7 @@ describe("audit metadata", () => {
 
 // SECURITY I-80: every wait ends before the 60 s request timeout of the common MCP clients.
 describe("a call's deadline", () => {
-  it("ends before 60 s, the person's answer included; a tool's own deadline stays", () => {
+  it("ends before 60 s, the person's answer included", () => {
     expect(handlerMs(undefined, undefined, 0)).toBe(50_000);
     expect(handlerMs(undefined, "auto", 0)).toBe(50_000);
     expect(handlerMs(undefined, "approved", 2_000)).toBe(50_000);
@@ -294,6 +294,67 @@ describe("a call's deadline", () => {
     expect(handlerMs(undefined, "approved", 50_000)).toBe(10_000);
     expect(CALL_BUDGET_MS).toBeLessThan(60_000);
     for (const waited of [0, 10_000, 30_000, 45_000]) expect(waited + handlerMs(undefined, "approved", waited)).toBeLessThan(60_000);
-    expect(handlerMs(90_000, "approved", 40_000)).toBe(90_000);
+  });
+
+  it("caps a tool's own deadline at 50 s, whatever its entry says", () => {
+    expect(MAX_TOOL_TIMEOUT_MS).toBe(50_000);
+    expect(handlerMs(90_000, undefined, 0)).toBe(MAX_TOOL_TIMEOUT_MS);
+    expect(handlerMs(90_000, "approved", 40_000)).toBe(15_000);
+    expect(handlerMs(15_000, undefined, 0)).toBe(15_000);
+    expect(handlerMs(15_000, "approved", 44_000)).toBe(11_000);
+  });
+
+  it("every registry entry's handler ends within 50 s, and every timeoutMs argument is bounded by 45 s", () => {
+    for (const t of TOOLS) {
+      for (const approval of [undefined, "auto", "approved"] as const) {
+        for (const waited of [0, 20_000, 45_000]) {
+          const ms = handlerMs(t.timeoutMs, approval, waited);
+          expect(ms, `${t.name} ${approval} ${waited}`).toBeLessThanOrEqual(MAX_TOOL_TIMEOUT_MS);
+          // The person's answer and the work after it: never past the 55 s budget, except the 10 s
+          // a call keeps at least after an answer given in the 45 s an approval may last.
+          if (approval === "approved") expect(waited + ms, t.name).toBeLessThanOrEqual(Math.max(CALL_BUDGET_MS, waited + 10_000));
+        }
+      }
+      const arg = (t.inputSchema.properties as Record<string, { maximum?: number } | undefined>).timeoutMs;
+      if (arg) expect(arg.maximum, t.name).toBeLessThanOrEqual(MAX_ARG_TIMEOUT_MS);
+    }
+    // The page-load and waiting tools are among them (a renamed argument would pass unseen).
+    const withArg = TOOLS.filter((t) => (t.inputSchema.properties as Record<string, unknown>).timeoutMs).map((t) => t.name);
+    expect(withArg).toEqual(expect.arrayContaining(["navigate", "history", "reload", "handoff", "wait_for", "evaluate"]));
+  });
+
+  it("a tool entry cannot name a deadline or a timeoutMs argument past the caps", () => {
+    const mk = (timeoutMs: number | undefined, argMax: number | undefined) => () =>
+      defineTool({
+        name: "probe",
+        description: "x",
+        inputSchema: { type: "object", properties: argMax === undefined ? {} : { timeoutMs: { type: "integer", minimum: 0, maximum: argMax } } },
+        traits: { target: "none", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "refused" },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        handler: async () => ({ text: "" }),
+      });
+    expect(mk(MAX_TOOL_TIMEOUT_MS, MAX_ARG_TIMEOUT_MS)).not.toThrow();
+    expect(mk(undefined, undefined)).not.toThrow();
+    expect(mk(90_000, undefined)).toThrow(/timeoutMs must be from 1 to 50000/);
+    expect(mk(0, undefined)).toThrow(/timeoutMs must be from 1 to 50000/);
+    expect(mk(undefined, 60_000)).toThrow(/at most 45000/);
+    expect(() =>
+      defineTool({
+        name: "probe",
+        description: "x",
+        inputSchema: { type: "object", properties: { timeoutMs: { type: "integer" } } },
+        traits: { target: "none", reads: "none", effects: [], switch: "none", dialog: "ignores", handoff: "refused" },
+        handler: async () => ({ text: "" }),
+      }),
+    ).toThrow(/at most 45000/);
+  });
+
+  it("never runs past what the daemon's deadline leaves (less a margin for the answer)", () => {
+    expect(handlerMs(undefined, undefined, 0, 57_000)).toBe(50_000);
+    expect(handlerMs(undefined, undefined, 0, 20_000)).toBe(18_000);
+    expect(handlerMs(30_000, undefined, 0, 12_000)).toBe(10_000);
+    expect(handlerMs(undefined, "approved", 5_000, 12_000)).toBe(10_000);
+    // A call admitted at the very end of its deadline still gets a moment for a typed answer.
+    expect(handlerMs(undefined, undefined, 0, 500)).toBe(1_000);
   });
 });
