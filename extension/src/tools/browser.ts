@@ -61,6 +61,8 @@ export interface NavEvent {
   error?: string;
   /** When the browser raised it, in ms since the epoch (webNavigation's timeStamp). */
   at?: number;
+  /** An error's document: the one whose load failed (a document's own load, when it had committed). */
+  documentId?: string;
 }
 const navListeners = new Set<NavListener>();
 let installed = false;
@@ -81,7 +83,7 @@ export function installBrowser(): void {
     emit({ tabId: d.tabId, frameId: d.frameId, kind: "sameDocument", url: d.url, at: d.timeStamp }),
   );
   chrome.webNavigation.onErrorOccurred.addListener((d) =>
-    emit({ tabId: d.tabId, frameId: d.frameId, kind: "error", url: d.url, error: d.error, at: d.timeStamp }),
+    emit({ tabId: d.tabId, frameId: d.frameId, kind: "error", url: d.url, error: d.error, at: d.timeStamp, ...(d.documentId ? { documentId: d.documentId } : {}) }),
   );
   chrome.tabs.onRemoved.addListener((tabId) => {
     emit({ tabId, frameId: 0, kind: "removed" });
@@ -152,9 +154,11 @@ const BLANK = /^about:(blank|srcdoc)([?#].*)?$/i;
  * blank document's commit, load or abort is someone else's: a new tab's initial about:blank, whose
  * events can reach the worker after the watch started (a loaded machine), must neither end the
  * wait while the tab still shows that blank document nor fail it. For the same reason an event the
- * browser raised before the watch started is not the watched navigation's.
+ * browser raised before the watch started is not the watched navigation's. `from`: the document the
+ * tab showed before (topDocument): a page still loading when the navigation began has its own load
+ * aborted by it, and that abort is not the watched navigation's failure.
  */
-export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}): NavWatch & { bind(tabId: number): void } {
+export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?: string } = {}): NavWatch & { bind(tabId: number): void } {
   const armedAt = Date.now();
   let committed = false;
   let left = false;
@@ -172,6 +176,7 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}
       if (ev.tabId !== tabId || ev.frameId !== 0) return;
       if (ev.at !== undefined && ev.at < armedAt) return;
       if (o.toPage && (ev.kind === "committed" || ev.kind === "completed" || ev.kind === "error") && BLANK.test(ev.url ?? "")) return;
+      if (ev.kind === "error" && o.from !== undefined && ev.documentId === o.from) return;
       if (ev.kind === "started") started = true;
       else if (ev.kind === "committed") committed = left = true;
       else if (ev.kind === "completed") {
@@ -213,6 +218,16 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean } = {}
       for (const ev of b) handle(ev);
     },
   };
+}
+
+/** The id of the tab's top document now (undefined when the browser cannot tell): watchNav's `from`. */
+export async function topDocument(tabId: number): Promise<string | undefined> {
+  try {
+    const f = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId: 0 }), 2_000, "webNavigation.getFrame");
+    return f?.documentId || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A net error name ("net::ERR_EMPTY_RESPONSE"), never anything longer Chrome might add. */

@@ -5,7 +5,7 @@ import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type ToolContext } from "./define.js";
 import { ToolError, toolError } from "./errors.js";
-import { awaitLoad, callTab, guarded, watchNav, type NavWatch } from "./browser.js";
+import { awaitLoad, callTab, guarded, topDocument, watchNav, type NavWatch } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
@@ -61,7 +61,8 @@ async function notStarted(tabId: number, timeoutMs: number): Promise<ToolError> 
 // One deadline for the whole navigation: the browser's Page.navigate answers only once the server
 // answers, so its start and its load share the agent's timeoutMs.
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number, until: number) {
-  const w = watchNav(tabId, { toPage: toPage(url) });
+  const from = await topDocument(tabId);
+  const w = watchNav(tabId, { toPage: toPage(url), ...(from ? { from } : {}) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
     const ms = left(until);
@@ -195,8 +196,9 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
       // SECURITY I-15: the history entry's URL is checked before going.
       await assertUrlAllowed(entry.url, "the history entry's page");
-      const w = watchNav(tabId);
       const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
+      const from = await topDocument(tabId);
+      const w = watchNav(tabId, from ? { from } : {});
       let r: { loaded: boolean };
       try {
         const ms = left(until, 10_000);
@@ -221,8 +223,9 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
   async handler(a, ctx) {
     const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
-      const w = watchNav(tabId);
       const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
+      const from = await topDocument(tabId);
+      const w = watchNav(tabId, from ? { from } : {});
       let r: { loaded: boolean };
       try {
         const ms = left(until, 10_000);
