@@ -30,6 +30,18 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
+// A browser tool call's deadline, from its arrival, its time in the queue
+// included (SECURITY I-80). The default sits above the extension's own cap on
+// every tool's run (50 s), so the extension's typed error comes first, and
+// under the 60 s request timeout of the common MCP clients, so the daemon's
+// comes when the extension cannot answer. A caller may set its own, up to
+// MaxCallTimeout (the tunnel's own per-request bound): more time in the
+// queue; the extension still caps each run.
+const (
+	DefaultCallTimeout = 57 * time.Second
+	MaxCallTimeout     = mcpbridge.DefaultCallTimeout
+)
+
 // Call is one tool call from an agent session.
 type Call struct {
 	Name      string
@@ -40,7 +52,9 @@ type Call struct {
 	Session string
 	// Owner is the daemon-minted session the call belongs to.
 	Owner *Session
-	// Timeout is the call's deadline; <= 0 means mcpbridge.DefaultCallTimeout.
+	// Timeout is the call's deadline from its arrival, its time in the
+	// queue included; <= 0 means DefaultCallTimeout, and more than
+	// MaxCallTimeout is MaxCallTimeout.
 	Timeout time.Duration
 	// Queued, if set, runs once the call has its place in its session's
 	// queue (or was refused): the caller may then submit the next one.
@@ -275,12 +289,20 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
+	// SECURITY I-80: one deadline from the call's arrival: its wait behind
+	// other calls and its run share it, so a call queued behind a slow one
+	// fails only when its own time is up, never because of the other's.
+	timeout := min(call.Timeout, MaxCallTimeout)
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	deadline := start.Add(timeout)
 	p, refused := b.enqueue(s, call.Name, tab, bw)
 	if call.Queued != nil {
 		call.Queued()
 	}
 	if refused == nil {
-		refused = b.wait(ctx, p)
+		refused = b.wait(ctx, p, deadline)
 	}
 	if refused != nil {
 		b.record(s, call.Name, tab, start, time.Since(start), refused.Code, nil)
@@ -297,7 +319,14 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		return e.Result(), notice
 	}
 	b.sawBrowser(s, bw.id)
-	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, b.meta(s), call.Timeout)
+	// The extension hears what is left, so its own typed timeout comes
+	// before the daemon's.
+	budget := time.Until(deadline)
+	meta := b.meta(s)
+	if m, ok := meta[MetaKey].(map[string]any); ok {
+		m["budgetMs"] = budget.Milliseconds()
+	}
+	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, meta, budget)
 	switch {
 	case b.isClosed():
 		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -20,9 +21,10 @@ import (
 // Admission scans the list in arrival order and admits every call that may
 // run, so sessions are served first-come first-served and a blocked session
 // never holds up another (no head-of-line blocking, no starvation). A call
-// still waiting after the queue budget, or arriving when its session
-// already has MaxQueuedPerSession waiting, fails with busy: it was never
-// sent, so retrying is safe.
+// still waiting when its own deadline is up (or after broker.queueBudgetMs,
+// when set), or arriving when its session already has MaxQueuedPerSession
+// waiting, fails with busy: it was never sent, so retrying is safe. The
+// call ahead of it timing out or failing only lets it run (SECURITY I-80).
 
 type pending struct {
 	seq   uint64
@@ -112,16 +114,32 @@ func (b *Broker) pumpLocked() {
 	}
 }
 
+// minRun is the least a call must have left of its deadline to be sent: less
+// could not bring back even the extension's typed answer.
+const minRun = time.Second
+
 // wait blocks until p is admitted (nil) or fails: ctx ended (cancelled),
-// the queue budget passed (busy), or the broker failed it.
-func (b *Broker) wait(ctx context.Context, p *pending) *toolerr.Error {
-	t := time.NewTimer(time.Duration(b.limits.QueueBudgetMs) * time.Millisecond)
+// its deadline (less minRun) or the queue budget passed (busy), or the
+// broker failed it.
+func (b *Broker) wait(ctx context.Context, p *pending, deadline time.Time) *toolerr.Error {
+	until := deadline.Add(-minRun)
+	b.smu.Lock()
+	budget := b.limits.QueueBudgetMs
+	b.smu.Unlock()
+	if budget > 0 {
+		if q := p.enq.Add(time.Duration(budget) * time.Millisecond); q.Before(until) {
+			until = q
+		}
+	}
+	t := time.NewTimer(time.Until(until))
 	defer t.Stop()
 	select {
 	case <-p.admit:
 	case <-t.C:
-		b.drop(p, toolerr.New(toolerr.Busy, "%s waited %s in the queue without being sent; nothing was sent",
-			p.tool, time.Since(p.enq).Round(time.Millisecond)))
+		b.drop(p, &toolerr.Error{Code: toolerr.Busy,
+			Message: fmt.Sprintf("%s waited %s in the queue behind this session's or this tab's other calls, all of its deadline, without being sent; nothing was sent",
+				p.tool, time.Since(p.enq).Round(time.Millisecond)),
+			Hint: "Retry once the calls ahead of it have answered; nothing was sent."})
 	case <-ctx.Done():
 		b.drop(p, toolerr.New(toolerr.Cancelled, "%s was cancelled while queued; nothing was sent", p.tool))
 	}

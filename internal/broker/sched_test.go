@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -51,7 +52,10 @@ func (f *fakeServer) NotifyServer(_ context.Context, method string, params any) 
 	return nil
 }
 
-func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, _ time.Duration) *mcp.CallToolResult {
+func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult {
+	// As the bridge: the call's deadline ends its wait for the extension.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	sess := meta[MetaKey].(map[string]any)
 	id := sess["sessionId"].(string)
 	tab := tabOf(args)
@@ -75,6 +79,9 @@ func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.Ra
 		select {
 		case <-gate:
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return toolerr.Result(toolerr.Timeout, "%s got no answer within its deadline", name)
+			}
 			return toolerr.Result(toolerr.Cancelled, "cancelled in the fake extension")
 		case <-f.ctx.Done():
 			return toolerr.Result(toolerr.ExtensionNotConnected, "fake extension gone")

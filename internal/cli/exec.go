@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/toolerr"
@@ -42,7 +43,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	fs := newFlags(s, "exec", execSynopsis)
 	asJSON := fs.Bool("json", false, "print the whole MCP CallToolResult as JSON")
 	outDir := fs.String("out", "", "directory for saved images (default: the current directory)")
-	timeout := fs.Duration("timeout", 0, "give up after this long (default and maximum: the daemon's 180s)")
+	timeout := fs.Duration("timeout", 0, "give up after this long, time in the queue included (default 57s, under an MCP client's 60s; at most 180s)")
 	label := fs.String("session-label", "exec", "session name shown to the person")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
@@ -56,8 +57,8 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	if *timeout < 0 || *timeout > 180*time.Second {
-		return &UsageError{Msg: "--timeout must be between 0 and 180s"}
+	if *timeout < 0 || *timeout > broker.MaxCallTimeout {
+		return &UsageError{Msg: fmt.Sprintf("--timeout must be between 0 and %s", broker.MaxCallTimeout)}
 	}
 	p, err := paths()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
@@ -62,7 +63,7 @@ type owed struct {
 // wants its answer), how long a message waits for a lost daemon to come
 // back, and the redial backoff.
 const (
-	drainTimeout  = 30 * time.Second
+	drainTimeout  = broker.DefaultCallTimeout + 2*time.Second
 	reconnectWait = 10 * time.Second
 	redialFirst   = 50 * time.Millisecond
 	redialMax     = 2 * time.Second

@@ -51,7 +51,7 @@ type Config struct {
 // Broker holds the broker's limits. Zero means the default.
 type Broker struct {
 	MaxInFlight         int  `json:"maxInFlight,omitempty"`         // calls in the browser at once, all sessions: 8
-	QueueBudgetMs       int  `json:"queueBudgetMs,omitempty"`       // a queued call fails with busy after: 30000
+	QueueBudgetMs       int  `json:"queueBudgetMs,omitempty"`       // a queued call fails with busy after this, if sooner than its own deadline: unset
 	MaxQueuedPerSession int  `json:"maxQueuedPerSession,omitempty"` // a session's calls waiting at once: 16
 	TabCap              int  `json:"tabCap,omitempty"`              // open agent tabs, all sessions: 20
 	CloseTabsOnEnd      bool `json:"closeTabsOnEnd,omitempty"`      // close a session's tabs when it ends
@@ -61,7 +61,9 @@ type Broker struct {
 }
 
 // BrokerDefaults are the broker's default limits.
-var BrokerDefaults = Broker{MaxInFlight: 8, QueueBudgetMs: 30000, MaxQueuedPerSession: 16, TabCap: 20}
+// A queued call waits within its own deadline (SECURITY I-80): no separate
+// queue budget unless one is set.
+var BrokerDefaults = Broker{MaxInFlight: 8, MaxQueuedPerSession: 16, TabCap: 20}
 
 // WithDefaults fills zero fields from BrokerDefaults.
 func (b Broker) WithDefaults() Broker {

@@ -44,8 +44,8 @@ type RelayHelloParams struct {
 	// label instead of a session of its own: `torii exec` is one process
 	// per call, and each call sees the tabs the ones before it opened.
 	Shared bool `json:"shared,omitempty"`
-	// TimeoutMs shortens each call's deadline (0: the default, which is
-	// also the most).
+	// TimeoutMs sets each call's deadline, its time in the queue included
+	// (0: broker.DefaultCallTimeout; at most broker.MaxCallTimeout).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/mcpbridge"
 )
 
 // newMCPServer builds the one MCP server every agent connection is a
@@ -52,7 +51,7 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		if !h.Shared {
 			call.Owner = d.agentSession(req.Session, call.Session, broker.KindStdio, h.Browser)
 		}
-		if t := time.Duration(h.TimeoutMs) * time.Millisecond; t > 0 && t < mcpbridge.DefaultCallTimeout {
+		if t := time.Duration(h.TimeoutMs) * time.Millisecond; t > 0 && t <= broker.MaxCallTimeout {
 			call.Timeout = t
 		}
 		// The relay reads its next message once this call holds its place.
