@@ -102,7 +102,7 @@ class FakeBrowser {
    * Fires a webNavigation event for a frame (the main frame unless frameId says otherwise), with the
    * fields Chrome fills in that the code under test does not read.
    */
-  fireNav(name: Exclude<keyof FakeBrowser["on"]["webNavigation"], "onCreatedNavigationTarget">, d: { tabId: number; url: string; frameId?: number; error?: string; timeStamp?: number }): void {
+  fireNav(name: Exclude<keyof FakeBrowser["on"]["webNavigation"], "onCreatedNavigationTarget">, d: { tabId: number; url: string; frameId?: number; error?: string; timeStamp?: number; documentId?: string }): void {
     const full = { frameId: 0, parentFrameId: -1, processId: 1, timeStamp: Date.now(), documentLifecycle: "active", frameType: "outermost_frame", transitionType: "link", transitionQualifiers: [], ...d };
     (this.on.webNavigation[name] as unknown as FakeEvent<{ addListener(cb: (d: typeof full) => void): void }>).fire(full);
   }

@@ -65,4 +65,24 @@ describe("watchNav", () => {
     await expect(w.done).resolves.toEqual({ url: "http://127.0.0.1:1/b.html#x", sameDocument: true });
     expect(w.left()).toBe(false);
   });
+
+  it("the previous page's own load, aborted by the navigation, is not the navigation's failure", async () => {
+    const { watchNav } = await import("../../src/tools/browser.js");
+    // A page still loading (it committed, its body never ends) when the next navigation begins.
+    const w = watchNav(12, { toPage: true, from: "doc-slow" });
+    b.fireNav("onBeforeNavigate", { tabId: 12, url: "http://127.0.0.1:1/next.html" });
+    b.fireNav("onErrorOccurred", { tabId: 12, url: "http://127.0.0.1:1/slow", error: "net::ERR_ABORTED", documentId: "doc-slow" });
+    expect(await settled(w.done)).toBe("pending");
+    b.fireNav("onCommitted", { tabId: 12, url: "http://127.0.0.1:1/next.html", documentId: "doc-next" });
+    b.fireNav("onCompleted", { tabId: 12, url: "http://127.0.0.1:1/next.html", documentId: "doc-next" });
+    await expect(w.done).resolves.toEqual({ url: "http://127.0.0.1:1/next.html", sameDocument: false });
+  });
+
+  it("the navigation's own failure still fails it", async () => {
+    const { watchNav } = await import("../../src/tools/browser.js");
+    const w = watchNav(13, { toPage: true, from: "doc-before" });
+    b.fireNav("onBeforeNavigate", { tabId: 13, url: "http://127.0.0.1:1/gone" });
+    b.fireNav("onErrorOccurred", { tabId: 13, url: "http://127.0.0.1:1/gone", error: "net::ERR_CONNECTION_REFUSED" });
+    await expect(w.done).rejects.toThrow(/ERR_CONNECTION_REFUSED/);
+  });
 });
