@@ -4,7 +4,7 @@
 // other call on that tab is refused with handoff_active, so nothing of the page is read and the
 // agent cannot click the banner itself (SECURITY I-22).
 
-import { withDeadline } from "../cdp/deadline.js";
+import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { onNav, resolveTab } from "./browser.js";
@@ -113,7 +113,8 @@ export const handoff = defineTool<{ tabId?: number; reason: string; message?: st
       if (ev.tabId === tabId && ev.frameId === 0 && ev.kind === "completed") void inject();
       if (ev.tabId === tabId && ev.kind === "removed") finish("cancelled");
     });
-    const waitMs = Math.max(1_000, a.timeoutMs ?? MAX_ARG_TIMEOUT_MS);
+    // Within the call's own deadline (shorter when the call queued), so this answer comes first.
+    const waitMs = Math.max(1_000, Math.min(a.timeoutMs ?? MAX_ARG_TIMEOUT_MS, left(ctx.deadline) - 3_000));
     const timer = setTimeout(() => finish("timeout"), waitMs);
     const onAbort = () => finish("cancelled");
     ctx.signal.addEventListener("abort", onAbort, { once: true });

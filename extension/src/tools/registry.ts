@@ -2,8 +2,7 @@
 // pinned catalogue are all derived from this list; callTool is the single entry for execution
 // (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
-import { MAX_TOOL_TIMEOUT_MS, type AnyTool, type ToolContext, type ToolGroup } from "./define.js";
-import { framePageData, toCallResult } from "./define.js";
+import { framePageData, MAX_TOOL_TIMEOUT_MS, toCallResult, type AnyTool, type ToolContext, type ToolGroup } from "./define.js";
 import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, policyNow, type GateContext } from "./gate.js";
 import { withholdInResult } from "../outbound/foreign.js";
