@@ -156,9 +156,11 @@ const BLANK = /^about:(blank|srcdoc)([?#].*)?$/i;
  * wait while the tab still shows that blank document nor fail it. For the same reason an event the
  * browser raised before the watch started is not the watched navigation's. `from`: the document the
  * tab showed before (topDocument): a page still loading when the navigation began has its own load
- * aborted by it, and that abort is not the watched navigation's failure.
+ * aborted by it, and that abort (that document's, at that document's URL) is not the watched
+ * navigation's failure. A failure of the watched navigation before it commits may carry the same
+ * document id, never that URL unless it goes to the very same URL.
  */
-export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?: string } = {}): NavWatch & { bind(tabId: number): void } {
+export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?: TopDocument } = {}): NavWatch & { bind(tabId: number): void } {
   const armedAt = Date.now();
   let committed = false;
   let left = false;
@@ -176,7 +178,7 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?
       if (ev.tabId !== tabId || ev.frameId !== 0) return;
       if (ev.at !== undefined && ev.at < armedAt) return;
       if (o.toPage && (ev.kind === "committed" || ev.kind === "completed" || ev.kind === "error") && BLANK.test(ev.url ?? "")) return;
-      if (ev.kind === "error" && o.from !== undefined && ev.documentId === o.from) return;
+      if (ev.kind === "error" && o.from !== undefined && ev.documentId === o.from.documentId && ev.url === o.from.url) return;
       if (ev.kind === "started") started = true;
       else if (ev.kind === "committed") committed = left = true;
       else if (ev.kind === "completed") {
@@ -220,11 +222,16 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?
   };
 }
 
-/** The id of the tab's top document now (undefined when the browser cannot tell): watchNav's `from`. */
-export async function topDocument(tabId: number): Promise<string | undefined> {
+export interface TopDocument {
+  documentId: string;
+  url: string;
+}
+
+/** The tab's top document now (undefined when the browser cannot tell): watchNav's `from`. */
+export async function topDocument(tabId: number): Promise<TopDocument | undefined> {
   try {
     const f = await withDeadline(chrome.webNavigation.getFrame({ tabId, frameId: 0 }), 2_000, "webNavigation.getFrame");
-    return f?.documentId || undefined;
+    return f?.documentId && f.url ? { documentId: f.documentId, url: f.url } : undefined;
   } catch {
     return undefined;
   }

@@ -69,7 +69,7 @@ describe("watchNav", () => {
   it("the previous page's own load, aborted by the navigation, is not the navigation's failure", async () => {
     const { watchNav } = await import("../../src/tools/browser.js");
     // A page still loading (it committed, its body never ends) when the next navigation begins.
-    const w = watchNav(12, { toPage: true, from: "doc-slow" });
+    const w = watchNav(12, { toPage: true, from: { documentId: "doc-slow", url: "http://127.0.0.1:1/slow" } });
     b.fireNav("onBeforeNavigate", { tabId: 12, url: "http://127.0.0.1:1/next.html" });
     b.fireNav("onErrorOccurred", { tabId: 12, url: "http://127.0.0.1:1/slow", error: "net::ERR_ABORTED", documentId: "doc-slow" });
     expect(await settled(w.done)).toBe("pending");
@@ -80,9 +80,14 @@ describe("watchNav", () => {
 
   it("the navigation's own failure still fails it", async () => {
     const { watchNav } = await import("../../src/tools/browser.js");
-    const w = watchNav(13, { toPage: true, from: "doc-before" });
+    const w = watchNav(13, { toPage: true, from: { documentId: "doc-before", url: "http://127.0.0.1:1/before" } });
     b.fireNav("onBeforeNavigate", { tabId: 13, url: "http://127.0.0.1:1/gone" });
     b.fireNav("onErrorOccurred", { tabId: 13, url: "http://127.0.0.1:1/gone", error: "net::ERR_CONNECTION_REFUSED" });
     await expect(w.done).rejects.toThrow(/ERR_CONNECTION_REFUSED/);
+    // Aborted before it committed: the browser may name the document the tab still shows.
+    const v = watchNav(14, { toPage: true, from: { documentId: "doc-blank", url: "about:blank" } });
+    b.fireNav("onBeforeNavigate", { tabId: 14, url: "http://127.0.0.1:1/p.html" });
+    b.fireNav("onErrorOccurred", { tabId: 14, url: "http://127.0.0.1:1/p.html", error: "net::ERR_ABORTED", documentId: "doc-blank" });
+    await expect(v.done).rejects.toThrow(/ERR_ABORTED/);
   });
 });
