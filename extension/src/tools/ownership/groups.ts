@@ -48,8 +48,9 @@ function serial(step: () => Promise<void>): Promise<void> {
   chain = chain
     .then(async () => {
       await loadBook();
+      const was = JSON.stringify(book);
       await step();
-      await chrome.storage.session.set({ [KEY]: book });
+      if (JSON.stringify(book) !== was) await chrome.storage.session.set({ [KEY]: book });
     })
     .catch((e: unknown) => console.warn("torii: tab groups:", e instanceof Error ? e.message : String(e)));
   return chain;
