@@ -3,6 +3,7 @@
 // to the service worker with torii.sessions.* messages, which only extension pages may send
 // (tools/ownership/popup.ts, SECURITY I-27). Kept apart from popup.ts so the two evolve separately.
 
+import type { SessionLook } from "../tools/ownership/groupbook.js";
 import type { Scope } from "../tools/ownership/state.js";
 import type { CloseReport } from "../tools/ownership/close.js";
 import type { SessionsView } from "../tools/ownership/popup.js";
@@ -26,6 +27,16 @@ function showStayed(r: CloseReport): void {
   for (const t of r.stayed) root?.append(el("p", { className: "reason", textContent: `Tab ${t.tabId} stayed open: ${t.why}.` }));
 }
 
+/** The session's tab group as the tab strip shows it: its colour and title, or that the person removed it. */
+function groupBadge(g: SessionLook): HTMLElement {
+  const dot = el("span", { className: "group-dot" });
+  dot.dataset.color = g.color;
+  const words = g.declined ? "tab group removed by you; not regrouped" : `tab group “${g.title}”, ${g.color}`;
+  const b = el("span", { className: "group-badge", title: words }, dot, el("span", { className: "sr-only", textContent: words }));
+  b.setAttribute("aria-label", words);
+  return b;
+}
+
 async function render(): Promise<void> {
   if (!root) return;
   let v: SessionsView;
@@ -35,11 +46,13 @@ async function render(): Promise<void> {
     root.replaceChildren(el("p", { className: "reason", textContent: `Sessions unavailable: ${e instanceof Error ? e.message : String(e)}` }));
     return;
   }
-  const details = el("details", { open: v.sessions.some((s) => s.tabs.length > 0) });
+  const details = el("details", { open: v.sessions.some((s) => s.tabs.length + s.granted.length > 0) });
   details.append(el("summary", { textContent: `Agent sessions (${v.sessions.filter((s) => s.ended === undefined).length} live)` }));
   for (const s of v.sessions) {
-    if (s.tabs.length === 0 && s.ended !== undefined) continue;
+    if (s.tabs.length + s.granted.length === 0 && s.ended !== undefined) continue;
     const head = el("p", { className: "session" }, el("strong", { textContent: s.label || s.id }), ` ${s.kind}${s.ended !== undefined ? " · ended" : ""} · ${s.tabs.length} tab(s) `);
+    head.dataset.session = s.id;
+    if (s.group) head.prepend(groupBadge(s.group));
     if (s.tabs.length > 0) {
       const b = el("button", { type: "button", className: "secondary", textContent: "Close all" });
       b.dataset.session = s.id;
@@ -51,6 +64,7 @@ async function render(): Promise<void> {
     }
     const list = el("ul", { className: "session-tabs" });
     for (const t of s.tabs) list.append(el("li", { textContent: `[${t.tabId}] ${t.title || t.url || "(blank)"}` }));
+    for (const t of s.granted) list.append(el("li", { className: "granted", textContent: `[${t.tabId}] ${t.title || t.url} (your tab, granted)` }));
     details.append(head, list);
   }
 

@@ -3,6 +3,7 @@
 // the extension's own pages; check.ts consults them on every call.
 
 import { withDeadline } from "../../cdp/deadline.js";
+import { syncGrantGroups } from "./groups.js";
 import { load, ownerOf, save, st, type Grant, type Scope, type SessionRef, type WindowGrant } from "./state.js";
 
 /** The session's unexpired grant of tabId; expired grants are dropped on the way. */
@@ -54,6 +55,8 @@ export async function createGrant(p: { tabId: number; sessionId: string; scopes:
   };
   st.grants = st.grants.filter((x) => !(x.tabId === g.tabId && x.sessionId === g.sessionId)).concat(g);
   save();
+  // The tab joins the session's group look while the grant lasts (SECURITY I-83).
+  void syncGrantGroups();
   return g;
 }
 
@@ -61,6 +64,7 @@ export async function revokeGrant(id: string): Promise<void> {
   await load();
   st.grants = st.grants.filter((g) => g.id !== id);
   save();
+  void syncGrantGroups();
 }
 
 // ---------- window grants (SECURITY I-29) ----------

@@ -4,6 +4,7 @@
 
 import { watchAttribution } from "./attribution.js";
 import { closeSessionTabs, forget } from "./close.js";
+import { installGroups } from "./groups.js";
 import { load, ownershipOn, save, st, turnOwnershipOn } from "./state.js";
 
 /** Registers the chrome.* listeners (at service-worker start) and turns the checks on. */
@@ -12,6 +13,7 @@ export function installOwnership(): void {
   turnOwnershipOn();
   void load();
   watchAttribution();
+  installGroups();
   chrome.tabs.onRemoved.addListener((tabId) => void load().then(() => forget(tabId)));
   chrome.windows.onRemoved.addListener((w) => {
     void load().then(() => {

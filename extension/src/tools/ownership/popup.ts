@@ -4,10 +4,22 @@
 
 import { closeSessionTabs } from "./close.js";
 import { createGrant, revokeGrant } from "./grants.js";
+import type { SessionLook } from "./groupbook.js";
+import { groupLook } from "./groups.js";
 import { load, ownerOf, st, type Grant, type Scope } from "./state.js";
 
 export interface SessionsView {
-  sessions: { id: string; label: string; kind: string; ended?: number; tabs: { tabId: number; title: string; url: string; looked: boolean }[] }[];
+  sessions: {
+    id: string;
+    label: string;
+    kind: string;
+    ended?: number;
+    tabs: { tabId: number; title: string; url: string; looked: boolean }[];
+    /** The person's tabs granted to it now. */
+    granted: { tabId: number; title: string; url: string }[];
+    /** Its tab group's look (SECURITY I-83), once it had one. */
+    group?: SessionLook;
+  }[];
   grants: Grant[];
   personTabs: { tabId: number; title: string; url: string }[];
 }
@@ -16,23 +28,33 @@ export async function sessionsView(): Promise<SessionsView> {
   await load();
   const tabs = await chrome.tabs.query({});
   const byId = new Map(tabs.map((t) => [t.id, t]));
-  const sessions = Object.values(st.sessions).map((s) => ({
-    id: s.id,
-    label: s.label,
-    kind: s.kind,
-    ...(s.ended !== undefined ? { ended: s.ended } : {}),
-    tabs: Object.entries(st.owners)
-      .filter(([, r]) => r.session === s.id)
-      .map(([k, r]) => {
-        const t = byId.get(Number(k));
-        return { tabId: Number(k), title: t?.title ?? "", url: t?.url ?? "", looked: r.looked === true };
-      }),
-  }));
+  const now = Date.now();
+  const grants = st.grants.filter((g) => g.expiresAt > now);
+  const sessions = await Promise.all(
+    Object.values(st.sessions).map(async (s) => {
+      const group = await groupLook(s.id);
+      return {
+        id: s.id,
+        label: s.label,
+        kind: s.kind,
+        ...(s.ended !== undefined ? { ended: s.ended } : {}),
+        tabs: Object.entries(st.owners)
+          .filter(([, r]) => r.session === s.id)
+          .map(([k, r]) => {
+            const t = byId.get(Number(k));
+            return { tabId: Number(k), title: t?.title ?? "", url: t?.url ?? "", looked: r.looked === true };
+          }),
+        granted: grants
+          .filter((g) => g.sessionId === s.id)
+          .map((g) => ({ tabId: g.tabId, title: byId.get(g.tabId)?.title ?? "", url: byId.get(g.tabId)?.url ?? "" })),
+        ...(group ? { group } : {}),
+      };
+    }),
+  );
   const personTabs = tabs
     .filter((t) => t.id !== undefined && !ownerOf(t.id) && /^https?:/.test(t.url ?? ""))
     .map((t) => ({ tabId: t.id as number, title: t.title ?? "", url: t.url ?? "" }));
-  const now = Date.now();
-  return { sessions, grants: st.grants.filter((g) => g.expiresAt > now), personTabs };
+  return { sessions, grants, personTabs };
 }
 
 /** Handles the popup's messages; anything not from the extension's own pages is ignored. */

@@ -155,9 +155,17 @@ export function ownerOf(tabId: number): OwnerRec | undefined {
   return st.owners[String(tabId)];
 }
 
+let ownHook: ((tabId: number, sessionId: string) => void) | undefined;
+
+/** Told of every tab made a session's own (groups.ts shows it in the session's tab group). */
+export function onOwn(f: (tabId: number, sessionId: string) => void): void {
+  ownHook = f;
+}
+
 /** Makes a tab the session's own (and its default for calls that name none). */
 export function own(tabId: number, sessionId: string, opts: { last?: boolean } = {}): void {
   st.owners[String(tabId)] = { session: sessionId, at: Date.now(), used: Date.now() };
   if (opts.last) st.last[sessionId] = tabId;
   save();
+  ownHook?.(tabId, sessionId);
 }
