@@ -8,6 +8,9 @@ export const B_FRAME_MARK = "B-FRAME-MARK-3c9d";
 /** Sent in a request header, a cookie and a response cookie; never returned by any tool. */
 export const OBS_SECRET = "S3ntinel-Secret-obs-77a2";
 export const BIG_BODY_BYTES = 100 * 1024;
+/** What the load page logs and the path it fetches (a 404) while it loads. */
+export const LOAD_ERROR = "LOAD-ERROR-5e1f";
+export const LOAD_MISSING = "/api/missing-on-load";
 /** The e2e burst: twenty times the 500 entries kept, fired by 64 fetch loops at once. */
 export const FLOOD = 10_000;
 
@@ -120,6 +123,18 @@ export class ObserveSite {
     const j = await fetch("/api/json?w=" + works).then((x) => x.json());
     out.textContent = "work " + works + " " + j.items.length;
   };
+</script>`,
+          ),
+        );
+      case "/load":
+        // Logs and fetches while it loads, before anyone could call console_tail or network_tail.
+        return send(
+          "text/html; charset=utf-8",
+          page(
+            "Load",
+            `<h1>Load</h1><p id="out"></p><script>
+  console.error("${LOAD_ERROR}", location.search);
+  fetch("${LOAD_MISSING}").then((r) => { document.getElementById("out").textContent = "fetched " + r.status; });
 </script>`,
           ),
         );

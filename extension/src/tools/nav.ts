@@ -10,6 +10,7 @@ import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
 import { assertUrlAllowed, judgeLanding } from "./origin.js";
+import { captureLoad, captureReload } from "./observe/load.js";
 
 const LOAD_MS = 30_000;
 
@@ -37,6 +38,8 @@ function toPage(url: string): boolean {
 }
 
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number) {
+  // SECURITY I-84: on the agent's own tab the console and network are kept from this load on.
+  await captureLoad(tabId, url, ctx);
   const w = watchNav(tabId, { toPage: toPage(url) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
@@ -152,6 +155,7 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
       // SECURITY I-15: the history entry's URL is checked before going.
       await assertUrlAllowed(entry.url, "the history entry's page");
+      await captureLoad(tabId, entry.url, ctx);
       const w = watchNav(tabId);
       let r: { loaded: boolean };
       try {
@@ -177,6 +181,7 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
   async handler(a, ctx) {
     const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
+      await captureReload(tabId, ctx);
       const w = watchNav(tabId);
       let r: { loaded: boolean };
       try {
