@@ -152,6 +152,10 @@ export class ObserveSite {
 </script>`,
           ),
         );
+      case "/favicon.ico":
+        // Kept from the load on, a missing icon's 404 would be one more line in every console.
+        res.writeHead(204, { "Cache-Control": "max-age=3600" }).end();
+        return;
       case "/api/json":
         if (String(req.headers.authorization ?? "").includes(OBS_SECRET) && String(req.headers.cookie ?? "").includes(OBS_SECRET)) this.sawSecret++;
         return send("application/json", JSON.stringify({ ok: true, items: [1, 2, 3], from: self === b ? "b" : "a" }), { "Set-Cookie": `resp=${OBS_SECRET}; Path=/` });

@@ -13,6 +13,9 @@ import { setPolicy } from "../src/safety.ts";
 import type { Torii } from "../src/torii.ts";
 import { pollUntil } from "../src/util.ts";
 
+/** Chrome's own console line for the load's failed fetch. */
+const FAILED_404 = "Failed to load resource: the server responded with a status of 404 (Not Found)";
+
 interface Row {
   text?: string;
   url?: string;
@@ -68,7 +71,10 @@ describeBrowser("console and network from the page's load", () => {
     expect(c.isError, c.text).toBe(false);
     expect(c.data.started, c.text).toBeUndefined();
     expect(c.text).not.toContain("capture started");
-    expect(rows(c).map((e) => [e.level, e.source, e.origin, e.text])).toEqual([["error", "console", site.a, `${LOAD_ERROR} ?q=first`]]);
+    expect(rows(c).map((e) => [e.level, e.source, e.origin, e.text])).toEqual([
+      ["error", "console", site.a, `${LOAD_ERROR} ?q=first`],
+      ["error", "browser", site.a, FAILED_404],
+    ]);
 
     // The request's end reaches the worker through webRequest a moment after the page has its answer.
     const n = await mcp.call("network_tail", { tabId });
@@ -91,11 +97,11 @@ describeBrowser("console and network from the page's load", () => {
       "the reload's error",
       async () => {
         const x = await mcp.call("console_tail", { tabId });
-        return rows(x).length >= 2 ? x : undefined;
+        return rows(x).length >= 4 ? x : undefined;
       },
       { timeoutMs: 5_000, intervalMs: 100 },
     );
-    expect(rows(after).map((e) => e.text)).toEqual([`${LOAD_ERROR} ?q=first`, `${LOAD_ERROR} ?q=first`]);
+    expect(rows(after).map((e) => e.text)).toEqual([`${LOAD_ERROR} ?q=first`, FAILED_404, `${LOAD_ERROR} ?q=first`, FAILED_404]);
   });
 
   it("an agent's own tab navigated again keeps the capture; a new page's load is there at the first read", async () => {
@@ -105,7 +111,7 @@ describeBrowser("console and network from the page's load", () => {
     expect(tabAgain).toBe(tabId);
     const c = await mcp.call("console_tail", { tabId });
     expect(c.isError, c.text).toBe(false);
-    expect(rows(c).map((e) => e.text)).toEqual([`${LOAD_ERROR} ?q=one`, `${LOAD_ERROR} ?q=two`]);
+    expect(rows(c).map((e) => e.text)).toEqual([`${LOAD_ERROR} ?q=one`, FAILED_404, `${LOAD_ERROR} ?q=two`, FAILED_404]);
   });
 
   it("switch off while the page loads: nothing is kept; turned on later, the first call starts the capture empty", async () => {
