@@ -19,6 +19,9 @@ import type { ConsoleEntry, TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
 import { policyJudge, withholdForeignUrls } from "../../outbound/foreign.js";
 
+/** Captures whose top document's timeline log network_tail has started. */
+const timed = new WeakSet<TabCapture>();
+
 /** Body characters one network_tail result carries at most. */
 export const RESULT_BODY_CAP = 256 * 1024;
 
@@ -117,8 +120,12 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     // SECURITY I-65: the Network domain is on only while calls ask for bodies.
     if (a.bodies) await setBodies(tabId, true, ctx.deadline, ctx.signal);
     else void setBodies(tabId, false, ctx.deadline, ctx.signal).catch(() => undefined);
-    if (started) {
+    // The top document's timeline is logged from the capture's first network_tail, whoever started it.
+    if (!timed.has(store)) {
+      timed.add(store);
       await startTimes(tabId, ctx);
+    }
+    if (started) {
       return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
     }
     store.net.expireWaiting();
