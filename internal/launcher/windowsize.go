@@ -10,7 +10,9 @@ import (
 // WindowSize is the size of the agent tabs' viewport in CSS pixels (`torii launch --window-size
 // W,H`). The browser gets --window-size (its first window), a headless one also a screen of that
 // size (--screen-info: Chromium's headless screen is 800×600 and keeps windows within it), and
-// the extension makes each agent window's page area exactly W×H, toolbars and infobars aside.
+// the extension makes each agent window's page area exactly W×H, toolbars and infobars aside. In
+// a browser with a window, Chrome's "started debugging this browser" bar takes its height from the
+// page while the extension's debugger is attached (headless, it is silenced: args.go).
 type WindowSize struct {
 	Width, Height int
 }
