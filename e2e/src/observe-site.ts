@@ -8,6 +8,9 @@ export const B_FRAME_MARK = "B-FRAME-MARK-3c9d";
 /** Sent in a request header, a cookie and a response cookie; never returned by any tool. */
 export const OBS_SECRET = "S3ntinel-Secret-obs-77a2";
 export const BIG_BODY_BYTES = 100 * 1024;
+/** What the load page logs and the path it fetches (a 404) while it loads. */
+export const LOAD_ERROR = "LOAD-ERROR-5e1f";
+export const LOAD_MISSING = "/api/missing-on-load";
 /** The e2e burst: twenty times the 500 entries kept, fired by 64 fetch loops at once. */
 export const FLOOD = 10_000;
 
@@ -123,6 +126,18 @@ export class ObserveSite {
 </script>`,
           ),
         );
+      case "/load":
+        // Logs and fetches while it loads, before anyone could call console_tail or network_tail.
+        return send(
+          "text/html; charset=utf-8",
+          page(
+            "Load",
+            `<h1>Load</h1><p id="out"></p><script>
+  console.error("${LOAD_ERROR}", location.search);
+  fetch("${LOAD_MISSING}").then((r) => { document.getElementById("out").textContent = "fetched " + r.status; });
+</script>`,
+          ),
+        );
       case "/frame":
         return send(
           "text/html; charset=utf-8",
@@ -137,6 +152,10 @@ export class ObserveSite {
 </script>`,
           ),
         );
+      case "/favicon.ico":
+        // Kept from the load on, a missing icon's 404 would be one more line in every console.
+        res.writeHead(204, { "Cache-Control": "max-age=3600" }).end();
+        return;
       case "/api/json":
         if (String(req.headers.authorization ?? "").includes(OBS_SECRET) && String(req.headers.cookie ?? "").includes(OBS_SECRET)) this.sawSecret++;
         return send("application/json", JSON.stringify({ ok: true, items: [1, 2, 3], from: self === b ? "b" : "a" }), { "Set-Cookie": `resp=${OBS_SECRET}; Path=/` });

@@ -13,6 +13,9 @@ import { auditRows, rawAuditStorage, setPolicy } from "../src/safety.ts";
 import type { Torii } from "../src/torii.ts";
 import { pollUntil } from "../src/util.ts";
 
+/** What the fixture page logs while it loads. */
+const EARLY = "EARLY-LOG before any call";
+
 interface ConsoleRow {
   seq: number;
   ts: number;
@@ -96,13 +99,14 @@ describeBrowser("console_tail and network_tail", () => {
     }
   });
 
-  it("on: console errors, warnings and uncaught exceptions from the first call, nothing of the disallowed frame", async () => {
+  it("on: console errors, warnings and uncaught exceptions from the agent tab's load, nothing of the disallowed frame", async () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
+    // SECURITY I-84: the agent's own tab is captured from its load, so the first call shows it.
     const first = await call("console_tail", { tabId });
     expect(first.isError, first.text).toBe(false);
-    expect(first.data.started).toBe(true);
-    expect(rows(first)).toEqual([]);
+    expect(first.data.started).toBeUndefined();
+    expect(rows<ConsoleRow>(first).map((e) => e.text)).toEqual([EARLY]);
     await clickButton(tabId, snap, "Log");
     await page.waitForFunction(() => document.getElementById("out")?.textContent === "logged");
     const r = await pollUntil(
@@ -113,7 +117,8 @@ describeBrowser("console_tail and network_tail", () => {
       },
       { timeoutMs: 10_000, intervalMs: 200 },
     );
-    const got = rows<ConsoleRow>(r);
+    const got = rows<ConsoleRow>(r).slice(1);
+    expect(rows<ConsoleRow>(r)[0]?.text).toBe(EARLY);
     expect(got.map((e) => [e.level, e.source, e.origin])).toEqual([
       ["error", "console", site.a],
       ["warning", "console", site.a],
@@ -122,9 +127,9 @@ describeBrowser("console_tail and network_tail", () => {
     expect(got[0]?.text).toBe("E2E-ERROR 42");
     expect(got[1]?.text).toBe("E2E-WARN");
     expect(got[2]?.text).toContain("Uncaught Error: E2E-THROWN");
-    // What came before the first call and plain logs are not kept; the B frame's error is dropped and counted.
+    // Plain logs are not kept; the B frame's error is dropped and counted.
     const all = `${r.text}\n${JSON.stringify(r.data)}`;
-    for (const not of ["EARLY-LOG", "E2E-CHATTER", B_FRAME_MARK]) expect(all).not.toContain(not);
+    for (const not of ["E2E-CHATTER", B_FRAME_MARK]) expect(all).not.toContain(not);
     expect((r.data.dropped as { offList: number }).offList).toBeGreaterThanOrEqual(1);
     expect(r.text).toContain("E2E-ERROR 42");
   });
@@ -133,7 +138,7 @@ describeBrowser("console_tail and network_tail", () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
     const first = await call("network_tail", { tabId });
-    expect(first.data.started).toBe(true);
+    expect(first.data.started).toBeUndefined();
     await clickButton(tabId, snap, "Fetch");
     await page.waitForFunction(() => document.getElementById("out")?.textContent === "fetched 4");
     expect(site.sawSecret).toBeGreaterThanOrEqual(1); // the secret really travelled in the header and cookie
@@ -184,7 +189,7 @@ describeBrowser("console_tail and network_tail", () => {
   it("a page that empties its timeline and leaves it no room still gets its requests timed; a request never timed has no duration, not a guess", async () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
-    expect((await call("network_tail", { tabId })).data.started).toBe(true);
+    expect((await call("network_tail", { tabId })).isError).toBe(false);
     await clickButton(tabId, snap, "Hide");
     await page.waitForFunction(() => document.getElementById("out")?.textContent === "hidden");
     expect(await page.evaluate(() => performance.getEntriesByType("resource").length)).toBe(0);
@@ -224,7 +229,7 @@ describeBrowser("console_tail and network_tail", () => {
     await policy(true);
     const { tabId, page, snap } = await openPage();
     const first = await call("network_tail", { tabId, bodies: true });
-    expect(first.data.started).toBe(true);
+    expect(first.data.recordingBodies).toBe(true);
     await clickButton(tabId, snap, "Fetch");
     await page.waitForFunction(() => document.getElementById("out")?.textContent === "fetched 4");
     const r = await pollUntil(
@@ -340,7 +345,8 @@ describeBrowser("console_tail and network_tail", () => {
     await policy(true);
     const back = await call("console_tail", { tabId });
     expect(back.isError, back.text).toBe(false);
-    expect(rows(back)).toEqual([]);
+    // Only the load's error, kept while the switch was on, shows again.
+    expect(rows<ConsoleRow>(back).map((e) => e.text)).toEqual([EARLY]);
     expect((back.data.dropped as { offList: number }).offList).toBeGreaterThanOrEqual(3);
   });
 

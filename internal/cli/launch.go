@@ -36,9 +36,10 @@ func (e *LinkTimeoutError) Error() string {
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--window-size W,H] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
 	headless := fs.Bool("headless", false, "run the browser headless (--headless=new); the default with no display")
+	windowSize := fs.String("window-size", "", "the agent tabs' viewport W,H in pixels (default "+launcher.DefaultHeadlessSize.String()+" headless; with a window, the browser's own)")
 	profile := fs.String("profile", "", "browser profile directory (default: <state dir>/profile)")
 	noWait := fs.Bool("no-wait", false, "do not wait for the extension to connect")
 	foreground := fs.Bool("foreground", false, "stay attached: wait for the browser and pass SIGINT/SIGTERM to it")
@@ -84,15 +85,29 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		*headless = true
 		fmt.Fprintf(s.Err, "torii: no $DISPLAY or $WAYLAND_DISPLAY: starting the browser headless\n")
 	}
+	size, err := launchWindowSize(*windowSize, *headless)
+	if err != nil {
+		return err
+	}
 	// A browser already on this profile is reused, not started twice (Chromium would exit
 	// at once with "profile in use"). An explicit policy cannot reach it, so that stays an error.
 	if pid := launcher.RunningPID(prof); pid != 0 && (*reuse || (pol == nil && !*permissive)) {
+		if *windowSize != "" {
+			fmt.Fprintf(s.Err, "torii: --window-size not applied: the browser was already running, and its windows stay as they are\n")
+		}
 		return reuseBrowser(ctx, s, p, reuseOptions{profile: prof, pid: pid, headless: *headless,
 			policy: pol != nil || *permissive, noWait: *noWait, foreground: *foreground})
 	}
 	launch, err := launchParam(prof, *profile == "", pol, *permissive, policyFlagName(&pf))
 	if err != nil {
 		return err
+	}
+	if size != nil {
+		// The extension fits each agent window's page area to it (only from this launch's connect).
+		if launch == nil {
+			launch = url.Values{}
+		}
+		launch.Set("viewport", size.Param())
 	}
 	var asks *askReport
 	if *headless {
@@ -148,6 +163,7 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		Headless:     *headless,
 		Root:         os.Geteuid() == 0,
 		LogFile:      browserLog,
+		WindowSize:   size,
 	})
 	if err != nil {
 		return err
@@ -180,6 +196,23 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 		return nil
 	}
 	return waitForeground(proc)
+}
+
+// launchWindowSize is the agent tabs' viewport: the one asked for, else 1280×720 headless, else
+// none (a browser with a window keeps the sizes the person gives its windows).
+func launchWindowSize(v string, headless bool) (*launcher.WindowSize, error) {
+	if v == "" {
+		if !headless {
+			return nil, nil
+		}
+		d := launcher.DefaultHeadlessSize
+		return &d, nil
+	}
+	w, err := launcher.ParseWindowSize(v)
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
 }
 
 // printAgentHint tells the person how to point an agent at the browser.

@@ -68,7 +68,7 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 		}
 		return false
 	}
-	for _, want := range []string{"--load-extension=" + filepath.Join(e.state, "extension"), "--user-data-dir=" + filepath.Join(e.state, "profile"), "--headless=new", "--disable-quic", "--no-first-run"} {
+	for _, want := range []string{"--load-extension=" + filepath.Join(e.state, "extension"), "--user-data-dir=" + filepath.Join(e.state, "profile"), "--headless=new", "--disable-quic", "--no-first-run", "--window-size=1280,720", "--screen-info={1280x720}", "--silent-debugger-extension-api"} {
 		if !has(want) {
 			t.Errorf("browser args lack %s: %v", want, args)
 		}
@@ -87,6 +87,10 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 	frag, err := url.ParseQuery(strings.TrimPrefix(start, prefix))
 	if err != nil || frag.Get("otp") == "" || !strings.HasPrefix(frag.Get("daemon"), "ws://127.0.0.1:") {
 		t.Fatalf("fragment %q: %v", start, err)
+	}
+	// A headless launch's agent tabs are 1280×720 unless --window-size says otherwise.
+	if frag.Get("viewport") != "1280x720" {
+		t.Errorf("fragment %q: viewport %q, want 1280x720", start, frag.Get("viewport"))
 	}
 	// SECURITY I-5: the secret is on the command line only.
 	filepath.WalkDir(e.state, func(p string, d os.DirEntry, err error) error {
@@ -119,6 +123,20 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 	// The browser keeps running after launch returns.
 	if err := syscall.Kill(pgid, 0); err != nil {
 		t.Errorf("browser gone after launch exited: %v", err)
+	}
+}
+
+// TestLaunchBadWindowSize: a --window-size that is not W,H in bounds is refused before anything
+// starts, naming the fix.
+func TestLaunchBadWindowSize(t *testing.T) {
+	e := newEnv(t)
+	exe, argsFile := fakeBrowser(t, e.state)
+	r := e.run("", "launch", "--browser", exe, "--headless", "--window-size", "1280x720")
+	if r.code != 1 || !strings.Contains(r.stderr, `--window-size "1280x720": not WIDTH,HEIGHT`) || !strings.Contains(r.stderr, "fix: did you mean --window-size 1280,720?") {
+		t.Fatalf("got %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(argsFile); err == nil {
+		t.Errorf("the browser was started")
 	}
 }
 

@@ -7,8 +7,9 @@ type Options struct {
 	ExtensionDir string // unpacked extension for --load-extension
 	StartURL     string // first page; carries the one-time secret (SECURITY I-5: command line only)
 	Headless     bool
-	Root         bool   // running as uid 0: Chromium refuses to start without --no-sandbox
-	LogFile      string // browser stdout/stderr are appended here; "" discards them
+	Root         bool        // running as uid 0: Chromium refuses to start without --no-sandbox
+	LogFile      string      // browser stdout/stderr are appended here; "" discards them
+	WindowSize   *WindowSize // nil: the browser's own default (a person's window)
 	ExtraArgs    []string
 }
 
@@ -54,7 +55,17 @@ func Args(o Options) []string {
 		a = append(a, "--no-sandbox")
 	}
 	if o.Headless {
-		a = append(a, "--headless=new")
+		// No one sees a headless browser's "started debugging this browser" bar, but pages do: it
+		// took 56 px of every window's height while the extension's debugger was attached.
+		a = append(a, "--headless=new", "--silent-debugger-extension-api")
+	}
+	if w := o.WindowSize; w != nil {
+		a = append(a, "--window-size="+w.String())
+		if o.Headless {
+			// Chromium's headless screen is 800×600 and it keeps new windows within their
+			// screen; a screen of the size asked lets the extension fit agent windows to it.
+			a = append(a, "--screen-info={"+w.Param()+"}")
+		}
 	}
 	a = append(a, o.ExtraArgs...)
 	if o.StartURL != "" {

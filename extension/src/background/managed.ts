@@ -16,6 +16,7 @@ import { checkLaunchPolicy } from "../policy/launch.js";
 import type { Policy } from "../policy/policy.js";
 import { applyLaunchPolicy } from "../tools/safety.js";
 import { markHeadlessRun } from "./unattended.js";
+import { markLaunchViewport, type Viewport } from "./viewport.js";
 
 /** chrome.storage.local: true once the profile's first connection was a managed launch, false when it was not. */
 const MANAGED_KEY = "torii_managed_profile";
@@ -33,6 +34,8 @@ interface Pending {
   policy: "permissive" | Policy | undefined;
   /** `torii launch` started this run headless (SECURITY I-80). */
   headless: boolean;
+  /** The agent tabs' viewport the launch asked for (viewport.ts). */
+  viewport: Viewport | undefined;
   until: number;
 }
 
@@ -60,7 +63,7 @@ export function noteBrowserRun(): void {
  * The connect page's torii.connect. Throws LaunchPolicyError for a policy that cannot be used
  * (then nothing is paired); otherwise remembers what to apply once the link connects.
  */
-export async function launchRequested(req: { policy?: "permissive"; launchPolicy?: unknown; headless?: true }): Promise<void> {
+export async function launchRequested(req: { policy?: "permissive"; launchPolicy?: unknown; headless?: true; viewport?: Viewport }): Promise<void> {
   pending = undefined;
   const policy = req.launchPolicy !== undefined ? checkLaunchPolicy(req.launchPolicy) : req.policy;
   const r = await browserRun();
@@ -73,7 +76,7 @@ export async function launchRequested(req: { policy?: "permissive"; launchPolicy
   } else if (policy !== undefined) {
     console.warn("torii: a launch policy came after this browser started; the policy stays as it is");
   }
-  pending = { policy: first ? policy : undefined, headless: first && req.headless === true, until: now + LAUNCH_WINDOW_MS };
+  pending = { policy: first ? policy : undefined, headless: first && req.headless === true, viewport: first ? req.viewport : undefined, until: now + LAUNCH_WINDOW_MS };
 }
 
 /** Every link state change: applies a pending launch policy once connected; dates the profile's first connection. */
@@ -87,14 +90,15 @@ export function linkChanged(state: LinkState): void {
 async function settle(p: Pending | undefined): Promise<void> {
   const launching = p !== undefined && Date.now() < p.until;
   const managed = await managedProfile(launching);
-  if (!launching || (!p.policy && !p.headless)) return;
+  if (!launching || (!p.policy && !p.headless && !p.viewport)) return;
   if (!managed) {
-    console.warn("torii: launch settings (a policy, headless) were offered to a profile torii did not create; ignored");
+    console.warn("torii: launch settings (a policy, headless, a window size) were offered to a profile torii did not create; ignored");
     return;
   }
   // SECURITY I-80: recorded before the policy lands, so a call the policy lets through already
   // finds it; it can only make approvals refuse at once, never let one through.
   if (p.headless) await markHeadlessRun();
+  if (p.viewport) await markLaunchViewport(p.viewport);
   if (p.policy) await applyLaunchPolicy(p.policy);
 }
 

@@ -36,7 +36,7 @@ if (!params) {
   errorEl.textContent = bad ? `The launch policy cannot be used (${bad}); nothing was paired.` : "This page is opened by `torii launch`; it needs #daemon=…&otp=… in its address.";
   void send({ type: "torii.getState" }).then(render, () => undefined);
 } else {
-  const policy = { ...(params.policy ? { policy: params.policy } : {}), ...(params.launchPolicy !== undefined ? { launchPolicy: params.launchPolicy } : {}), ...(params.headless ? { headless: true as const } : {}) };
+  const policy = { ...(params.policy ? { policy: params.policy } : {}), ...(params.launchPolicy !== undefined ? { launchPolicy: params.launchPolicy } : {}), ...(params.headless ? { headless: true as const } : {}), ...(params.viewport ? { viewport: params.viewport } : {}) };
   send({ type: "torii.connect", daemonUrl: params.daemonUrl, otp: params.otp, ...policy }).then(render, (e: unknown) => {
     errorEl.textContent = e instanceof Error ? e.message : String(e);
   });

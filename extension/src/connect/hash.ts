@@ -1,5 +1,6 @@
-// Parses the managed-launch fragment `#daemon=<ws url>&otp=<secret>[&policy=permissive | &launch=<policy>][&headless=1]`.
+// Parses the managed-launch fragment `#daemon=<ws url>&otp=<secret>[&policy=permissive | &launch=<policy>][&headless=1][&viewport=WxH]`.
 
+import { parseViewport, type Viewport } from "../background/viewport.js";
 import { checkLaunchPolicy, decodeLaunchPolicy, LaunchPolicyError } from "../policy/launch.js";
 
 export interface LaunchParams {
@@ -14,6 +15,8 @@ export interface LaunchParams {
   launchPolicy?: unknown;
   /** `torii launch` started this browser headless: no one can see an approval window (SECURITY I-80). */
   headless?: true;
+  /** `torii launch --window-size W,H` (1280×720 headless by default): the agent tabs' viewport. */
+  viewport?: Viewport;
 }
 
 /** The fragment's parameters; null without a daemon and secret. Throws LaunchPolicyError for a policy that cannot be used. */
@@ -25,6 +28,8 @@ export function parseLaunchHash(hash: string): LaunchParams | null {
   const out: LaunchParams = { daemonUrl, otp };
   if (p.get("policy") === "permissive") out.policy = "permissive";
   if (p.get("headless") === "1") out.headless = true;
+  const viewport = parseViewport(p.get("viewport"));
+  if (viewport) out.viewport = viewport;
   const launch = p.get("launch");
   if (launch !== null) {
     if (out.policy) throw new LaunchPolicyError("", "a launch policy and the permissive policy at once");

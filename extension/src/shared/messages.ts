@@ -2,6 +2,8 @@
 // chrome.runtime messaging. Pages send a Request and get a Response; the worker broadcasts
 // every state change as a StateMessage.
 
+import { isViewport, type Viewport } from "../background/viewport.js";
+
 export type LinkStatus = "disconnected" | "connecting" | "pairing" | "authenticating" | "connected" | "paused" | "error";
 
 export interface LinkState {
@@ -25,7 +27,7 @@ export type Request =
   | { type: "torii.setPaused"; paused: boolean }
   | { type: "torii.setDeviceName"; name: string }
   | { type: "torii.setDaemonUrl"; url: string }
-  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive"; launchPolicy?: unknown; headless?: true };
+  | { type: "torii.connect"; daemonUrl: string; otp: string; policy?: "permissive"; launchPolicy?: unknown; headless?: true; viewport?: Viewport };
 
 export type Response = { ok: true; state: LinkState } | { ok: false; error: string; state?: LinkState };
 
@@ -68,7 +70,12 @@ export function parseRequest(msg: unknown): Request | null {
       const lp = m.launchPolicy;
       if (lp !== undefined && (typeof lp !== "object" || lp === null || Array.isArray(lp) || m.policy !== undefined)) return null;
       if (m.headless !== undefined && m.headless !== true) return null;
-      const launch = { ...(lp !== undefined ? { launchPolicy: lp } : {}), ...(m.headless === true ? { headless: true as const } : {}) };
+      if (m.viewport !== undefined && !isViewport(m.viewport)) return null;
+      const launch = {
+        ...(lp !== undefined ? { launchPolicy: lp } : {}),
+        ...(m.headless === true ? { headless: true as const } : {}),
+        ...(m.viewport !== undefined ? { viewport: { width: m.viewport.width, height: m.viewport.height } } : {}),
+      };
       if (m.policy === "permissive") return { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, policy: "permissive", ...launch };
       return m.policy === undefined ? { type: "torii.connect", daemonUrl: m.daemonUrl, otp: m.otp, ...launch } : null;
     }

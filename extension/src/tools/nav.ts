@@ -10,6 +10,7 @@ import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
 import { assertUrlAllowed, judgeLanding } from "./origin.js";
+import { captureLoad, captureReload } from "./observe/load.js";
 
 /** A page load's default wait; an agent's timeoutMs may ask for up to MAX_ARG_TIMEOUT_MS. */
 const LOAD_MS = 30_000;
@@ -61,6 +62,8 @@ async function notStarted(tabId: number, timeoutMs: number): Promise<ToolError> 
 // One deadline for the whole navigation: the browser's Page.navigate answers only once the server
 // answers, so its start and its load share the agent's timeoutMs.
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number, until: number) {
+  // SECURITY I-84: on the agent's own tab the console and network are kept from this load on.
+  await captureLoad(tabId, url, ctx);
   const from = await topDocument(tabId);
   const w = watchNav(tabId, { toPage: toPage(url), ...(from ? { from } : {}) });
   try {
@@ -196,6 +199,7 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
       // SECURITY I-15: the history entry's URL is checked before going.
       await assertUrlAllowed(entry.url, "the history entry's page");
+      await captureLoad(tabId, entry.url, ctx);
       const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
       const from = await topDocument(tabId);
       const w = watchNav(tabId, from ? { from } : {});
@@ -223,6 +227,7 @@ export const reload = defineTool<ActionArgs & { bypassCache?: boolean; timeoutMs
   async handler(a, ctx) {
     const tabId = await callTab(a.tabId, ctx);
     return act(tabId, a, ctx, async () => {
+      await captureReload(tabId, ctx);
       const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
       const from = await topDocument(tabId);
       const w = watchNav(tabId, from ? { from } : {});

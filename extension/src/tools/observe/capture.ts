@@ -1,5 +1,6 @@
 // The tabs whose console and network are being kept: a capture starts at the first console_tail or
-// network_tail call on a tab where the person turned "Console & network" on. The console comes
+// network_tail call on a tab where the person turned "Console & network" on, or on the agent's own
+// tab before a load it causes (load.ts; SECURITY I-84). The console comes
 // from Runtime and Log, enabled on the one chrome.debugger session per tab the other tools share
 // (cdp/debugger.ts); they cost the page nothing measurable. The network's metadata comes from the
 // worker's shared webRequest listeners (capture/requests.ts), which cost it nothing: each request's

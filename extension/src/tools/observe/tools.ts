@@ -1,6 +1,7 @@
-// console_tail and network_tail: what the page logged and fetched, kept from the first call on a
-// tab whose origin has the person's "Console & network" switch on (SECURITY I-65). The first call
-// starts the capture and returns nothing from before it. Response bodies are recorded only while
+// console_tail and network_tail: what the page logged and fetched, kept on a tab whose origin has
+// the person's "Console & network" switch on (SECURITY I-65): from the page's load on the agent's
+// own tabs (navigate, reload and history start the capture first, load.ts; SECURITY I-84), else
+// from the first call, which starts the capture and returns nothing from before it. Response bodies are recorded only while
 // network_tail's calls ask for them: each call turns their recording on (bodies: true) or off.
 
 import { dialogOf } from "../../cdp/debugger.js";
@@ -17,6 +18,9 @@ import { fillTimes, startTimes } from "./timing.js";
 import type { ConsoleEntry, TabCapture } from "./store.js";
 import { judgeUrl } from "../../policy/policy.js";
 import { policyJudge, withholdForeignUrls } from "../../outbound/foreign.js";
+
+/** Captures whose top document's timeline log network_tail has started. */
+const timed = new WeakSet<TabCapture>();
 
 /** Body characters one network_tail result carries at most. */
 export const RESULT_BODY_CAP = 256 * 1024;
@@ -72,7 +76,7 @@ function startedText(tool: string, tabId: number, since: number, what: string): 
 export const consoleTail = defineTool<TailArgs>({
   name: "console_tail",
   group: "devtools",
-  description: "Console errors/warnings and uncaught exceptions since the first call.",
+  description: "Console errors/warnings and uncaught exceptions since the load (own tabs) or first call.",
   inputSchema: {
     type: "object",
     properties: { ...TAIL_PROPS },
@@ -101,7 +105,7 @@ function publicConsole(e: ConsoleEntry): Omit<ConsoleEntry, "doc"> {
 export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boolean }>({
   name: "network_tail",
   group: "devtools",
-  description: "Fetch/XHR responses since the first call; bodies: record text ones.",
+  description: "Fetch/XHR responses since the load (own tabs) or first call; bodies: record text ones.",
   inputSchema: {
     type: "object",
     properties: {
@@ -116,8 +120,12 @@ export const networkTail = defineTool<TailArgs & { filter?: string; bodies?: boo
     // SECURITY I-65: the Network domain is on only while calls ask for bodies.
     if (a.bodies) await setBodies(tabId, true, ctx.deadline, ctx.signal);
     else void setBodies(tabId, false, ctx.deadline, ctx.signal).catch(() => undefined);
-    if (started) {
+    // The top document's timeline is logged from the capture's first network_tail, whoever started it.
+    if (!timed.has(store)) {
+      timed.add(store);
       await startTimes(tabId, ctx);
+    }
+    if (started) {
       return startedText("network_tail", tabId, store.startedAt, `fetch/XHR responses${a.bodies ? " and their text bodies" : ""}`);
     }
     store.net.expireWaiting();

@@ -1,7 +1,9 @@
-// Opening agent tabs: in the session's own unfocused window (created on first use), or, for a
-// side-panel agent the person lets act, in the background of its room's window (SECURITY I-29).
+// Opening agent tabs: in the session's own unfocused window (created on first use, sized to the
+// launch's viewport: background/viewport.ts), or, for a side-panel agent the person lets act, in
+// the background of its room's window (SECURITY I-29).
 // The tab is owned from the moment it exists and leaves quietly (quiet.ts).
 
+import { fitAgentWindow } from "../../background/viewport.js";
 import { withDeadline } from "../../cdp/deadline.js";
 import { toolError } from "../errors.js";
 import { selfOp } from "./attribution.js";
@@ -50,6 +52,8 @@ async function createAgentTab(s: SessionRef, rec: SessRec, signal: AbortSignal |
     const w = await withDeadline(chrome.windows.create({ url: "about:blank", focused: false, type: "normal" }), 10_000, "windows.create", signal);
     rec.window = w?.id;
     tab = w?.tabs?.[0];
+    // The launch's viewport (`torii launch --window-size`, 1280×720 headless) is the page area's.
+    await withDeadline(fitAgentWindow(w?.id), 5_000, "fitting the window", signal).catch(() => undefined);
   }
   return tab;
 }
