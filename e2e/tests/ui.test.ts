@@ -134,7 +134,7 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
   test("options: the rule table fits 320–480 px as one card per site", async () => {
     const options = await browser.context.newPage();
     await options.goto(`${EXTENSION_ORIGIN}/options.html`);
-    await expect.poll(() => options.locator("#rules tr").count()).toBe(3);
+    await expect.poll(() => options.locator("#rules [data-pattern]").count()).toBe(3);
     await check(options, "options", "options", 900);
     await options.close();
   });
