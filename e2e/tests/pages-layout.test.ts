@@ -48,7 +48,7 @@ async function sweep(page: Page, name: string): Promise<string[]> {
       for (const o of a.overflow) problems.push(`${at}: ${o.where} ${o.detail}`);
       for (const b of a.broken) problems.push(`${at}: "${b.word}" is broken across ${b.lines} lines at ${b.where}`);
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: join(SHOTS, `${name}-${width}-${theme}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}-${theme}.jpeg`), fullPage: true, type: "jpeg", quality: 80 });
       if (WRITE && name === "options" && width === 1280) {
         await page.screenshot({ path: join(repoRoot, "docs", "img", `options-wide-${theme}.png`) });
       }
