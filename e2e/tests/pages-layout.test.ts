@@ -1,10 +1,10 @@
 // Every extension page (options, popup, side panel, approval window, connect page) at the widths a
 // person uses, 400, 800, 1280 and 1920 px, in light and dark, with real content: nothing scrolls or
 // is cut off sideways, no word is broken across lines, every text meets WCAG AA contrast
-// (src/ui-audit.ts). Each state is also saved as a screenshot in e2e/.artifacts/layout/ to look at;
-// with TORII_WRITE_SCREENSHOTS=1 the options page at 1280 px is written to docs/img/ too. The forms'
-// refusals are checked where a person looks: next to the field, the text kept, tied to the field
-// for a screen reader.
+// (src/ui-audit.ts). Each state is also saved as a screenshot in e2e/.artifacts/layout/ to look at
+// (the whole page with TORII_WRITE_SCREENSHOTS=1, which also writes the options page at 1280 px to
+// docs/img/). The forms' refusals are checked where a person looks: next to the field, the text
+// kept, tied to the field for a screen reader.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
@@ -36,25 +36,33 @@ const T = 20_000;
 async function sweep(page: Page, name: string): Promise<string[]> {
   const problems: string[] = [];
   await mkdir(SHOTS, { recursive: true });
+  let tAudit = 0;
+  let tShot = 0;
   for (const theme of THEMES) {
     await page.emulateMedia({ colorScheme: theme, reducedMotion: "reduce" });
     for (const { width, height } of SIZES) {
       await page.setViewportSize({ width, height });
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      let t0 = Date.now();
       const a = await auditPage(page);
+      tAudit += Date.now() - t0;
       const at = `${name} ${theme} ${width}px`;
       if (a.checked < 4) problems.push(`${at}: only ${a.checked} texts measured`);
       for (const c of a.contrast) problems.push(`${at}: "${c.text}" ${c.ratio}:1 < ${c.need}:1 (${c.fg} on ${c.bg}) at ${c.where}`);
       for (const o of a.overflow) problems.push(`${at}: ${o.where} ${o.detail}`);
       for (const b of a.broken) problems.push(`${at}: "${b.word}" is broken across ${b.lines} lines at ${b.where}`);
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: join(SHOTS, `${name}-${width}-${theme}.jpeg`), fullPage: true, type: "jpeg", quality: 80 });
+      t0 = Date.now();
+      // What the person sees first; the whole page when the screenshots are wanted for review.
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}-${theme}.jpeg`), fullPage: WRITE, type: "jpeg", quality: 70 });
+      tShot += Date.now() - t0;
       if (WRITE && name === "options" && width === 1280) {
         await page.screenshot({ path: join(repoRoot, "docs", "img", `options-wide-${theme}.png`) });
       }
     }
   }
   await page.emulateMedia({ colorScheme: "light", reducedMotion: "reduce" });
+  console.log(`e2e: ${name}: audits ${tAudit} ms, screenshots ${tShot} ms`);
   return problems;
 }
 
@@ -143,11 +151,25 @@ describeBrowser("extension pages at 400–1920 px, light and dark", () => {
 
   test("options at 1280 px: each profile's buttons sit in its row; the secret fields line up", async () => {
     await options.setViewportSize({ width: 1280, height: 800 });
-    const row = options.locator('#proxy-profiles [data-profile="corporate-egress"]');
-    const r = await row.boundingBox();
-    for (const b of await row.locator("button").all()) {
-      const bb = await b.boundingBox();
-      expect(r && bb && bb.y >= r.y - 0.5 && bb.y + bb.height <= r.y + r.height + 0.5, `"${await b.textContent()}" inside its profile's row`).toBe(true);
+    // Inside the row and level with the profile's name, not hanging between two rows.
+    for (const profile of ["direct", "corporate-egress"]) {
+      const row = options.locator(`#proxy-profiles [data-profile="${profile}"]`);
+      const r = await row.boundingBox();
+      const name = await row.locator("td").first().evaluate((td) => {
+        const range = document.createRange();
+        range.selectNodeContents(td);
+        const b = range.getBoundingClientRect();
+        return { y: b.y, height: b.height };
+      });
+      const buttons = await row.locator("button").all();
+      expect(buttons.length, `${profile} has buttons`).toBeGreaterThan(0);
+      for (const b of buttons) {
+        const bb = await b.boundingBox();
+        const label = `"${await b.textContent()}" of ${profile}`;
+        expect(r && bb && bb.y >= r.y - 0.5 && bb.y + bb.height <= r.y + r.height + 0.5, `${label} inside its row`).toBe(true);
+        const off = Math.abs(bb!.y + bb!.height / 2 - (name.y + name.height / 2));
+        expect(off, `${label} level with the profile's name`).toBeLessThan(4);
+      }
     }
     const boxes = await Promise.all(["#secret-name", "#secret-kind", "#secret-value", "#secret-origins"].map((s) => options.locator(s).boundingBox()));
     const tops = boxes.map((b) => Math.round(b?.y ?? -1));
