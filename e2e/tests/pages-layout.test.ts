@@ -181,7 +181,7 @@ describeBrowser("extension pages at 400–1920 px, light and dark", () => {
     expect(new Set(ptops).size, `proxy fields' tops ${ptops.join(", ")}`).toBe(1);
   });
 
-  test("options: a refused entry says why next to its field and keeps the text (allowlist *, proxy, secret)", async () => {
+  test("options: a refused entry says why next to its field and keeps the text (allowlist, approval wait, proxy, secret)", async () => {
     await options.setViewportSize({ width: 1280, height: 800 });
     const pattern = options.locator("#pattern");
     await pattern.fill("*");
@@ -197,6 +197,19 @@ describeBrowser("extension pages at 400–1920 px, light and dark", () => {
     expect(await pattern.inputValue()).toBe("");
     await options.locator('#rules [data-pattern="docs.example.net"] button.remove').click();
     await expect.poll(() => options.locator("#rules [data-pattern]").count(), { timeout: T }).toBe(3);
+    await options.locator("#add").click();
+    expect(await inlineError(options, pattern)).toMatch(/type a site pattern/);
+
+    // An approval wait outside 1–45 s is refused beside the field, not clamped in silence.
+    const wait = options.locator("#approval-timeout");
+    const before = await wait.inputValue();
+    await wait.fill("99");
+    await wait.press("Tab");
+    expect(await inlineError(options, wait)).toMatch(/1 to 45/);
+    expect(await wait.inputValue()).toBe("99");
+    await wait.fill(before);
+    await wait.press("Tab");
+    await expect.poll(() => wait.getAttribute("aria-invalid"), { timeout: T }).toBeNull();
 
     await options.fill("#proxy-name", "broken");
     await options.selectOption("#proxy-kind", "fixed");
