@@ -1,8 +1,9 @@
 // The extension's pages as a person sees them, in the real browser with the real extension, daemon
 // and scripted agents: every page in each of its states, light and dark, at 320, 400 and 480 px,
 // must keep every visible text at WCAG AA contrast, never scroll or cut off sideways and never
-// break a word across lines (src/ui-audit.ts); tests/pages-layout.test.ts covers desktop widths. With TORII_WRITE_SCREENSHOTS=1 it also writes the screenshots docs/ shows
-// (docs/img/*.png, at 400 px); without it, it only checks, so CI never changes the tree.
+// break a word across lines (src/ui-audit.ts); tests/pages-layout.test.ts covers desktop widths.
+// With TORII_WRITE_SCREENSHOTS=1 it also writes the screenshots docs/ shows (docs/img/*.png, at
+// 400 px); without it, it only checks, so CI never changes the tree.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";

@@ -7,7 +7,7 @@ import { APPROVAL_KINDS, APPROVAL_LABELS, withoutRule, withRule, type Choice, ty
 type Switch = keyof Omit<OriginRule, "pattern" | "approvals">;
 
 /** Each switch's label (the name tool errors quote) and what it lets agents do. */
-export const SWITCH_GROUPS: { title: string; switches: [Switch, string, string][] }[] = [
+const SWITCH_GROUPS: { title: string; switches: [Switch, string, string][] }[] = [
   {
     title: "Act",
     switches: [
