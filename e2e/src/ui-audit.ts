@@ -1,6 +1,7 @@
 // What a person would check on an extension page, measured in the real browser: every visible text
-// meets WCAG AA contrast against the background it is actually drawn on, and nothing sticks out
-// sideways (no horizontal scrolling, nothing cut off at the edge) at the current viewport.
+// meets WCAG AA contrast against the background it is actually drawn on, nothing sticks out
+// sideways (no horizontal scrolling, nothing cut off at the edge) and no word is broken across
+// lines ("Pass/word/s") at the current viewport.
 import type { Page } from "playwright-core";
 
 export interface ContrastFailure {
@@ -17,9 +18,17 @@ export interface OverflowFailure {
   detail: string;
 }
 
+/** A run of letters or digits the layout split across lines, though it would fit on one. */
+export interface BrokenWord {
+  word: string;
+  lines: number;
+  where: string;
+}
+
 export interface Audit {
   contrast: ContrastFailure[];
   overflow: OverflowFailure[];
+  broken: BrokenWord[];
   /** Text nodes measured (a page that measured nothing proves nothing). */
   checked: number;
 }
@@ -141,6 +150,41 @@ export function auditPage(page: Page): Promise<Audit> {
         overflow.push({ where: where(e), detail: `content ${e.scrollWidth} px wide is cut to ${e.clientWidth} px` });
       }
     }
-    return { contrast, overflow: overflow.slice(0, 20), checked };
+
+    // A word is broken when one run of letters/digits of a text node has boxes on more than one
+    // line. A token too long for half the page (a hash, a long URL part) may wrap by design;
+    // anything shorter wrapped only because its box was squeezed.
+    const broken: BrokenWord[] = [];
+    // Screen-reader-only text (clipped to a pixel) is laid out in a 1 px box on purpose.
+    const clipped = (e: Element): boolean => {
+      for (let x: Element | null = e; x; x = x.parentElement) if (getComputedStyle(x).clip !== "auto") return true;
+      return false;
+    };
+    const runRe = /[\p{L}\p{N}]{2,}/gu;
+    const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+      const el = n.parentElement;
+      const text = n.textContent ?? "";
+      if (!el || !/[\p{L}\p{N}]{2}/u.test(text) || el.closest("script, style, textarea, noscript")) continue;
+      if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) || clipped(el)) continue;
+      const whole = document.createRange();
+      whole.selectNodeContents(n);
+      const all = Array.from(whole.getClientRects()).filter((r) => r.width > 0.5);
+      if (all.length < 2) continue; // on one line: nothing can be split
+      for (const m of text.matchAll(runRe)) {
+        const range = document.createRange();
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        const rects = Array.from(range.getClientRects()).filter((r) => r.width > 0.5 && r.height > 0.5);
+        if (rects.length < 2) continue;
+        const tops: number[] = [];
+        for (const r of rects) if (!tops.some((t) => Math.abs(t - r.top) < r.height / 2)) tops.push(r.top);
+        if (tops.length < 2) continue;
+        const width = rects.reduce((w, r) => w + r.width, 0);
+        if (width > vw / 2) continue;
+        if (broken.length < 20) broken.push({ word: m[0].slice(0, 40), lines: tops.length, where: where(el) });
+      }
+    }
+    return { contrast, overflow: overflow.slice(0, 20), broken, checked };
   });
 }

@@ -210,7 +210,7 @@ describeBrowser("frames, cookies, storage, set_viewport", () => {
     const { tabId } = await openInspect();
     const options = await browser.context.newPage();
     await options.goto(`${EXTENSION_ORIGIN}/options.html`);
-    const row = options.locator(`#rules tr[data-pattern="${site.pattern("a")}"]`);
+    const row = options.locator(`#rules [data-pattern="${site.pattern("a")}"]`);
     for (const f of ["cookies", "cookiesHttpOnly", "storage"]) await expect.poll(() => row.locator(`input[data-field="${f}"]`).isChecked(), { message: f }).toBe(false);
     expect((await call("cookies", { tabId })).error?.code).toBe("storage_not_allowed");
     await row.locator('input[data-field="cookies"]').check();

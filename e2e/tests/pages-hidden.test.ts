@@ -59,10 +59,10 @@ describeBrowser("extension pages honour the hidden attribute", () => {
   });
 
   test("options: no permissive banner while permissive mode is off; shown while it is on", { timeout: 60_000 }, async () => {
-    const options = await open("options.html", (p) => p.locator("#rules td.empty").waitFor({ timeout: T }));
+    const options = await open("options.html", (p) => p.locator("#rules .empty").waitFor({ timeout: T }));
     const banner = options.locator("#permissive-row");
     // A fresh profile: permissive mode off, no sites.
-    await expect.poll(() => options.locator("#rules td.empty").textContent(), { timeout: T }).toContain("agents can use no site");
+    await expect.poll(() => options.locator("#rules .empty").textContent(), { timeout: T }).toContain("agents can use no site");
     expect(await banner.isVisible()).toBe(false);
     expect(await hiddenButShown(options)).toEqual([]);
 

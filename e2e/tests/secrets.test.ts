@@ -127,7 +127,7 @@ describeBrowser("secrets", () => {
     await options.locator("#secret-value").fill("long-enough");
     await options.locator("#secret-origins").fill("https://example.com/login");
     await options.locator("#secret-add").click();
-    await expect.poll(() => options.locator("#error").textContent()).toContain("no path");
+    await expect.poll(() => options.locator("#secret-error").textContent()).toContain("no path");
     expect(await options.locator('tr[data-secret="bad"]').count()).toBe(0);
     await options.close();
     await msg({ type: "torii.secrets.add", name: "otp", kind: "totp", value: SEED, origins: [site.a] });

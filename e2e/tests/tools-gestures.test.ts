@@ -196,11 +196,11 @@ describeBrowser("invoke and drag", () => {
     const options = await browser.context.newPage();
     try {
       await options.goto(`${EXTENSION_ORIGIN}/options.html`);
-      const box = options.locator(`tr[data-pattern="${site.aPattern}"] input[data-field="invoke"]`);
+      const box = options.locator(`#rules [data-pattern="${site.aPattern}"] input[data-field="invoke"]`);
       await box.waitFor();
       expect(await box.isChecked()).toBe(false);
       await box.check();
-      await expect.poll(() => options.locator(`tr[data-pattern="${site.aPattern}"] input[data-field="invoke"]`).isChecked()).toBe(true);
+      await expect.poll(() => options.locator(`#rules [data-pattern="${site.aPattern}"] input[data-field="invoke"]`).isChecked()).toBe(true);
       const on = await pollUntil("invoke allowed", async () => {
         const r = await call("invoke", { tabId, path: "app.store.reset", args: "[3]" });
         return r.isError ? undefined : r;
@@ -208,7 +208,7 @@ describeBrowser("invoke and drag", () => {
       expect(JSON.parse(on.text)).toEqual({ count: 3, items: ["item0", "item1", "item2"] });
       expect(await page.evaluate(() => document.body.dataset.items)).toBe("item0,item1,item2");
       // And off again: refused at once.
-      await options.locator(`tr[data-pattern="${site.aPattern}"] input[data-field="invoke"]`).uncheck();
+      await options.locator(`#rules [data-pattern="${site.aPattern}"] input[data-field="invoke"]`).uncheck();
       await pollUntil("invoke refused", async () => ((await call("invoke", { tabId, path: "app.add", args: "[1, 2]" })).error?.code === "eval_not_allowed" ? true : undefined), {
         timeoutMs: 10_000,
         intervalMs: 100,

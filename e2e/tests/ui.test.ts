@@ -1,8 +1,9 @@
 // The extension's pages as a person sees them, in the real browser with the real extension, daemon
 // and scripted agents: every page in each of its states, light and dark, at 320, 400 and 480 px,
-// must keep every visible text at WCAG AA contrast and never scroll or cut off sideways
-// (src/ui-audit.ts). With TORII_WRITE_SCREENSHOTS=1 it also writes the screenshots docs/ shows
-// (docs/img/*.png, at 400 px); without it, it only checks, so CI never changes the tree.
+// must keep every visible text at WCAG AA contrast, never scroll or cut off sideways and never
+// break a word across lines (src/ui-audit.ts); tests/pages-layout.test.ts covers desktop widths.
+// With TORII_WRITE_SCREENSHOTS=1 it also writes the screenshots docs/ shows (docs/img/*.png, at
+// 400 px); without it, it only checks, so CI never changes the tree.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -41,6 +42,7 @@ async function check(page: Page, state: string, shot: string, height = 640): Pro
       expect(a.checked, `${state}: some text was measured`).toBeGreaterThan(3);
       for (const c of a.contrast) problems.push(`${state} ${theme} ${width}px: "${c.text}" ${c.ratio}:1 < ${c.need}:1 (${c.fg} on ${c.bg}) at ${c.where}`);
       for (const o of a.overflow) problems.push(`${state} ${theme} ${width}px: ${o.where} ${o.detail}`);
+      for (const b of a.broken) problems.push(`${state} ${theme} ${width}px: "${b.word}" is broken across ${b.lines} lines at ${b.where}`);
       if (WRITE && width === SHOT_WIDTH) {
         await page.evaluate(() => window.scrollTo(0, 0)); // a focused field may have scrolled the page
         const dir = join(repoRoot, "docs", "img");
@@ -131,10 +133,10 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
     await check(popup, "popup, connected", "popup-connected", 640);
   });
 
-  test("options: the rule table fits 320–480 px as one card per site", async () => {
+  test("options: the allowlist fits 320–480 px as one card per site", async () => {
     const options = await browser.context.newPage();
     await options.goto(`${EXTENSION_ORIGIN}/options.html`);
-    await expect.poll(() => options.locator("#rules tr").count()).toBe(3);
+    await expect.poll(() => options.locator("#rules [data-pattern]").count()).toBe(3);
     await check(options, "options", "options", 900);
     await options.close();
   });

@@ -75,6 +75,13 @@ function isMasked(text: string): boolean {
   return text.startsWith("••••");
 }
 
+/** Text (a URL) with a break opportunity after each separator: a long one wraps at "/" or ".", not inside a word. */
+function wrappable(text: string): DocumentFragment {
+  const f = document.createDocumentFragment();
+  for (const part of text.split(/(?<=[/.?&=#:_-])/)) f.append(part, document.createElement("wbr"));
+  return f;
+}
+
 /** The tab's title and URL, filled in when Chrome answers (the rest of the request shows at once). */
 function tabLine(tabId: number | undefined): Node | undefined {
   if (tabId === undefined) return undefined;
@@ -87,7 +94,7 @@ function tabLine(tabId: number | undefined): Node | undefined {
       title.textContent = t.title || "(untitled)";
       const url = document.createElement("span");
       url.className = "tab-url";
-      url.textContent = t.url ?? "";
+      url.append(wrappable(t.url ?? ""));
       box.replaceChildren(title, url);
     },
     () => (box.textContent = `tab ${tabId} (closed)`),
@@ -117,8 +124,8 @@ async function load(): Promise<void> {
   const also = req.also ?? [];
   if (also.length) row("Can also", also.map((k) => APPROVAL_LABELS[k]).join("; "), "also");
   row("Tab", tab);
-  row("Site", req.origin || "(new tab)");
-  row("Goes to", req.target);
+  row("Site", req.origin ? wrappable(req.origin) : "(new tab)");
+  row("Goes to", req.target ? wrappable(req.target) : undefined);
   row("Element", req.element);
   if (req.text) {
     const masked = isMasked(req.text);

@@ -2,59 +2,45 @@
 // evaluate expression/program, fetch_in_page, passwords, cookies, storage, console & network, approvals), global act mode, approval
 // defaults and timeout. Only this page, the popup and the approval window change the policy.
 
-import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withoutRule, withRule, type Choice, type OriginRule, type Policy } from "../policy/policy.js";
+import { APPROVAL_KINDS, APPROVAL_LABELS, patternProblem, withRule, type Policy } from "../policy/policy.js";
 import { auditToCSV, auditToJSON } from "../policy/audit.js";
 import { download, el, getPolicy, listAudit, onPolicyChanged, setPolicy } from "./api.js";
+import { clearOnEdit, markInvalid } from "./fielderror.js";
+import { choiceSelect, renderRules, showRuleError } from "./rules.js";
 import "./secrets.js";
 
 const patternInput = el<HTMLInputElement>("pattern");
+const patternError = el("pattern-error");
 const addBtn = el<HTMLButtonElement>("add");
-const rulesBody = el<HTMLTableSectionElement>("rules");
+const rulesList = el<HTMLUListElement>("rules");
 const actBox = el<HTMLInputElement>("act-mode");
 const permissiveRow = el("permissive-row");
 const permissiveOff = el<HTMLButtonElement>("permissive-off");
 const defaultsEl = el("approval-defaults");
 const timeoutInput = el<HTMLInputElement>("approval-timeout");
+const timeoutError = el("timeout-error");
 const errorEl = el("error");
 
 let policy: Policy | undefined;
 
-const SWITCHES: [keyof OriginRule, string][] = [
-  ["act", "Act"],
-  ["evalExpression", "Eval expr."],
-  ["evalProgram", "Eval program"],
-  ["fetch", "fetch_in_page"],
-  ["allowPassword", "Passwords"],
-  ["invoke", "Invoke"],
-  ["captureSensitive", "Capture headers/bodies"],
-  // SECURITY I-68: the browser's stores, each its own switch; HttpOnly values only beside Cookies.
-  ["cookies", "Cookies"],
-  ["cookiesHttpOnly", "HttpOnly values"],
-  ["storage", "Storage"],
-  ["observe", "Console & network"],
-];
-
-async function save(p: Policy): Promise<void> {
+/**
+ * Saves the policy. A refusal is shown where the change was made: `onRefused` (a field's inline
+ * error), else the rule's card, else the page's error line.
+ */
+async function save(p: Policy, pattern?: string, onRefused?: (message: string) => void): Promise<boolean> {
   errorEl.textContent = "";
   try {
     policy = await setPolicy(p);
     render();
+    return true;
   } catch (e) {
-    errorEl.textContent = e instanceof Error ? e.message : String(e);
+    const message = e instanceof Error ? e.message : String(e);
+    // The page shows the stored policy again (a switch that did not save flips back).
+    render();
+    if (onRefused) onRefused(message);
+    else if (!pattern || !showRuleError(rulesList, pattern, message)) errorEl.textContent = message;
+    return false;
   }
-}
-
-function choiceSelect(value: Choice | undefined, withDefault: boolean, onChange: (c: Choice | undefined) => void): HTMLSelectElement {
-  const s = document.createElement("select");
-  for (const v of [...(withDefault ? ["default"] : []), "allow", "ask", "deny"]) {
-    const o = document.createElement("option");
-    o.value = v;
-    o.textContent = v;
-    s.append(o);
-  }
-  s.value = value ?? "default";
-  s.addEventListener("change", () => onChange(s.value === "default" ? undefined : (s.value as Choice)));
-  return s;
 }
 
 function render(): void {
@@ -62,80 +48,15 @@ function render(): void {
   if (!p) return;
   actBox.checked = p.actMode;
   permissiveRow.hidden = !p.permissive;
-  if (document.activeElement !== timeoutInput) timeoutInput.value = String(Math.round(p.approvalTimeoutMs / 1000));
-  rulesBody.replaceChildren();
-  if (p.rules.length === 0) {
-    const tr = document.createElement("tr");
-    const td = document.createElement("td");
-    td.colSpan = SWITCHES.length + 3;
-    td.className = "empty";
-    td.textContent = p.permissive ? "No entries; permissive mode allows every site." : "No entries: agents can use no site at all.";
-    tr.append(td);
-    rulesBody.append(tr);
-  }
-  for (const rule of p.rules) {
-    const tr = document.createElement("tr");
-    tr.dataset.pattern = rule.pattern;
-    const name = document.createElement("td");
-    name.textContent = rule.pattern;
-    name.className = "pattern";
-    name.dataset.label = "Site";
-    tr.append(name);
-    for (const [field, label] of SWITCHES) {
-      const td = document.createElement("td");
-      // The narrow layout shows each switch with its column name (options.css).
-      td.dataset.label = label;
-      td.className = "switch-cell";
-      const box = document.createElement("input");
-      box.type = "checkbox";
-      box.dataset.field = field;
-      box.title = label;
-      box.setAttribute("aria-label", `${label} on ${rule.pattern}`);
-      box.checked = rule[field] === true;
-      box.addEventListener("change", () => void save(withRule(p, { ...rule, [field]: box.checked })));
-      td.append(box);
-      tr.append(td);
-    }
-    const ap = document.createElement("td");
-    ap.className = "approvals-cell";
-    const det = document.createElement("details");
-    const sum = document.createElement("summary");
-    sum.textContent = "approvals";
-    det.append(sum);
-    for (const k of APPROVAL_KINDS) {
-      const row = document.createElement("label");
-      row.className = "approval-row";
-      row.append(document.createTextNode(APPROVAL_LABELS[k] + " "));
-      const sel = choiceSelect(rule.approvals?.[k], true, (c) => {
-        const approvals = { ...(rule.approvals ?? {}) };
-        if (c) approvals[k] = c;
-        else delete approvals[k];
-        void save(withRule(p, { ...rule, approvals }));
-      });
-      sel.dataset.approval = k;
-      row.append(sel);
-      det.append(row);
-    }
-    ap.append(det);
-    tr.append(ap);
-    const rm = document.createElement("td");
-    rm.className = "remove-cell";
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = "secondary remove";
-    b.textContent = "Remove";
-    b.setAttribute("aria-label", `Remove ${rule.pattern}`);
-    b.className = "danger remove";
-    b.addEventListener("click", () => void save(withoutRule(p, rule.pattern)));
-    rm.append(b);
-    tr.append(rm);
-    rulesBody.append(tr);
-  }
+  if (document.activeElement !== timeoutInput && timeoutInput.getAttribute("aria-invalid") !== "true") timeoutInput.value = String(Math.round(p.approvalTimeoutMs / 1000));
+  renderRules(rulesList, p, (next, pattern) => void save(next, pattern));
   defaultsEl.replaceChildren();
   for (const k of APPROVAL_KINDS) {
     const row = document.createElement("label");
     row.className = "approval-row";
-    row.append(document.createTextNode(APPROVAL_LABELS[k] + " "));
+    const name = document.createElement("span");
+    name.textContent = APPROVAL_LABELS[k];
+    row.append(name);
     const sel = choiceSelect(p.approvals[k], false, (c) => void save({ ...p, approvals: { ...p.approvals, [k]: c ?? "ask" } }));
     sel.dataset.default = k;
     row.append(sel);
@@ -143,16 +64,15 @@ function render(): void {
   }
 }
 
+clearOnEdit([patternInput], patternError);
 addBtn.addEventListener("click", () => {
   const v = patternInput.value.trim();
-  const problem = patternProblem(v);
-  if (problem) {
-    errorEl.textContent = problem;
-    return;
-  }
+  const problem = v === "" ? "type a site pattern first, e.g. example.com" : patternProblem(v);
+  // The text stays in the box, so the person can correct it.
+  if (problem) return markInvalid(patternInput, patternError, problem);
   if (!policy) return;
-  void save(withRule(policy, { pattern: v })).then(() => {
-    patternInput.value = "";
+  void save(withRule(policy, { pattern: v }), undefined, (m) => markInvalid(patternInput, patternError, m)).then((ok) => {
+    if (ok) patternInput.value = "";
   });
 });
 patternInput.addEventListener("keydown", (e) => {
@@ -160,9 +80,15 @@ patternInput.addEventListener("keydown", (e) => {
 });
 actBox.addEventListener("change", () => policy && void save({ ...policy, actMode: actBox.checked }));
 permissiveOff.addEventListener("click", () => policy && void save({ ...policy, permissive: false }));
+clearOnEdit([timeoutInput], timeoutError);
 timeoutInput.addEventListener("change", () => {
+  const min = Number(timeoutInput.min);
+  const max = Number(timeoutInput.max);
   const s = Number(timeoutInput.value);
-  if (policy && Number.isFinite(s)) void save({ ...policy, approvalTimeoutMs: s * 1000 });
+  if (timeoutInput.value.trim() === "" || !Number.isFinite(s) || s < min || s > max) {
+    return markInvalid(timeoutInput, timeoutError, `a number of seconds from ${min} to ${max}`);
+  }
+  if (policy) void save({ ...policy, approvalTimeoutMs: s * 1000 }, undefined, (m) => markInvalid(timeoutInput, timeoutError, m));
 });
 el<HTMLButtonElement>("export-json").addEventListener("click", () => void listAudit().then((e) => download("torii-audit.json", auditToJSON(e), "application/json")));
 el<HTMLButtonElement>("export-csv").addEventListener("click", () => void listAudit().then((e) => download("torii-audit.csv", auditToCSV(e), "text/csv")));

@@ -4,6 +4,7 @@
 
 import { BUILTIN_PROFILES, parseBypass, profileProblems, type ProfileProblem, type ProxyKind, type ProxyProfile, type ProxyScheme } from "../policy/proxy.js";
 import { el } from "./api.js";
+import { clearInvalid as clearMarks, clearOnEdit, markInvalid } from "./fielderror.js";
 import { getProxy, onProxyChanged, saveProxy, switchProxy, type ProxyView } from "./proxyapi.js";
 
 const body = el<HTMLTableSectionElement>("proxy-profiles");
@@ -44,14 +45,17 @@ function fromForm(): ProxyProfile {
   return p;
 }
 
+const fields = Object.values(FIELD_INPUT);
+
 function clearInvalid(): void {
-  for (const i of Object.values(FIELD_INPUT)) i.removeAttribute("aria-invalid");
-  errorEl.textContent = "";
+  clearMarks(fields, errorEl);
 }
 
+/** A refusal, beside the form's fields; the field it names is marked and keeps its text. */
 function fail(field: ProfileProblem["field"] | undefined, message: string): void {
-  if (field) FIELD_INPUT[field].setAttribute("aria-invalid", "true");
-  errorEl.textContent = field ? `${FIELD_LABEL[field]}: ${message}` : message;
+  clearInvalid();
+  if (field) markInvalid(FIELD_INPUT[field], errorEl, `${FIELD_LABEL[field]}: ${message}`);
+  else errorEl.textContent = message;
   errorEl.dataset.field = field ?? "";
 }
 
@@ -107,8 +111,12 @@ function render(): void {
       const bad = v.invalid[p.name];
       what.textContent = bad ? `invalid: ${bad}` : (v.descriptions[p.name] ?? "");
       if (bad) what.className = "proxy-invalid";
-      const acts = document.createElement("td");
+      // The buttons sit in a box inside the cell: a cell that is itself a flex box leaves the row.
+      const cell = document.createElement("td");
+      cell.className = "proxy-actions";
+      const acts = document.createElement("div");
       acts.className = "buttons";
+      cell.append(acts);
       if (p.name !== s.active) acts.append(button("Use", "secondary use", `Use ${p.name}`, () => void run(() => switchProxy(p.name))));
       if (!BUILTIN_PROFILES.some((b) => b.name === p.name)) {
         acts.append(button("Edit", "quiet edit", `Edit ${p.name}`, () => edit(p)));
@@ -116,13 +124,14 @@ function render(): void {
           acts.append(button("Remove", "danger remove", `Remove ${p.name}`, () => void run(() => saveProxy({ ...s, profiles: s.profiles.filter((x) => x.name !== p.name) }))));
         }
       }
-      tr.append(name, what, acts);
+      tr.append(name, what, cell);
       return tr;
     }),
   );
 }
 
 kindIn.addEventListener("change", showKind);
+clearOnEdit(fields, errorEl);
 form.addEventListener("submit", (ev) => {
   ev.preventDefault();
   clearInvalid();

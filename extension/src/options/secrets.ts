@@ -1,8 +1,9 @@
 // The options page's secrets section (SECURITY I-69): the person adds, removes and locks secrets.
 // The value goes to the worker once, when added, and is never shown or read back: the worker
 // answers with names, kinds and origins only.
-import type { SecretInfo } from "../secrets/store.js";
+import { secretProblem, type SecretField, type SecretInfo } from "../secrets/store.js";
 import { el } from "./api.js";
+import { clearInvalid, clearOnEdit, markInvalid } from "./fielderror.js";
 
 const nameIn = el<HTMLInputElement>("secret-name");
 const kindIn = el<HTMLSelectElement>("secret-kind");
@@ -11,21 +12,40 @@ const originsIn = el<HTMLInputElement>("secret-origins");
 const addBtn = el<HTMLButtonElement>("secret-add");
 const lockBox = el<HTMLInputElement>("secrets-locked");
 const body = el<HTMLTableSectionElement>("secrets");
-const errorEl = el("error");
+const errorEl = el("secret-error");
+const FIELD_INPUT: Record<SecretField, HTMLElement> = { name: nameIn, kind: kindIn, value: valueIn, origins: originsIn };
+const fields = Object.values(FIELD_INPUT);
+
+/** A refusal from the worker, with the field of a new secret at fault when there is one. */
+class SecretPageError extends Error {
+  constructor(
+    message: string,
+    readonly field?: SecretField,
+  ) {
+    super(message);
+  }
+}
 
 async function call<T>(msg: Record<string, unknown>): Promise<T> {
-  const r = (await chrome.runtime.sendMessage(msg)) as ({ ok: boolean; error?: string } & T) | undefined;
-  if (!r) throw new Error("the extension's service worker did not answer");
-  if (!r.ok) throw new Error(r.error ?? "failed");
+  const r = (await chrome.runtime.sendMessage(msg)) as ({ ok: boolean; error?: string; field?: SecretField } & T) | undefined;
+  if (!r) throw new SecretPageError("the extension's service worker did not answer");
+  if (!r.ok) throw new SecretPageError(r.error ?? "failed", r.field && r.field in FIELD_INPUT ? r.field : undefined);
   return r;
 }
 
+/** Shows a refusal beside the form; the field it names is marked and keeps its text. */
+function fail(message: string, field?: SecretField): void {
+  clearInvalid(fields, errorEl);
+  if (field) markInvalid(FIELD_INPUT[field], errorEl, message);
+  else errorEl.textContent = message;
+}
+
 async function run(f: () => Promise<unknown>): Promise<void> {
-  errorEl.textContent = "";
+  clearInvalid(fields, errorEl);
   try {
     await f();
   } catch (e) {
-    errorEl.textContent = e instanceof Error ? e.message : String(e);
+    fail(e instanceof Error ? e.message : String(e), e instanceof SecretPageError ? e.field : undefined);
   }
   await load();
 }
@@ -69,10 +89,11 @@ async function load(): Promise<void> {
     const r = await call<{ secrets: SecretInfo[]; locked: boolean }>({ type: "torii.secrets.list" });
     render(r.secrets, r.locked);
   } catch (e) {
-    errorEl.textContent = e instanceof Error ? e.message : String(e);
+    fail(e instanceof Error ? e.message : String(e));
   }
 }
 
+clearOnEdit(fields, errorEl);
 addBtn.addEventListener("click", () => {
   const msg = {
     type: "torii.secrets.add",
@@ -81,6 +102,9 @@ addBtn.addEventListener("click", () => {
     value: valueIn.value,
     origins: originsIn.value.split(/[\s,]+/).filter(Boolean),
   };
+  // The worker makes the same checks; here they are shown before the value leaves the page.
+  const problem = secretProblem(msg.name, msg.kind, msg.value, msg.origins);
+  if (problem) return fail(problem.message, problem.field);
   void run(async () => {
     await call(msg);
     nameIn.value = "";

@@ -35,11 +35,15 @@ export interface SecretBackend {
   setLocked(v: boolean): Promise<void>;
 }
 
+export type SecretField = "name" | "kind" | "value" | "origins";
+
 export class SecretError extends Error {
   override name = "SecretError";
   constructor(
     readonly code: "secret_not_found" | "secret_store_locked" | "invalid",
     message: string,
+    /** The field of a new secret at fault, so the options page can mark it. */
+    readonly field?: SecretField,
   ) {
     super(message);
   }
@@ -71,6 +75,35 @@ export function canonicalOrigin(s: string): string {
   }
   if (u.hostname.includes("*")) throw new SecretError("invalid", "a secret's origin names one site exactly: no wildcards");
   return u.origin;
+}
+
+/**
+ * What is wrong with a new secret, naming the field; undefined when it may be stored. Pure, so the
+ * options page shows the same refusal beside the field before anything is sent.
+ */
+export function secretProblem(name: string, kind: string, value: string, origins: string[]): { field: SecretField; message: string } | undefined {
+  if (!NAME_RE.test(name)) return { field: "name", message: "name: letters, digits, _ . - (up to 64), starting with a letter or digit" };
+  if (!SECRET_KINDS.includes(kind as SecretKind)) return { field: "kind", message: `kind: one of ${SECRET_KINDS.join(", ")}` };
+  if (typeof value !== "string" || value.length === 0) return { field: "value", message: "value: empty" };
+  if (value.length > MAX_VALUE) return { field: "value", message: `value: at most ${MAX_VALUE} characters` };
+  // Shorter ones could not be told from page text when results are masked (and are no secret).
+  if (kind !== "totp" && [...value].length < MIN_VALUE) return { field: "value", message: `value: at least ${MIN_VALUE} characters` };
+  if (kind === "totp") {
+    try {
+      if (base32Decode(value).length < 10) throw new Error("the seed is shorter than 80 bits");
+    } catch (e) {
+      return { field: "value", message: `value: ${(e as Error).message}` };
+    }
+  }
+  let os: string[];
+  try {
+    os = [...new Set(origins.map(canonicalOrigin))];
+  } catch (e) {
+    return { field: "origins", message: (e as Error).message };
+  }
+  if (os.length === 0) return { field: "origins", message: "origins: give at least one origin the secret may be used on" };
+  if (os.length > MAX_ORIGINS) return { field: "origins", message: `origins: at most ${MAX_ORIGINS}` };
+  return undefined;
 }
 
 function aad(i: SecretInfo): Uint8Array {
@@ -131,22 +164,9 @@ export class SecretStore {
 
   /** Adds or replaces a secret; every field is checked before anything is stored. */
   async add(name: string, kind: string, value: string, origins: string[]): Promise<SecretInfo> {
-    if (!NAME_RE.test(name)) throw new SecretError("invalid", "name: letters, digits, _ . - (up to 64), starting with a letter or digit");
-    if (!SECRET_KINDS.includes(kind as SecretKind)) throw new SecretError("invalid", `kind: one of ${SECRET_KINDS.join(", ")}`);
-    if (typeof value !== "string" || value.length === 0) throw new SecretError("invalid", "value: empty");
-    if (value.length > MAX_VALUE) throw new SecretError("invalid", `value: at most ${MAX_VALUE} characters`);
-    // Shorter ones could not be told from page text when results are masked (and are no secret).
-    if (kind !== "totp" && [...value].length < MIN_VALUE) throw new SecretError("invalid", `value: at least ${MIN_VALUE} characters`);
-    if (kind === "totp") {
-      try {
-        if (base32Decode(value).length < 10) throw new Error("the seed is shorter than 80 bits");
-      } catch (e) {
-        throw new SecretError("invalid", `value: ${(e as Error).message}`);
-      }
-    }
+    const problem = secretProblem(name, kind, value, origins);
+    if (problem) throw new SecretError("invalid", problem.message, problem.field);
     const os = [...new Set(origins.map(canonicalOrigin))];
-    if (os.length === 0) throw new SecretError("invalid", "origins: give at least one origin the secret may be used on");
-    if (os.length > MAX_ORIGINS) throw new SecretError("invalid", `origins: at most ${MAX_ORIGINS}`);
     const st = await this.state();
     if (!st.records.has(name) && st.records.size >= MAX_SECRETS) throw new SecretError("invalid", `at most ${MAX_SECRETS} secrets`);
     const info: SecretInfo = { name, kind: kind as SecretKind, origins: os };

@@ -112,7 +112,7 @@ export function storeOff(s: StoreSwitch): ToolError {
   return toolError(
     "storage_not_allowed",
     `reading ${s === "storage" ? "storage" : "cookies"} is off for this origin: the "${STORE_LABELS[s]}" switch (${s}) is off; nothing was read`,
-    `Only the person can turn "${STORE_LABELS[s]}" on for this site, in the Torii options (the allowlist table); ask them instead of retrying.`,
+    `Only the person can turn "${STORE_LABELS[s]}" on for this site, in the Torii options (the site's card under Sites); ask them instead of retrying.`,
     { switch: s },
   );
 }
@@ -302,7 +302,7 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
 export function observeOff(tool: string): ToolError {
   return toolError(
     "observe_off",
-    `${tool} needs the "Console & network" switch for this origin, which is off; only the person can turn it on, in the Torii options (the site's row in the allowlist)`,
+    `${tool} needs the "Console & network" switch for this origin, which is off; only the person can turn it on, in the Torii options (the site's card under Sites)`,
   );
 }
 

@@ -225,7 +225,7 @@ export function installSecrets(): void {
         outbound.warm();
         sendResponse({ ok: true, ...(r as object) });
       },
-      (e: unknown) => sendResponse({ ok: false, error: e instanceof SecretError ? e.message : "the secret store failed" }),
+      (e: unknown) => sendResponse({ ok: false, error: e instanceof SecretError ? e.message : "the secret store failed", ...(e instanceof SecretError && e.field ? { field: e.field } : {}) }),
     );
     return true;
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { onlySecret, pieces, secretRefs, substitute, SubstituteError, TemplateError } from "../../src/secrets/template.js";
 import { base32Decode, hotp, totp } from "../../src/secrets/totp.js";
-import { canonicalOrigin, MemorySecretBackend, SecretError, SecretStore } from "../../src/secrets/store.js";
+import { canonicalOrigin, MemorySecretBackend, SecretError, secretProblem, SecretStore } from "../../src/secrets/store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -105,6 +105,22 @@ describe("secret store", () => {
     await expect(s.add("n", "password", "long enough", [])).rejects.toBeInstanceOf(SecretError);
     await expect(s.add("n", "totp", "not-a-seed!", ["https://a.example"])).rejects.toBeInstanceOf(SecretError);
     expect(await s.list()).toEqual([]);
+  });
+  it("a refusal names the field to fix, the same before sending (options page) and in the store", async () => {
+    const cases: [string, string, string, string[], string][] = [
+      ["bad name!", "password", "long enough", ["https://a.example"], "name"],
+      ["n", "magic", "long enough", ["https://a.example"], "kind"],
+      ["n", "password", "abc", ["https://a.example"], "value"],
+      ["n", "totp", "not-a-seed!", ["https://a.example"], "value"],
+      ["n", "password", "long enough", ["https://a.example/login"], "origins"],
+      ["n", "password", "long enough", [], "origins"],
+    ];
+    const s = new SecretStore(new MemorySecretBackend());
+    for (const [name, kind, value, origins, field] of cases) {
+      expect(secretProblem(name, kind, value, origins)?.field, `${name} ${kind} ${value} ${origins.join()}`).toBe(field);
+      await expect(s.add(name, kind, value, origins)).rejects.toMatchObject({ code: "invalid", field, message: secretProblem(name, kind, value, origins)?.message });
+    }
+    expect(secretProblem("n", "password", "long enough", ["https://a.example"])).toBeUndefined();
   });
   it("origins are exact http(s) origins", () => {
     expect(canonicalOrigin("Example.COM")).toBe("https://example.com");
