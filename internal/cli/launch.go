@@ -381,9 +381,9 @@ func waitForeground(proc *launcher.Process) error {
 	signalled := false
 	for {
 		select {
-		case sig := <-sigs:
+		case <-sigs:
 			signalled = true
-			proc.Signal(sig.(syscall.Signal))
+			_ = proc.Stop(false)
 		case <-proc.Done():
 			if signalled {
 				return nil
