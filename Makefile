@@ -17,7 +17,7 @@ EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
 BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse
+.PHONY: all build setup extension torii dist test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse
 
 all: build
 
@@ -45,6 +45,11 @@ torii: extension
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/torii ./cmd/torii
 
 build: torii
+
+# The npm packages (scripts/dist): @torii-browser/torii and one package per platform holding
+# the binary, packed into DIST_DIR (dist/). DIST_PLATFORMS=host builds only this machine's.
+dist: extension
+	VERSION='$(VERSION)' COMMIT='$(COMMIT)' LDFLAGS='$(LDFLAGS)' scripts/dist
 
 vet: extension
 	$(GO) vet ./...

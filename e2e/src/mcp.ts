@@ -42,11 +42,14 @@ export class Mcp {
     private readonly torii: Torii,
   ) {}
 
-  /** Spawns `torii mcp` for this daemon (with extra flags, e.g. --browser) and completes MCP initialize. */
-  static async connect(torii: Torii, label = "e2e", extraArgs: string[] = []): Promise<Mcp> {
+  /**
+   * Spawns `torii mcp` for this daemon (with extra flags, e.g. --browser) and completes MCP initialize.
+   * `command` is what runs torii (default the built binary; e.g. an installed npm package's bin).
+   */
+  static async connect(torii: Torii, label = "e2e", extraArgs: string[] = [], command = toriiBin): Promise<Mcp> {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(torii.env)) if (v !== undefined) env[k] = v;
-    const transport = new StdioClientTransport({ command: toriiBin, args: ["mcp", "--session-label", label, ...extraArgs], env, stderr: "pipe" });
+    const transport = new StdioClientTransport({ command, args: ["mcp", "--session-label", label, ...extraArgs], env, stderr: "pipe" });
     const client = new Client({ name: "torii-e2e", version: "0.0.0" });
     const m = new Mcp(client, transport, torii);
     transport.stderr?.on("data", (d: Buffer) => m.log.push(d.toString("utf8")));

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // autostartTimeout bounds how long `torii mcp` / `torii launch` wait for a
@@ -100,7 +100,7 @@ func ensureDaemon(ctx context.Context, p config.Paths) (c *control.Client, start
 	cmd.Dir = "/" // do not pin the caller's working directory
 	// Own session: the daemon must outlive the agent that started it and not
 	// get its terminal's signals.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, false, &DaemonStartError{Reason: err.Error()}
 	}
@@ -136,18 +136,18 @@ func ensureDaemon(ctx context.Context, p config.Paths) (c *control.Client, start
 	}
 }
 
-// lockFile takes an exclusive flock, polling so the wait honours ctx.
+// lockFile takes an exclusive file lock, polling so the wait honours ctx.
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := osproc.TryLock(f)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+			return func() { _ = osproc.Unlock(f); f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, osproc.ErrLocked) {
 			f.Close()
 			return nil, err
 		}

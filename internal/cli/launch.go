@@ -414,9 +414,9 @@ func waitForeground(proc *launcher.Process) error {
 	signalled := false
 	for {
 		select {
-		case sig := <-sigs:
+		case <-sigs:
 			signalled = true
-			proc.Signal(sig.(syscall.Signal))
+			_ = proc.Stop(false)
 		case <-proc.Done():
 			if signalled {
 				return nil
@@ -426,9 +426,18 @@ func waitForeground(proc *launcher.Process) error {
 	}
 }
 
-// selfCommand is how an agent config should name this binary: "torii" when
-// that resolves to us on PATH, else our absolute path.
+// SelfCommandEnv, when set, is the command that runs this binary, as the npm
+// package's launcher sets it (e.g. "npx -y @torii-browser/torii").
+const SelfCommandEnv = "TORII_SELF_COMMAND"
+
+// selfCommand is how an agent config should name this binary: TORII_SELF_COMMAND
+// when set, "torii" when that resolves to us on PATH, else our absolute path.
 func selfCommand() string {
+	// The npm package's launcher knows how it was started (from npx's cache,
+	// from PATH, or by a path), which this binary, deep in node_modules, cannot.
+	if c := strings.TrimSpace(os.Getenv(SelfCommandEnv)); c != "" {
+		return c
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return "torii"

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/launcher"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // RevokedBrowserError: the managed browser on the profile runs, but the device it paired as
@@ -135,7 +134,7 @@ func waitReused(o reuseOptions) error {
 		return nil
 	}
 	for {
-		if err := syscall.Kill(o.pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		if !osproc.Alive(o.pid) {
 			return nil
 		}
 		time.Sleep(500 * time.Millisecond)

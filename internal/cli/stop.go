@@ -7,12 +7,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/launcher"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // defaultStopGrace is how long stop waits for a clean exit before it kills.
@@ -126,8 +126,8 @@ func daemonHolder(p config.Paths) (pid int, held bool) {
 		return 0, false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if err := osproc.TryLock(f); err == nil {
+		_ = osproc.Unlock(f)
 		return 0, false
 	}
 	b, _ := os.ReadFile(p.LockFile())
@@ -146,7 +146,7 @@ func stopDaemon(ctx context.Context, p config.Paths, pid int, grace time.Duratio
 	}
 	cancel()
 	if !asked && pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		_ = osproc.Stop(pid, false, false)
 	}
 	if waitUnlocked(p, grace) {
 		return false, nil
@@ -154,7 +154,7 @@ func stopDaemon(ctx context.Context, p config.Paths, pid int, grace time.Duratio
 	if pid <= 0 {
 		return false, errors.New("the daemon did not stop and its pid is unknown\n  fix: find it with `ps -ef | grep 'torii serve'` and kill it")
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = osproc.Stop(pid, false, true)
 	if !waitUnlocked(p, 5*time.Second) {
 		return true, fmt.Errorf("the daemon (pid %d) did not exit even after SIGKILL", pid)
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // ErrDaemonNotRunning means no daemon answers on the control socket.
@@ -25,7 +25,7 @@ func DialSocket(ctx context.Context, socketPath string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socketPath)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		if osproc.NoListener(err) {
 			return nil, fmt.Errorf("%w (no listener at %s)", ErrDaemonNotRunning, socketPath)
 		}
 		return nil, fmt.Errorf("dial %s: %w", socketPath, err)

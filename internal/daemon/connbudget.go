@@ -7,7 +7,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"syscall"
+
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // fdReserve is what the connection budgets leave of the process's file
@@ -30,12 +31,9 @@ const maxTCPConns = 512
 // and the control socket (SECURITY I-49): both stay below it, so a flood of
 // connections is refused or evicted by the daemon before accept can fail.
 func connBudgets() (tcp, control int) {
-	var rl syscall.Rlimit
-	limit := 1024
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 && rl.Cur < 1<<20 {
-		limit = int(rl.Cur)
-	} else if err == nil && rl.Cur >= 1<<20 {
-		limit = 1 << 20
+	limit := 1024 // where the limit is unknown (or, on Windows, does not exist)
+	if l := osproc.FDLimit(); l > 0 {
+		limit = min(l, 1<<20)
 	}
 	reserve := min(fdReserve, limit/4)
 	budget := limit - reserve

@@ -6,7 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // AlreadyRunningError: another daemon holds the state directory's lock.
@@ -19,7 +20,7 @@ func (e *AlreadyRunningError) Error() string {
 	return fmt.Sprintf("another torii daemon (pid %d) is using %s; it already serves (see `torii status`), or stop it with `torii stop`; for a second daemon set TORII_STATE_DIR", e.PID, e.StateDir)
 }
 
-// lockFile is an flock held for the daemon's life. flock (not a PID file
+// lockFile is a file lock (flock, or LockFileEx on Windows) held for the daemon's life. Such a lock (not a PID file
 // check) is released by the kernel when the process dies, so a crash never
 // leaves a stale lock.
 type lockFile struct{ f *os.File }
@@ -29,9 +30,9 @@ func acquireLock(path, stateDir string) (*lockFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: open lock file: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := osproc.TryLock(f); err != nil {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, osproc.ErrLocked) {
 			b, _ := os.ReadFile(path)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			return nil, &AlreadyRunningError{PID: pid, StateDir: stateDir}
@@ -47,6 +48,6 @@ func acquireLock(path, stateDir string) (*lockFile, error) {
 
 func (l *lockFile) release() {
 	_ = l.f.Truncate(0)
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = osproc.Unlock(l.f)
 	_ = l.f.Close()
 }

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/torii-browser/torii/internal/launcher"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // --- files (SECURITY: state 0700, secrets 0600) ---
@@ -84,11 +84,11 @@ func checkSecretFile(name, path, whenMissing string) Result {
 // checkOwner: a file owned by another user (e.g. made by `sudo torii serve`)
 // breaks the daemon in confusing ways.
 func checkOwner(name, path string, fi fs.FileInfo) *Result {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) == os.Geteuid() {
+	uid, ok := osproc.Owner(fi)
+	if !ok || uid == os.Geteuid() {
 		return nil
 	}
-	return &Result{Name: name, Status: Fail, Detail: fmt.Sprintf("%s is owned by uid %d, not you (uid %d)", path, st.Uid, os.Geteuid()), Fix: fmt.Sprintf("sudo chown -R %d %s", os.Geteuid(), path)}
+	return &Result{Name: name, Status: Fail, Detail: fmt.Sprintf("%s is owned by uid %d, not you (uid %d)", path, uid, os.Geteuid()), Fix: fmt.Sprintf("sudo chown -R %d %s", os.Geteuid(), path)}
 }
 
 // --- config ---
@@ -186,7 +186,7 @@ func checkPortFree(e *Env) Result {
 	}
 	ln, err := net.Listen("tcp", e.Config.Listen)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if osproc.AddrInUse(err) {
 			return Result{Name: name, Status: Fail, Detail: e.Config.Listen + " is in use by another program", Fix: "stop that program, or set another \"listen\" in " + e.Paths.ConfigFile()}
 		}
 		return Result{Name: name, Status: Fail, Detail: "cannot bind " + e.Config.Listen + ": " + err.Error(), Fix: "set a bindable loopback \"listen\" in " + e.Paths.ConfigFile()}

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // MarkerFile is written into a profile directory when Torii creates it for a managed browser.
@@ -77,26 +78,10 @@ func lockHolder(dir string) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if !processAlive(pid) {
+	if !osproc.Alive(pid) {
 		return 0
 	}
 	return pid
-}
-
-// processAlive: the pid exists and has not exited. An exited browser whose parent (an
-// earlier `torii launch`) is gone stays a zombie where nothing reaps orphans (a container
-// without an init), and is no longer running.
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // no /proc: kill(0) is all there is
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
 }
 
 // NotManagedError: a launch policy (or --permissive) was asked for a profile Torii did not create.

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/torii-browser/torii/internal/atomicfile"
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // RecordsFile names the file in the state directory that lists the browsers `torii launch`
@@ -105,7 +105,7 @@ func RunningPID(dir string) int { return lockHolder(dir) }
 // Terminate ends the browser's process group: SIGTERM (Chromium shuts down cleanly, saving
 // the profile), then SIGKILL if it still runs after grace. It reports whether it had to kill.
 func Terminate(pid int, grace time.Duration, alive func() bool) (killed bool) {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	_ = osproc.Stop(pid, true, false)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if !alive() {
@@ -113,7 +113,7 @@ func Terminate(pid int, grace time.Duration, alive func() bool) (killed bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = osproc.Stop(pid, true, true)
 	for i := 0; i < 40 && alive(); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}

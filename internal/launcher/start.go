@@ -7,8 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/torii-browser/torii/internal/osproc"
 )
 
 // exitProfileInUse is Chromium's RESULT_CODE_PROFILE_IN_USE: another browser
@@ -57,7 +58,7 @@ func Start(o Options) (*Process, error) {
 		return nil, fmt.Errorf("launcher: create profile: %w", err)
 	}
 	cmd := exec.Command(o.Browser, Args(o)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	if o.LogFile != "" {
 		f, err := os.OpenFile(o.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
@@ -96,10 +97,10 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // *ProfileInUseError or *ExitedError otherwise.
 func (p *Process) Err() error { <-p.done; return p.err }
 
-// Signal sends sig to the browser's whole process group: Chromium's
-// renderers and zygote must go with it.
-func (p *Process) Signal(sig syscall.Signal) error {
-	return syscall.Kill(-p.cmd.Process.Pid, sig)
+// Stop asks the browser's whole process group to end (kill: at once):
+// Chromium's renderers and zygote must go with it.
+func (p *Process) Stop(kill bool) error {
+	return osproc.Stop(p.cmd.Process.Pid, true, kill)
 }
 
 // Version runs `browser --version` and returns its trimmed output, e.g.
