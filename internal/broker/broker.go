@@ -220,7 +220,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	case !cur && !anyTools:
 		return nil, nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
 	case tool == nil:
-		return nil, nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
+		return nil, nil, toolerr.New(toolerr.ToolNotFound, "no tool named %q", call.Name)
 	case off:
 		return nil, nil, groupRefusal(tool)
 	}

@@ -88,7 +88,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 
 	if res.IsError {
 		e := toolerr.FromResult(res)
-		if e != nil && e.Code == toolerr.UnknownTool {
+		if e != nil && e.Code == toolerr.ToolNotFound {
 			return unknownTool(ctx, s, cs, name)
 		}
 		if *asJSON {

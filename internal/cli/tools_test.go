@@ -132,7 +132,7 @@ func TestMCPServesExtensionTools(t *testing.T) {
 		t.Fatalf("fail: %v %+v", err, r)
 	}
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
-	if err != nil || !r.IsError || !strings.Contains(textOf(r), "unknown_tool") {
+	if err != nil || !r.IsError || !strings.Contains(textOf(r), "tool_not_found") {
 		t.Fatalf("unknown: %v %+v", err, r)
 	}
 }

@@ -30,7 +30,7 @@ const (
 	Busy                  Code = "busy"
 	ExtensionNotConnected Code = "extension_not_connected"
 	InvalidArgument       Code = "invalid_argument"
-	UnknownTool           Code = "unknown_tool"
+	ToolNotFound          Code = "tool_not_found"
 	ScreenshotTooLarge    Code = "screenshot_too_large"
 	DialogBlocking        Code = "dialog_blocking"
 	NoDialog              Code = "no_dialog"
@@ -85,7 +85,7 @@ var list = []entry{
 	{Busy, "Another call holds this tab; nothing was sent. Retry shortly."},
 	{ExtensionNotConnected, "The Torii extension is not connected; open Chrome and check the Torii popup."},
 	{InvalidArgument, "Check the arguments against the tool's input schema."},
-	{UnknownTool, "Call tools/list for the available tools."},
+	{ToolNotFound, "Call tools/list for the available tools."},
 	{ScreenshotTooLarge, "Capture a region, an element (ref) or set maxWidth, or use JPEG."},
 	{DialogBlocking, "A JavaScript dialog is open on this tab; call handle_dialog first."},
 	{NoDialog, "No dialog is open on this tab."},

@@ -15,7 +15,7 @@ export const ERROR_HINTS = {
   busy: "Another call holds this tab; nothing was sent. Retry shortly.",
   extension_not_connected: "The Torii extension is not connected; open Chrome and check the Torii popup.",
   invalid_argument: "Check the arguments against the tool's input schema.",
-  unknown_tool: "Call tools/list for the available tools.",
+  tool_not_found: "Call tools/list for the available tools.",
   screenshot_too_large: "Capture a region, an element (ref) or set maxWidth, or use JPEG.",
   dialog_blocking: "A JavaScript dialog is open on this tab; call handle_dialog first.",
   no_dialog: "No dialog is open on this tab.",

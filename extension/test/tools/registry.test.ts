@@ -163,7 +163,7 @@ describe("callTool", () => {
   it("unknown tool and bad arguments are isError results naming the field", async () => {
     const u = await callTool("nope", {});
     expect(u.isError).toBe(true);
-    expect(u.structuredContent).toMatchObject({ error: { code: "unknown_tool" } });
+    expect(u.structuredContent).toMatchObject({ error: { code: "tool_not_found" } });
     const b = await callTool("navigate", { url: 5 });
     expect(b.structuredContent).toMatchObject({ error: { code: "invalid_argument", field: "url" } });
     expect(b.content[0]).toMatchObject({ type: "text" });
