@@ -411,18 +411,3 @@ func TestParseToolArgs(t *testing.T) {
 		}
 	}
 }
-
-func TestCloseNames(t *testing.T) {
-	names := []string{"click", "mouse_click", "navigate", "snapshot", "screenshot", "type"}
-	for in, want := range map[string]string{
-		"clik":     "click",
-		"mouse":    "mouse_click",
-		"snapshto": "snapshot",
-		"navigat":  "navigate",
-		"zzz":      "",
-	} {
-		if got := strings.Join(closeNames(in, names), ","); got != want {
-			t.Errorf("closeNames(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
