@@ -191,6 +191,19 @@ export async function visibleTab(t: chrome.tabs.Tab, p: Policy): Promise<{ url: 
 }
 
 /**
+ * The tab shows a blank page no one wrote into: its top document says it is about:blank with an
+ * opaque origin (a new tab's first page, or about:blank reached through history). Nothing of it is
+ * readable, and it stays off the list for every read (SECURITY I-40); this only lets a listing or
+ * a history result say "blank page" instead of blaming an origin it does not have. A blank
+ * document that inherited an origin (written by an opener) is not one.
+ */
+export async function isOpaqueBlank(t: chrome.tabs.Tab): Promise<boolean> {
+  if (t.id === undefined || !/^about:blank([?#].*)?$/i.test(t.url ?? "") || (t.pendingUrl && t.pendingUrl !== t.url)) return false;
+  const [d] = (await reportDocs(t.id, false)) ?? [];
+  return d !== undefined && d.origin === "null" && /^about:blank([?#].*)?$/i.test(d.url);
+}
+
+/**
  * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
  * on the list; otherwise the call fails with origin_not_allowed and nothing of the page is read.
  * Returns the URL and title the agent may be told, from the same view that was judged. `tab`: a
