@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
@@ -372,6 +373,30 @@ func TestToolsCommand(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != 5 || tools[0].Name != "echo" ||
 		tools[0].Annotations == nil || !tools[0].Annotations.ReadOnlyHint {
 		t.Fatalf("tools --json: %+v", r)
+	}
+}
+
+// No daemon: `torii tools` lists the catalogue built into the binary.
+func TestToolsOffline(t *testing.T) {
+	if !extension.Built() {
+		t.Skip("extension not built into this binary (make build)")
+	}
+	e := newEnv(t)
+	want, err := extension.Catalogue()
+	if err != nil || len(want) == 0 {
+		t.Fatalf("built-in catalogue: %d tools, %v", len(want), err)
+	}
+	r := e.run("", "tools")
+	if r.code != 0 || !strings.Contains(r.stderr, "the daemon is not running; listed: the catalogue built into torii") {
+		t.Fatalf("tools without a daemon: %+v", r)
+	}
+	if n := strings.Count(r.stdout, "\n"); n != len(want) || !strings.Contains(r.stdout, "navigate ") || !strings.Contains(r.stdout, "snapshot ") {
+		t.Fatalf("tools without a daemon: %d lines for %d tools:\n%s", n, len(want), r.stdout)
+	}
+	r = e.run("", "tools", "--json")
+	var tools []*mcp.Tool
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != len(want) {
+		t.Fatalf("tools --json without a daemon: %+v", r)
 	}
 }
 
