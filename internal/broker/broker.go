@@ -95,6 +95,7 @@ type Broker struct {
 	mu       sync.Mutex          // after smu when both are held
 	browsers map[string]*browser // connected browsers by device ID (browsers.go)
 	resolve  Resolver
+	managed  atomic.Pointer[Managed] // read with or without mu (browsers.go)
 	tools    []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName   map[string]*mcp.Tool
 	groups   map[string]bool // tool groups the person turned on (groups.go)
@@ -151,7 +152,7 @@ func (b *Broker) Close() {
 	b.smu.Lock()
 	b.closed = true
 	b.smu.Unlock()
-	b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the daemon is shutting down; nothing was sent"))
+	b.failWaiting(toolerr.New(toolerr.DaemonRestarted, "the daemon is shutting down; nothing was sent"))
 	b.cancel()
 }
 
@@ -300,12 +301,13 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, b.meta(s), call.Timeout)
 	switch {
 	case b.isClosed():
-		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
+		res = toolerr.Result(toolerr.DaemonRestarted, "the daemon shut down during %s; it may have partly run", call.Name)
 	case srv.Context().Err() != nil:
 		if e := toolerr.FromResult(res); e != nil && e.Code == toolerr.ExtensionNotConnected {
 			// SECURITY I-58: named, so the agent knows which browser went;
 			// its next call moves on only as route allows.
-			res = toolerr.Result(toolerr.ExtensionNotConnected, "browser %q disconnected during %s; it may have run", bw.name, call.Name)
+			e := browserErr("browser %q disconnected during %s; it may have run", b.launchHint(bw.id), bw.name, call.Name)
+			res = e.Result()
 		}
 	}
 	b.takeTabs(s, bw.id, res)

@@ -14,6 +14,7 @@ export const ERROR_HINTS = {
   navigation_failed: "The page navigated or failed to load; take a new snapshot or navigate again.",
   busy: "Another call holds this tab; nothing was sent. Retry shortly.",
   extension_not_connected: "The Torii extension is not connected; open Chrome and check the Torii popup.",
+  daemon_restarted: "The torii daemon stopped or restarted; the message says whether anything was sent. torii mcp reconnects by itself: if the call may have run, check the page, then call again (`torii status` shows the daemon).",
   invalid_argument: "Check the arguments against the tool's input schema.",
   tool_not_found: "Call tools/list for the available tools.",
   screenshot_too_large: "Capture a region, an element (ref) or set maxWidth, or use JPEG.",
