@@ -198,10 +198,19 @@ export async function visibleTab(t: chrome.tabs.Tab, p: Policy): Promise<{ url: 
  * document that inherited an origin (written by an opener) is not one.
  */
 export async function isOpaqueBlank(t: chrome.tabs.Tab): Promise<boolean> {
-  if (t.id === undefined || !/^about:blank([?#].*)?$/i.test(t.url ?? "") || (t.pendingUrl && t.pendingUrl !== t.url)) return false;
-  const [d] = (await reportDocs(t.id, false)) ?? [];
-  return d !== undefined && d.origin === "null" && /^about:blank([?#].*)?$/i.test(d.url);
+  if (t.id === undefined || !BLANK_URL.test(t.url ?? "") || (t.pendingUrl && t.pendingUrl !== t.url)) return false;
+  const r = await withDeadline(chrome.scripting.executeScript({ target: { tabId: t.id, frameIds: [0] }, world: "ISOLATED", func: selfReport }), 5_000, "document report").then(
+    (res) => ({ report: res[0]?.result as { origin?: unknown; url?: unknown } | undefined }),
+    (e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }),
+  );
+  // A blank page the browser opened (a new tab, or history back to it) has an opaque origin with
+  // no creator, and the browser lets no extension into it: that refusal is the answer, for a tab
+  // no page opened (a popup's blank document may be its opener's to write).
+  if ("error" in r) return t.openerTabId === undefined && !createdBy.has(t.id) && /cannot access contents of url "?about:blank/i.test(r.error);
+  return r.report?.origin === "null" && typeof r.report.url === "string" && BLANK_URL.test(r.report.url);
 }
+
+const BLANK_URL = /^about:blank([?#].*)?$/i;
 
 /**
  * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
