@@ -95,10 +95,11 @@ type Broker struct {
 	mu       sync.Mutex          // after smu when both are held
 	browsers map[string]*browser // connected browsers by device ID (browsers.go)
 	resolve  Resolver
-	managed  atomic.Pointer[Managed] // read with or without mu (browsers.go)
 	tools    []*mcp.Tool // last known catalogue; kept after a disconnect
 	byName   map[string]*mcp.Tool
 	groups   map[string]bool // tool groups the person turned on (groups.go)
+
+	managed atomic.Pointer[Managed] // read with or without mu (browsers.go)
 
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)

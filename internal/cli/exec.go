@@ -16,9 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/internal/suggest"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/suggest"
 	"github.com/torii-browser/torii/internal/toolerr"
 	"github.com/torii-browser/torii/internal/version"
 )
