@@ -19,11 +19,11 @@ async function within<T extends { ms: number }>(ms: number, p: Promise<T>): Prom
 describeBrowser("browser tools: bad input", () => {
   const rig = useToolsRig();
 
-  test("unknown tool → unknown_tool", async () => {
+  test("unknown tool → tool_not_found", async () => {
     const r = await within(5_000, rig().mcp.call("no_such_tool", { x: 1 }));
     expect(r.isError).toBe(true);
-    expect(r.error?.code).toBe("unknown_tool");
-    expect(r.text).toMatch(/^unknown_tool: .*\nhint: /);
+    expect(r.error?.code).toBe("tool_not_found");
+    expect(r.text).toMatch(/^tool_not_found: .*\nhint: /);
   });
 
   test("arguments failing the schema → invalid_argument naming the field; nothing runs", async () => {

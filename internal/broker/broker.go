@@ -113,6 +113,8 @@ type Broker struct {
 	byName   map[string]*mcp.Tool
 	groups   map[string]bool // tool groups the person turned on (groups.go)
 
+	managed atomic.Pointer[Managed] // read with or without mu (browsers.go)
+
 	lmu       sync.Mutex // serialises listener calls, so they see catalogues in order
 	listeners []func([]*mcp.Tool)
 
@@ -165,7 +167,7 @@ func (b *Broker) Close() {
 	b.smu.Lock()
 	b.closed = true
 	b.smu.Unlock()
-	b.failWaiting(toolerr.New(toolerr.ExtensionNotConnected, "the daemon is shutting down; nothing was sent"))
+	b.failWaiting(toolerr.New(toolerr.DaemonRestarted, "the daemon is shutting down; nothing was sent"))
 	b.cancel()
 }
 
@@ -234,7 +236,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	case !cur && !anyTools:
 		return nil, nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected, so no tools are available yet")
 	case tool == nil:
-		return nil, nil, toolerr.New(toolerr.UnknownTool, "no tool named %q", call.Name)
+		return nil, nil, toolerr.New(toolerr.ToolNotFound, "no tool named %q", call.Name)
 	case off:
 		return nil, nil, groupRefusal(tool)
 	}
@@ -329,12 +331,13 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, meta, budget)
 	switch {
 	case b.isClosed():
-		res = toolerr.Result(toolerr.ExtensionNotConnected, "the daemon shut down during %s; it may have partly run", call.Name)
+		res = toolerr.Result(toolerr.DaemonRestarted, "the daemon shut down during %s; it may have partly run", call.Name)
 	case srv.Context().Err() != nil:
 		if e := toolerr.FromResult(res); e != nil && e.Code == toolerr.ExtensionNotConnected {
 			// SECURITY I-58: named, so the agent knows which browser went;
 			// its next call moves on only as route allows.
-			res = toolerr.Result(toolerr.ExtensionNotConnected, "browser %q disconnected during %s; it may have run", bw.name, call.Name)
+			e := browserErr("browser %q disconnected during %s; it may have run", b.launchHint(bw.id), bw.name, call.Name)
+			res = e.Result()
 		}
 	}
 	b.takeTabs(s, bw.id, res)

@@ -57,6 +57,25 @@ const (
 // names (the daemon's device store): ok is false when none is paired.
 type Resolver func(nameOrID string) (id, name string, ok bool)
 
+// Managed says whether deviceID is a browser `torii launch` started and
+// still lists (deviceID "": whether it lists any).
+type Managed func(deviceID string) bool
+
+// SetManaged sets how a managed browser is told from the person's own, so a
+// managed one that is gone gets "run torii launch" rather than "open Chrome".
+func (b *Broker) SetManaged(m Managed) {
+	b.managed.Store(&m)
+}
+
+// launchHint is the next step for a managed browser that is gone, or ""
+// (the code's own hint) for the person's own browser.
+func (b *Broker) launchHint(deviceID string) string {
+	if m := b.managed.Load(); m == nil || *m == nil || !(*m)(deviceID) {
+		return ""
+	}
+	return "The browser `torii launch` started is not running (closed or crashed); run `torii launch` to start it again, then call again."
+}
+
 // SetResolver sets how --browser names are resolved (nil: only a live
 // browser's exact name or ID).
 func (b *Broker) SetResolver(r Resolver) {
@@ -291,9 +310,9 @@ func (b *Broker) route(s *Session) (*browser, *Notice, *toolerr.Error) {
 	live := b.liveLocked()
 	if len(live) == 0 {
 		if s.browser != "" {
-			return nil, nil, browserErr("browser %q %s and no other browser is connected; nothing was sent", "", s.browserName, why(s))
+			return nil, nil, browserErr("browser %q %s and no other browser is connected; nothing was sent", b.launchHint(s.browser), s.browserName, why(s))
 		}
-		return nil, nil, toolerr.New(toolerr.ExtensionNotConnected, "no browser is connected; nothing was sent")
+		return nil, nil, browserErr("no browser is connected; nothing was sent", b.launchHint(""))
 	}
 	to := live[0]
 	var n *Notice

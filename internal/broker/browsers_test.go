@@ -115,3 +115,34 @@ func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
 		t.Fatalf("last browser gone: %+v", e)
 	}
 }
+
+// A managed browser (`torii launch`) that is gone gets "run torii launch";
+// the person's own browser keeps "open Chrome".
+func TestManagedBrowserGoneHint(t *testing.T) {
+	b := New(nil)
+	t.Cleanup(b.Close)
+	b.SetManaged(func(id string) bool { return id == "" || id == "dev-m" })
+	fm := newFake()
+	b.AttachBrowser("dev-m", "torii-managed", namedFake{fm, "m"})
+	s := b.NewSession("agent", KindStdio)
+	if r := s.CallTool(context.Background(), "work", nil, 0); r.IsError {
+		t.Fatalf("managed browser call: %s", resultText(r))
+	}
+	fm.cancel()
+	waitFor(t, "managed detached", func() bool { return len(b.Browsers()) == 0 })
+	e := toolerr.FromResult(s.CallTool(context.Background(), "work", nil, 0))
+	if e == nil || e.Code != toolerr.ExtensionNotConnected || !strings.Contains(e.Hint, "run `torii launch`") || strings.Contains(e.Hint, "open Chrome") {
+		t.Fatalf("managed browser gone: %+v", e)
+	}
+	// A session that never had a browser, with a managed one listed.
+	e = toolerr.FromResult(b.NewSession("fresh", KindStdio).CallTool(context.Background(), "work", nil, 0))
+	if e == nil || !strings.Contains(e.Hint, "run `torii launch`") {
+		t.Fatalf("no browser, a managed one listed: %+v", e)
+	}
+	// No managed browser listed: the person's own Chrome.
+	b.SetManaged(func(string) bool { return false })
+	e = toolerr.FromResult(b.NewSession("own", KindStdio).CallTool(context.Background(), "work", nil, 0))
+	if e == nil || !strings.Contains(e.Hint, "open Chrome") {
+		t.Fatalf("no browser, none managed: %+v", e)
+	}
+}

@@ -72,7 +72,7 @@ func (m *Mirror) Has(name string) bool {
 // UnknownTools is receiving middleware that sends tools/call for a name
 // that is not mirrored to h instead of the SDK's bare "unknown tool"
 // protocol error, so the agent gets a typed isError result
-// (unknown_tool, or extension_not_connected before any catalogue).
+// (tool_not_found, or extension_not_connected before any catalogue).
 func (m *Mirror) UnknownTools(h mcp.ToolHandler) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

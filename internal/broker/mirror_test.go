@@ -84,7 +84,7 @@ func TestGateOrder(t *testing.T) {
 	}
 	b.tools = []*mcp.Tool{{Name: "x"}}
 	b.byName = map[string]*mcp.Tool{"x": b.tools[0]}
-	if _, e := b.Gate(&Call{Name: "y"}); e == nil || e.Code != toolerr.UnknownTool {
+	if _, e := b.Gate(&Call{Name: "y"}); e == nil || e.Code != toolerr.ToolNotFound {
 		t.Fatalf("unknown: %v", e)
 	}
 	if _, e := b.Gate(&Call{Name: "x"}); e == nil || e.Code != toolerr.ExtensionNotConnected {

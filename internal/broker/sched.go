@@ -79,7 +79,7 @@ func (b *Broker) enqueue(s *Session, tool string, tab int, bw *browser) (*pendin
 	b.smu.Lock()
 	defer b.smu.Unlock()
 	if b.closed {
-		return nil, toolerr.New(toolerr.ExtensionNotConnected, "the daemon is shutting down; nothing was sent")
+		return nil, toolerr.New(toolerr.DaemonRestarted, "the daemon is shutting down; nothing was sent")
 	}
 	if len(s.queue) >= b.limits.MaxQueuedPerSession {
 		return nil, toolerr.New(toolerr.Busy, "this session already has %d calls waiting; nothing was sent", len(s.queue))

@@ -311,8 +311,8 @@ func TestCancellationQueuedAndInFlight(t *testing.T) {
 	}
 }
 
-// Shutdown and extension disconnect fail every pending call with
-// extension_not_connected, promptly.
+// Shutdown fails every pending call with daemon_restarted, an extension
+// disconnect with extension_not_connected, promptly.
 func TestShutdownAndDisconnect(t *testing.T) {
 	for _, how := range []string{"disconnect", "shutdown"} {
 		t.Run(how, func(t *testing.T) {
@@ -331,8 +331,9 @@ func TestShutdownAndDisconnect(t *testing.T) {
 			for i := 0; i < 4; i++ {
 				select {
 				case got := <-res:
-					if got != "extension_not_connected" {
-						t.Fatalf("%s: %s", how, got)
+					want := map[string]string{"disconnect": "extension_not_connected", "shutdown": "daemon_restarted"}[how]
+					if got != want {
+						t.Fatalf("%s: %s, want %s", how, got, want)
 					}
 				case <-time.After(2 * time.Second):
 					t.Fatalf("%s: a caller hangs", how)

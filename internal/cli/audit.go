@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +33,7 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 	outcome := fs.String("outcome", "", "ok or error")
 	code := fs.String("code", "", "only this error code")
 	origin := fs.String("origin", "", "only this origin (scheme://host[:port])")
-	limit := fs.Int("limit", 100, "at most this many records; 0 = all")
+	limit := fs.Int("limit", 100, "at most this many records; 0 = all (the default with --out)")
 	format := fs.String("format", "table", "table, json or csv")
 	out := fs.String("out", "", "write to FILE (created 0600) instead of standard output")
 	pos, err := parseInterspersed(fs, s, args)
@@ -52,6 +53,12 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 	}
 	if *limit < 0 {
 		return &UsageError{Msg: "--limit must not be negative"}
+	}
+	// A screen shows the newest 100; a file is an export, and gets every record unless told.
+	limitSet := false
+	fs.Visit(func(fl *flag.Flag) { limitSet = limitSet || fl.Name == "limit" })
+	if *out != "" && !limitSet {
+		*limit = 0
 	}
 	if err := f.Validate(); err != nil {
 		return &UsageError{Msg: err.Error()}
@@ -87,6 +94,7 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 	complete := f == (audit.Filter{}) && *limit == 0
 	first := true
 	left := *limit
+	written := 0
 	for {
 		page := audit.MaxLimit
 		if *limit > 0 {
@@ -109,6 +117,7 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 			if err := w.Write(rec); err != nil {
 				return err
 			}
+			written++
 		}
 		left -= len(r.Records)
 		if r.Next == 0 || (*limit > 0 && left <= 0) {
@@ -123,7 +132,7 @@ func runAudit(ctx context.Context, s Stdio, args []string) error {
 		return err
 	}
 	if *out != "" {
-		fmt.Fprintf(s.Err, "torii: wrote %s\n", *out)
+		fmt.Fprintf(s.Err, "torii: wrote %s (%d records)\n", *out, written)
 	}
 	return nil
 }

@@ -177,3 +177,57 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+// `--out` is an export: every record unless --limit says otherwise; the
+// screen keeps the newest 100.
+func TestAuditOutExportsEverything(t *testing.T) {
+	e := newToolsEnv(t)
+	ctx := tctx(t)
+	e.connect(ctx)
+	s := e.d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "many", Shared: true})
+	defer s.Close()
+	const n = 105
+	for i := range n {
+		if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var p audit.Page
+		e.d.Call(t, "audit.query", audit.Filter{Limit: audit.MaxLimit}, &p)
+		if len(p.Records) >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d records audited, want %d", len(p.Records), n)
+		}
+	}
+	rows := func(path string) int {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs) - 1
+	}
+	all := filepath.Join(t.TempDir(), "all.csv")
+	if r := e.run("", "audit", "--format", "csv", "--out", all); r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("(%d records)", n)) {
+		t.Fatalf("--out: %+v", r)
+	}
+	if got := rows(all); got != n {
+		t.Fatalf("--out exported %d records, want all %d", got, n)
+	}
+	some := filepath.Join(t.TempDir(), "some.csv")
+	if r := e.run("", "audit", "--format", "csv", "--out", some, "--limit", "7"); r.code != 0 {
+		t.Fatalf("--out --limit 7: %+v", r)
+	}
+	if got := rows(some); got != 7 {
+		t.Fatalf("--out --limit 7 exported %d records", got)
+	}
+	if r := e.run("", "audit", "--format", "csv"); r.code != 0 || strings.Count(strings.TrimSpace(r.stdout), "\n") != 100 {
+		t.Fatalf("audit to the screen: %d lines, want a header and 100", strings.Count(strings.TrimSpace(r.stdout), "\n")+1)
+	}
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // auditedState runs the real daemon with a retention of 4 rows, makes 8
-// calls through it (each audited, as unknown_tool) and stops it: audit.db
+// calls through it (each audited, as tool_not_found) and stops it: audit.db
 // then keeps records 5 to 8, after the retention checkpoint at 4 that the
 // daemon wrote.
 func auditedState(t *testing.T) *env {

@@ -15,6 +15,7 @@ import (
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/suggest"
 )
 
 // Stdio is where a command reads and writes; tests substitute buffers.
@@ -100,7 +101,15 @@ func Main(args []string, s Stdio) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(s.Err, "torii: unknown command %q\n\n", name)
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		if c := suggest.Closest(name, names); c != "" {
+			fmt.Fprintf(s.Err, "torii: unknown command %q (did you mean %q?)\n\n", name, c)
+		} else {
+			fmt.Fprintf(s.Err, "torii: unknown command %q\n\n", name)
+		}
 		printUsage(s.Err)
 		return ExitUsage
 	}
@@ -160,9 +169,25 @@ func parse(fs *flag.FlagSet, s Stdio, args []string) error {
 		return flag.ErrHelp
 	}
 	if err != nil {
-		return &UsageError{Cmd: fs.Name(), Msg: err.Error()}
+		return &UsageError{Cmd: fs.Name(), Msg: err.Error() + flagSuggestion(fs, err)}
 	}
 	return nil
+}
+
+// flagSuggestion is ` (did you mean --x?)` for an undefined flag near a
+// defined one, or "".
+func flagSuggestion(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c := suggest.Closest(name, names); c != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", c)
+	}
+	return ""
 }
 
 // parseInterspersed lets flags follow positional arguments

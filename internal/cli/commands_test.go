@@ -20,6 +20,27 @@ func TestUnknownCommandExits2(t *testing.T) {
 	}
 }
 
+// A mistyped command or flag names the nearest real one.
+func TestDidYouMean(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lauch"}, `unknown command "lauch" (did you mean "launch"?)`},
+		{[]string{"launch", "--headles"}, "flag provided but not defined: -headles (did you mean --headless?)"},
+		{[]string{"audit", "--limt", "3"}, "(did you mean --limit?)"},
+	} {
+		r := e.run("", c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("torii %v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	if r := e.run("", "status", "--zzzzzzzz"); strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("a far flag got a suggestion: %q", r.stderr)
+	}
+}
+
 func TestUsageErrorsExit2(t *testing.T) {
 	e := newEnv(t)
 	for _, args := range [][]string{

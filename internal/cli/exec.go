@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/suggest"
 	"github.com/torii-browser/torii/internal/toolerr"
 	"github.com/torii-browser/torii/internal/version"
 )
@@ -89,7 +89,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 
 	if res.IsError {
 		e := toolerr.FromResult(res)
-		if e != nil && e.Code == toolerr.UnknownTool {
+		if e != nil && e.Code == toolerr.ToolNotFound {
 			return unknownTool(ctx, s, cs, name)
 		}
 		if *asJSON {
@@ -299,60 +299,9 @@ func unknownTool(ctx context.Context, s Stdio, cs *mcp.ClientSession, name strin
 		names = append(names, t.Name)
 	}
 	fmt.Fprintf(s.Err, "torii exec: no tool named %q\n", name)
-	if close := closeNames(name, names); len(close) > 0 {
+	if close := suggest.Close(name, names); len(close) > 0 {
 		fmt.Fprintf(s.Err, "did you mean: %s\n", strings.Join(close, ", "))
 	}
 	fmt.Fprintln(s.Err, "run `torii tools` for the list")
 	return exitError{ExitFailure}
-}
-
-// closeNames are the names within a small edit distance of name, or that
-// contain it (or it them), nearest first; at most 5.
-func closeNames(name string, names []string) []string {
-	type cand struct {
-		n string
-		d int
-	}
-	var cs []cand
-	low := strings.ToLower(name)
-	for _, n := range names {
-		ln := strings.ToLower(n)
-		d := editDistance(low, ln)
-		limit := max(2, len(low)/3)
-		if d <= limit || (len(low) >= 3 && (strings.Contains(ln, low) || strings.Contains(low, ln))) {
-			cs = append(cs, cand{n, d})
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].d != cs[j].d {
-			return cs[i].d < cs[j].d
-		}
-		return cs[i].n < cs[j].n
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < 5; i++ {
-		out = append(out, cs[i].n)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

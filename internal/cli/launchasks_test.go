@@ -48,6 +48,8 @@ func TestApprovalDidYouMean(t *testing.T) {
 		{`{"approvals":{"download":"alow"}}`, "approvals.download", `not "alow" (did you mean "allow"?)`},
 		{`{"rules":[{"pattern":"a.test","approvals":{"evaluate":"nope"}}]}`, "rules[0].approvals.evaluate", `must be allow, ask or deny, not "nope"`},
 		{`{"approvalTimeoutMs":60000}`, "approvalTimeoutMs", "from 1000 to 45000"},
+		{`{"actmode":true}`, "actmode", `unknown field (did you mean "actMode"?)`},
+		{`{"rules":[{"pattern":"a.test","evalExpresion":true}]}`, "rules[0].evalExpresion", `unknown field (did you mean "evalExpression"?)`},
 	} {
 		_, err := parsePolicy([]byte(c.src))
 		pe, ok := err.(*PolicyError)

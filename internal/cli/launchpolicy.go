@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/torii-browser/torii/internal/suggest"
 )
 
 // maxPolicyBytes bounds a policy file: it travels base64-encoded on the browser's command line,
@@ -189,8 +191,8 @@ func checkApproval(kind, choice string) error {
 
 // didYouMean is ` (did you mean "x"?)` for the nearest of names, or "".
 func didYouMean(s string, names []string) string {
-	if c := closeNames(s, names); len(c) > 0 {
-		return fmt.Sprintf(" (did you mean %q?)", c[0])
+	if c := suggest.Closest(s, names); c != "" {
+		return fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return ""
 }
@@ -299,7 +301,8 @@ func parsePolicy(b []byte) (*launchPolicy, error) {
 				p.Rules = append(p.Rules, r)
 			}
 		default:
-			return nil, &PolicyError{Field: k, Msg: "unknown field (known: version, rules, actMode, approvals, approvalTimeoutMs)"}
+			known := []string{"version", "rules", "actMode", "approvals", "approvalTimeoutMs"}
+			return nil, &PolicyError{Field: k, Msg: "unknown field" + didYouMean(k, known) + " (known: " + strings.Join(known, ", ") + ")"}
 		}
 	}
 	return p, nil
@@ -348,7 +351,8 @@ func parseRule(at string, x any) (launchRule, error) {
 			r.Approvals = a
 			continue
 		default:
-			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field (known: pattern, act, evalExpression, evalProgram, fetch, allowPassword, invoke, observe, approvals)"}
+			known := []string{"pattern", "act", "evalExpression", "evalProgram", "fetch", "allowPassword", "invoke", "observe", "approvals"}
+			return r, &PolicyError{Field: at + "." + k, Msg: "unknown field" + didYouMean(k, known) + " (known: " + strings.Join(known, ", ") + ")"}
 		}
 		bv, ok := v.(bool)
 		if !ok {

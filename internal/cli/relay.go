@@ -403,9 +403,9 @@ func (r *relay) reconnect(ctx context.Context) {
 func (r *relay) fail(o owed, msg string) {
 	reply := map[string]any{"jsonrpc": "2.0", "id": o.id}
 	if o.method == "tools/call" {
-		e := &toolerr.Error{Code: toolerr.ExtensionNotConnected, Message: msg,
-			Hint: "torii mcp reconnects to the daemon by itself; check the browser's state and call again (`torii status` shows the daemon)."}
-		reply["result"] = e.Result()
+		// The daemon is what went, not the browser: extension_not_connected
+		// would send the agent to a browser that may be fine.
+		reply["result"] = toolerr.New(toolerr.DaemonRestarted, "%s", msg).Result()
 	} else {
 		reply["error"] = map[string]any{"code": -32603, "message": msg}
 	}

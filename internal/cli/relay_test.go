@@ -417,7 +417,7 @@ func TestRelaySurvivesDaemonRestart(t *testing.T) {
 	first.Process.Signal(syscall.SIGKILL)
 	select {
 	case res := <-done:
-		if e := toolerr.FromResult(res); e == nil || e.Code != toolerr.ExtensionNotConnected || !strings.Contains(e.Message, "may have partly run") {
+		if e := toolerr.FromResult(res); e == nil || e.Code != toolerr.DaemonRestarted || !strings.Contains(e.Message, "may have partly run") {
 			t.Fatalf("the call in flight when the daemon died: %+v", res)
 		}
 	case <-time.After(10 * time.Second):

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
@@ -132,7 +133,7 @@ func TestMCPServesExtensionTools(t *testing.T) {
 		t.Fatalf("fail: %v %+v", err, r)
 	}
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
-	if err != nil || !r.IsError || !strings.Contains(textOf(r), "unknown_tool") {
+	if err != nil || !r.IsError || !strings.Contains(textOf(r), "tool_not_found") {
 		t.Fatalf("unknown: %v %+v", err, r)
 	}
 }
@@ -375,6 +376,30 @@ func TestToolsCommand(t *testing.T) {
 	}
 }
 
+// No daemon: `torii tools` lists the catalogue built into the binary.
+func TestToolsOffline(t *testing.T) {
+	if !extension.Built() {
+		t.Skip("extension not built into this binary (make build)")
+	}
+	e := newEnv(t)
+	want, err := extension.Catalogue()
+	if err != nil || len(want) == 0 {
+		t.Fatalf("built-in catalogue: %d tools, %v", len(want), err)
+	}
+	r := e.run("", "tools")
+	if r.code != 0 || !strings.Contains(r.stderr, "the daemon is not running; listed: the catalogue built into torii") {
+		t.Fatalf("tools without a daemon: %+v", r)
+	}
+	if n := strings.Count(r.stdout, "\n"); n != len(want) || !strings.Contains(r.stdout, "navigate ") || !strings.Contains(r.stdout, "snapshot ") {
+		t.Fatalf("tools without a daemon: %d lines for %d tools:\n%s", n, len(want), r.stdout)
+	}
+	r = e.run("", "tools", "--json")
+	var tools []*mcp.Tool
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &tools) != nil || len(tools) != len(want) {
+		t.Fatalf("tools --json without a daemon: %+v", r)
+	}
+}
+
 func TestParseToolArgs(t *testing.T) {
 	for _, c := range []struct {
 		in   []string
@@ -408,21 +433,6 @@ func TestParseToolArgs(t *testing.T) {
 		}
 		if err != nil || string(got) != c.want {
 			t.Errorf("%q: got %s, %v; want %s", c.in, got, err, c.want)
-		}
-	}
-}
-
-func TestCloseNames(t *testing.T) {
-	names := []string{"click", "mouse_click", "navigate", "snapshot", "screenshot", "type"}
-	for in, want := range map[string]string{
-		"clik":     "click",
-		"mouse":    "mouse_click",
-		"snapshto": "snapshot",
-		"navigat":  "navigate",
-		"zzz":      "",
-	} {
-		if got := strings.Join(closeNames(in, names), ","); got != want {
-			t.Errorf("closeNames(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

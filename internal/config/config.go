@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/torii-browser/torii/internal/suggest"
 )
 
 // DefaultListen is the loopback address the daemon binds unless told otherwise.
@@ -205,6 +207,9 @@ func parseError(path string, data []byte, dec *json.Decoder, err error) error {
 			name = strings.TrimSuffix(name, `"`)
 			if i := bytes.Index(data, []byte(`"`+name+`"`)); i >= 0 {
 				off = i
+			}
+			if c := suggest.Closest(name, jsonKeys()); c != "" {
+				err = fmt.Errorf("%w (did you mean %q?)", err, c)
 			}
 		}
 	}

@@ -258,3 +258,22 @@ func assertDirMode(t *testing.T, d string, want os.FileMode) {
 		t.Fatalf("%s: %04o, want %04o", d, fi.Mode().Perm(), want)
 	}
 }
+
+// An unknown key, at any depth, names the nearest known one.
+func TestLoadUnknownKeySuggests(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"broker": {"toolGroup": ["x"]}}`: `unknown field "toolGroup" (did you mean "toolGroups"?)`,
+		`{"lisen": "127.0.0.1:1"}`:         `unknown field "lisen" (did you mean "listen"?)`,
+		`{"zzzzzzzzzz": 1}`:                `unknown field "zzzzzzzzzz"`,
+	} {
+		p := testPaths(t)
+		writeConfig(t, p, body)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+		if strings.HasPrefix(body, `{"zzz`) && strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("%s: a far key got a suggestion: %v", body, err)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	if rec := byKey["cli-agent/fill"]; rec.Outcome != "ok" || rec.Origin != "https://shop.example" || rec.Approval != "approved" || rec.Code != "" || rec.Secrets != "card on https://shop.example" {
 		t.Errorf("cli fill: %+v", rec)
 	}
-	if rec := byKey["cli-agent/nope"]; rec.Outcome != "error" || rec.Code != "unknown_tool" || rec.Origin != "" {
+	if rec := byKey["cli-agent/nope"]; rec.Outcome != "error" || rec.Code != "tool_not_found" || rec.Origin != "" {
 		t.Errorf("refused: %+v", rec)
 	}
 	if rec := byKey["http:http-agent/fill"]; rec.Outcome != "ok" || rec.Origin != "https://shop.example" {

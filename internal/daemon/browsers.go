@@ -7,6 +7,7 @@ import (
 
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/launcher"
 	"github.com/torii-browser/torii/internal/pairing"
 )
 
@@ -94,4 +95,18 @@ func (d *daemon) renameDevice(p DevicesRenameParams) (DeviceInfo, error) {
 	d.log.Info("device renamed", "device", dev.ID, "name", dev.Name)
 	return DeviceInfo{DeviceID: dev.ID, Name: dev.Name, Origin: dev.Origin, CreatedAt: dev.CreatedAt, LastSeen: dev.LastSeen,
 		Connected: d.link.Hub().ConnectedDevices()[dev.ID]}, nil
+}
+
+// managedBrowser reports whether `torii launch` started the browser paired
+// as deviceID (any browser, for "") and still lists it: the records stay
+// until `torii stop`, so a managed browser that closed or crashed is still
+// told apart from the person's own.
+func managedBrowser(stateDir, deviceID string) bool {
+	rs, _ := launcher.LoadRecords(stateDir)
+	for _, r := range rs {
+		if deviceID == "" || r.DeviceID == deviceID {
+			return true
+		}
+	}
+	return false
 }

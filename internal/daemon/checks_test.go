@@ -65,7 +65,7 @@ func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
 	}
 	waitToolNames(t, td, "read,status")
 	r := td.exec("agent", "exfiltrate")
-	if e := toolerr.FromResult(r); e == nil || e.Code != toolerr.UnknownTool {
+	if e := toolerr.FromResult(r); e == nil || e.Code != toolerr.ToolNotFound {
 		t.Fatalf("a tool only the token client published was callable: %+v", r)
 	}
 	r = td.exec("agent", "read")

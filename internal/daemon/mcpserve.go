@@ -26,7 +26,7 @@ func (d *daemon) newMCPServer() *mcp.Server {
 	})
 	mirror := broker.NewMirror(srv, d.callTool)
 	// A name not mirrored still reaches the broker, which answers with a
-	// typed unknown_tool or extension_not_connected result.
+	// typed tool_not_found or extension_not_connected result.
 	srv.AddReceivingMiddleware(mirror.UnknownTools(d.callTool))
 	// Resources are the session's files in the download sandbox (files.go).
 	srv.AddReceivingMiddleware(d.filesMiddleware(d.sessionOf))

@@ -144,10 +144,10 @@ func TestToolsServedAndRouted(t *testing.T) {
 	}
 	// Unknown tool: typed, over /mcp and over the MCP socket; never sent to the extension.
 	r, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
-	if err != nil || errCode(t, r) != toolerr.UnknownTool {
+	if err != nil || errCode(t, r) != toolerr.ToolNotFound {
 		t.Fatalf("unknown over /mcp: %v %+v", err, r)
 	}
-	if c := errCode(t, d.Exec(t, "cli", "nosuch", nil)); c != toolerr.UnknownTool {
+	if c := errCode(t, d.Exec(t, "cli", "nosuch", nil)); c != toolerr.ToolNotFound {
 		t.Fatalf("unknown over the MCP socket: %s", c)
 	}
 	// As `torii exec` calls: the arguments pass through untouched.

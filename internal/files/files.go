@@ -32,7 +32,7 @@ const MaxFiles = 1000
 const URIPrefix = "torii://files/"
 
 // ErrName is a file name with a path separator, "..", a leading dot, a
-// control character, or too long.
+// control or bidirectional control character, or too long.
 var ErrName = errors.New("not a plain file name")
 
 // ErrNotFound is any file a session cannot read: missing, another
@@ -93,18 +93,31 @@ func ValidName(name string) error {
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) }) >= 0:
 		return fmt.Errorf("%w: %q holds a control character", ErrName, clip(name))
 	}
+	if i := strings.IndexFunc(name, IsBidi); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%w: %q holds U+%04X, a bidirectional control character that can disguise a name's real extension; give a name without it", ErrName, clip(name), r)
+	}
 	return nil
 }
 
+// IsBidi reports the bidirectional control characters: the marks
+// (U+061C, U+200E, U+200F), embeddings and overrides (U+202A–U+202E) and
+// isolates (U+2066–U+2069). In a file name they reorder what the person
+// reads, so a name's real extension can hide behind a harmless one
+// (SECURITY I-85).
+func IsBidi(r rune) bool {
+	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+}
+
 // SafeName turns a name the web chose (a download's) into a valid one: its
-// last path segment, leading dots and control characters dropped, cut to
+// last path segment, leading dots, control and bidi characters dropped, cut to
 // MaxName; "download" when nothing is left.
 func SafeName(raw string) string {
 	if i := strings.LastIndexAny(raw, `/\`); i >= 0 {
 		raw = raw[i+1:]
 	}
 	raw = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || IsBidi(r) || r == utf8.RuneError {
 			return -1
 		}
 		return r

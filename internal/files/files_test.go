@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,9 +175,34 @@ func TestAdoptRefusesPathsTheBrowserDidNotSaveForTheSession(t *testing.T) {
 }
 
 func TestSafeName(t *testing.T) {
-	for in, want := range map[string]string{"../../.bashrc": "bashrc", `C:\x\y.pdf`: "y.pdf", "...": "download", "ok.txt": "ok.txt", "a\x07b": "ab"} {
+	for in, want := range map[string]string{"../../.bashrc": "bashrc", `C:\x\y.pdf`: "y.pdf", "...": "download", "ok.txt": "ok.txt", "a\x07b": "ab", "invoice\u202Efdp.exe": "invoicefdp.exe", "\u2066x.pdf\u2069": "x.pdf"} {
 		if got := SafeName(in); got != want {
 			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// SECURITY I-85: a name with a bidirectional control character is refused,
+// naming the character by its code point.
+func TestValidNameRefusesBidi(t *testing.T) {
+	for _, r := range []rune{0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069} {
+		name := "report" + string(r) + "fdp.exe"
+		err := ValidName(name)
+		want := fmt.Sprintf("U+%04X", r)
+		if !errors.Is(err, ErrName) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidName(%q) = %v, want ErrName naming %s", name, err, want)
+		}
+		if strings.ContainsRune(err.Error(), r) {
+			t.Errorf("the refusal carries the raw character %U itself: %q", r, err)
+		}
+	}
+	for _, ok := range []string{"report.pdf", "résumé.txt", "レポート.pdf", "تقرير.pdf"} {
+		if err := ValidName(ok); err != nil {
+			t.Errorf("ValidName(%q) = %v, want nil", ok, err)
+		}
+	}
+	s := New(t.TempDir())
+	if _, err := s.Put("sess-1", "x\u202Etxt.exe", "text/plain", []byte("x")); !errors.Is(err, ErrName) {
+		t.Errorf("Put with U+202E: %v, want ErrName", err)
 	}
 }

@@ -338,6 +338,9 @@ func TestForeignMCPServers(t *testing.T) {
 	mustPrompt(t, c, sid, `/tool alpha.secret {"text":"x"}`, "end_turn")
 	c.waitText(sid, "tool failed: tool_not_pinned:")
 	p.none(t, 200*time.Millisecond, func(e provEvent) bool { return e.tool == "secret" })
+	// A name the server does not have is unknown, not a missing pin.
+	mustPrompt(t, c, sid, `/tool alpha.nosuch {"text":"x"}`, "end_turn")
+	c.waitText(sid, "tool failed: tool_not_found: MCP server alpha has no tool alpha.nosuch")
 
 	// They bypass the broker, and are audited all the same: under the full
 	// name, the agent session's label, the refusal with its code.
@@ -347,7 +350,7 @@ func TestForeignMCPServers(t *testing.T) {
 	for _, r := range page.Records {
 		got[r.Tool] = r.Outcome + "/" + r.Code
 	}
-	want := map[string]string{"alpha.echo": "ok/", "beta.add": "ok/", "alpha.secret": "error/tool_not_pinned"}
+	want := map[string]string{"alpha.echo": "ok/", "beta.add": "ok/", "alpha.secret": "error/tool_not_pinned", "alpha.nosuch": "error/tool_not_found"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("audit of declared servers' tools: %v, want %v", got, want)
 	}

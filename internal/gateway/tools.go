@@ -176,20 +176,25 @@ func brokerAccess(access string) broker.Access {
 
 // callDeclared calls the tool exposed as name on the client-declared
 // server, within the pins; the server gets the tool's own (fetched) name.
+// A name the connected server does not offer is tool_not_found before the
+// pin check: "not pinned" would send the agent to ask for a pin that cannot
+// exist. Nothing is sent either way.
 func (s *Session) callDeclared(ctx context.Context, server, name string, args json.RawMessage) *mcp.CallToolResult {
-	if !s.g.pinned(server, name) {
-		return pinRefusal(server, name)
-	}
 	s.mu.Lock()
 	br := s.bridges[server]
 	s.mu.Unlock()
-	if br == nil {
-		return toolerr.Result(toolerr.UnknownTool, "MCP server %s is not connected to this session", server)
+	var t *mcp.Tool
+	if br != nil {
+		_, byName, _ := exposedTools(server, br.Tools())
+		if t = byName[name]; t == nil {
+			return toolerr.Result(toolerr.ToolNotFound, "MCP server %s has no tool %s", server, name)
+		}
 	}
-	_, byName, _ := exposedTools(server, br.Tools())
-	t := byName[name]
-	if t == nil {
-		return toolerr.Result(toolerr.UnknownTool, "MCP server %s has no tool %s", server, name)
+	if !s.g.pinned(server, name) {
+		return pinRefusal(server, name)
+	}
+	if br == nil {
+		return toolerr.Result(toolerr.ToolNotFound, "MCP server %s is not connected to this session", server)
 	}
 	return br.CallTool(ctx, t.Name, args, 0)
 }

@@ -217,7 +217,7 @@ func objectSchema(s any) bool {
 // a typed failure — extension_not_connected when the link drops (at once,
 // for every pending call), cancelled when ctx is cancelled and timeout when
 // the deadline passes (both send mcp/cancel), invalid_argument /
-// unknown_tool / internal for an inner protocol error. timeout <= 0 means
+// tool_not_found / internal for an inner protocol error. timeout <= 0 means
 // DefaultCallTimeout. args go out untouched; the extension validates them.
 func (b *Bridge) CallTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration) *mcp.CallToolResult {
 	return b.CallToolMeta(ctx, name, args, nil, timeout)
@@ -288,7 +288,7 @@ func innerError(name string, e *jsonrpc.Error) *mcp.CallToolResult {
 	case torpc.CodeInvalidParams:
 		return toolerr.Result(toolerr.InvalidArgument, "%s: %s", name, e.Message)
 	case torpc.CodeMethodNotFound:
-		return toolerr.Result(toolerr.UnknownTool, "%s: %s", name, e.Message)
+		return toolerr.Result(toolerr.ToolNotFound, "%s: %s", name, e.Message)
 	}
 	return toolerr.Result(toolerr.Internal, "%s: extension error %d: %s", name, e.Code, e.Message)
 }

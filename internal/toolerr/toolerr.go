@@ -29,8 +29,9 @@ const (
 	NavigationFailed      Code = "navigation_failed"
 	Busy                  Code = "busy"
 	ExtensionNotConnected Code = "extension_not_connected"
+	DaemonRestarted       Code = "daemon_restarted"
 	InvalidArgument       Code = "invalid_argument"
-	UnknownTool           Code = "unknown_tool"
+	ToolNotFound          Code = "tool_not_found"
 	ScreenshotTooLarge    Code = "screenshot_too_large"
 	DialogBlocking        Code = "dialog_blocking"
 	NoDialog              Code = "no_dialog"
@@ -84,8 +85,9 @@ var list = []entry{
 	{NavigationFailed, "The page navigated or failed to load; take a new snapshot or navigate again."},
 	{Busy, "Another call holds this tab; nothing was sent. Retry shortly."},
 	{ExtensionNotConnected, "The Torii extension is not connected; open Chrome and check the Torii popup."},
+	{DaemonRestarted, "The torii daemon stopped or restarted; the message says whether anything was sent. torii mcp reconnects by itself: if the call may have run, check the page, then call again (`torii status` shows the daemon)."},
 	{InvalidArgument, "Check the arguments against the tool's input schema."},
-	{UnknownTool, "Call tools/list for the available tools."},
+	{ToolNotFound, "Call tools/list for the available tools."},
 	{ScreenshotTooLarge, "Capture a region, an element (ref) or set maxWidth, or use JPEG."},
 	{DialogBlocking, "A JavaScript dialog is open on this tab; call handle_dialog first."},
 	{NoDialog, "No dialog is open on this tab."},

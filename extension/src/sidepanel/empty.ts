@@ -33,7 +33,7 @@ export function emptyState(i: EmptyInfo): Node[] {
     const pre = el("pre", CONFIG_EXAMPLE, "config-example");
     return [
       el("h2", "Add an agent to chat with"),
-      el("p", "The daemon runs the agents. Name one in its config.json (in the torii config folder), then restart `torii serve`:"),
+      el("p", "The daemon runs the agents. Name one in its config.json (in the torii config folder); the daemon applies it within a second or two, no restart, and it shows up here:"),
       pre,
       el("p", "Presets: claude-agent-acp, gemini, codex-acp, opencode — or any ACP agent as a command.", "muted"),
     ];

@@ -80,7 +80,8 @@ export const evaluate = defineTool<{ tabId?: number; expression?: string; progra
     const r = await runInPage(tabId, src, a.timeoutMs ?? 10_000, ctx);
     if (r.exceptionDetails) {
       const msg = maskCut(r.exceptionDetails.exception?.description ?? r.exceptionDetails.text ?? "exception", 2000).text;
-      return { text: `threw: ${msg.split("\n")[0]}`, data: { tabId, threw: true, exception: msg } };
+      // A failure the agent must see as one (isError), like a page function's in invoke.
+      throw toolError("page_error", `the code threw: ${msg.split("\n")[0]}`, "Your code threw in the page; read the message, fix the expression or program, then retry.", { tabId, exception: msg });
     }
     const res = r.result;
     const value = res?.unserializableValue ?? res?.value;

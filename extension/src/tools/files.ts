@@ -42,16 +42,31 @@ export function setFileRequester(f: Requester): void {
 
 /**
  * A plain file name, never a path (SECURITY I-66): no `/` or `\`, no leading dot (so no `..`),
- * no control characters, 1–200 bytes. Throws invalid_argument naming the field.
+ * no control or bidi control characters, 1–200 bytes. Throws invalid_argument naming the field.
  */
 export function checkName(name: string, field = "name"): void {
   const bytes = new TextEncoder().encode(name).length;
-  const bad = (why: string) => toolError("invalid_argument", `${field}: ${JSON.stringify(name.slice(0, 80))} ${why}`, "Give a plain file name like report.pdf: no folders, no leading dot.", { field });
+  const shown = JSON.stringify(name.slice(0, 80)).replace(BIDI_ALL, (c) => `\\u${codePoint(c).slice(2)}`);
+  const bad = (why: string) => toolError("invalid_argument", `${field}: ${shown} ${why}`, "Give a plain file name like report.pdf: no folders, no leading dot.", { field });
   if (bytes === 0 || bytes > MAX_NAME) throw bad(`must be 1–${MAX_NAME} bytes`);
   if (/[\\/]/.test(name)) throw bad("holds a path separator");
   if (name.startsWith(".")) throw bad("starts with a dot");
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) throw bad("holds a control character");
+  const b = BIDI.exec(name);
+  // SECURITY I-85: the daemon refuses them too (internal/files ValidName); refused here before any bytes travel.
+  if (b) throw bad(`holds ${codePoint(b[0])}, a bidirectional control character that can disguise a name's real extension; give a name without it`);
+}
+
+/**
+ * Bidirectional control characters (marks, embeddings, overrides, isolates): in a file name they
+ * reorder what the person reads, so "report\u202Efdp.exe" shows as "reportexe.pdf" (SECURITY I-85).
+ */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const BIDI_ALL = new RegExp(BIDI.source, "g");
+
+function codePoint(c: string): string {
+  return `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 }
 
 /** The calling session and its sandbox folder, from the call's _meta. */
@@ -165,11 +180,11 @@ export async function sandboxPaths(ctx: ToolContext, names: string[]): Promise<s
 
 /**
  * A name the web chose (a download's) as a valid sandbox name, like internal/files SafeName: its
- * last path segment, without leading dots or control characters; "download" when nothing is left.
+ * last path segment, without leading dots, control or bidi characters; "download" when nothing is left.
  */
 export function safeName(raw: string): string {
   // eslint-disable-next-line no-control-regex
-  let n = (raw.split(/[\\/]/).pop() ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, "").replace(/^[.\s]+/, "").trim();
+  let n = (raw.split(/[\\/]/).pop() ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, "").replace(BIDI_ALL, "").replace(/^[.\s]+/, "").trim();
   while (new TextEncoder().encode(n).length > MAX_NAME) n = n.slice(0, -1);
   return n === "" ? "download" : n;
 }

@@ -13,6 +13,7 @@ import { actEngine, armedToken, checkFocusFrame, checkNotBlocked, checkPoint, en
 import { getPolicy } from "./safety.js";
 import { noteUse, prepareSecrets, referenced, secretDocument } from "./secrets.js";
 import { onlySecret, pieces } from "../secrets/template.js";
+import { watchSubmit } from "./submitseen.js";
 
 /** SECURITY I-18: fill/type/press_key may touch a password field only with this flag and the origin's switch. */
 const ALLOW_PASSWORD = { allowPassword: { type: "boolean" } } as const;
@@ -314,11 +315,20 @@ export const type = defineTool<ActionArgs & Target & { text: string; keys?: bool
       // SECURITY I-36: keys go to the focused frame, which must be on the list (after a focusing
       // click the point was checked instead).
       if (a.ref === undefined && a.selector === undefined) checkFocusFrame(tabId);
-      if (names.length) await typeWithSecrets(tabId, a, a.text, a.keys === true, ctx, a.submit === true);
-      else if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
-      if (a.submit) await pressCombo(tabId, "Enter", ctx);
-      const what = names.length ? `secret ${names.join(", ")}` : `${[...a.text].length} chars`;
-      return { text: `typed ${what}${a.submit ? " + Enter" : ""}` };
+      // The frame typed into: the target's, else the top document (where a form's submit is counted).
+      const sw = a.submit ? await watchSubmit(tabId, a.ref !== undefined ? (await resolveTarget(tabId, a)).frameId : 0) : undefined;
+      try {
+        if (names.length) await typeWithSecrets(tabId, a, a.text, a.keys === true, ctx, a.submit === true);
+        else if (a.text !== "") await typeText(tabId, a.text, a.keys === true, ctx);
+        const what = names.length ? `secret ${names.join(", ")}` : `${[...a.text].length} chars`;
+        if (!sw) return { text: `typed ${what}` };
+        await pressCombo(tabId, "Enter", ctx);
+        const seen = await sw.outcome(ctx);
+        const said = { submitted: " + Enter: the form was submitted", navigated: " + Enter: the page navigated", none: "; pressed Enter, but saw no form submission or navigation (check the page: snapshot)" }[seen];
+        return { text: `typed ${what}${said}`, data: { submitted: seen !== "none", ...(seen !== "none" ? { submitSeen: seen } : {}) } };
+      } finally {
+        sw?.stop();
+      }
     });
   },
 });

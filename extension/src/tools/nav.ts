@@ -5,11 +5,11 @@ import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
 import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type ToolContext } from "./define.js";
 import { ToolError, toolError } from "./errors.js";
-import { awaitLoad, callTab, guarded, topDocument, watchNav, type NavWatch } from "./browser.js";
+import { awaitLoad, callTab, guarded, resolveTab, topDocument, watchNav, type NavWatch } from "./browser.js";
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
-import { assertUrlAllowed, judgeLanding } from "./origin.js";
+import { assertUrlAllowed, isOpaqueBlank, judgeLanding, topFrameEvents } from "./origin.js";
 import { captureLoad, captureReload } from "./observe/load.js";
 
 /** A page load's default wait; an agent's timeoutMs may ask for up to MAX_ARG_TIMEOUT_MS. */
@@ -197,8 +197,9 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       const target = h.currentIndex + (a.direction === "back" ? -steps : steps);
       const entry = h.entries[target];
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
+      const toBlank = /^about:blank([?#].*)?$/i.test(entry.url);
       // SECURITY I-15: the history entry's URL is checked before going.
-      await assertUrlAllowed(entry.url, "the history entry's page");
+      await assertUrlAllowed(entry.url, toBlank ? "the history entry (about:blank, a blank page)" : "the history entry's page");
       await captureLoad(tabId, entry.url, ctx);
       const until = loadUntil(ctx, a.timeoutMs ?? LOAD_MS);
       const from = await topDocument(tabId);
@@ -210,6 +211,15 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
         r = await loaded(tabId, w, until, a.timeoutMs ?? LOAD_MS, ctx);
       } finally {
         w.stop();
+      }
+      if (toBlank) {
+        const events = topFrameEvents();
+        const t = await resolveTab(tabId);
+        // A blank page has no origin to judge and nothing to read: say what was reached rather
+        // than origin_not_allowed. Reads of it stay refused (SECURITY I-40).
+        if (await isOpaqueBlank(t)) {
+          return { text: `tab ${tabId}: ${a.direction} to about:blank (blank page)`, data: { url: "about:blank", title: "", blank: true }, landed: { url: "about:blank", title: "", events } };
+        }
       }
       return summary(tabId, r.loaded ? {} : { loaded: false });
     });

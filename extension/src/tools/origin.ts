@@ -191,6 +191,28 @@ export async function visibleTab(t: chrome.tabs.Tab, p: Policy): Promise<{ url: 
 }
 
 /**
+ * The tab shows a blank page no one wrote into: its top document says it is about:blank with an
+ * opaque origin (a new tab's first page, or about:blank reached through history). Nothing of it is
+ * readable, and it stays off the list for every read (SECURITY I-40); this only lets a listing or
+ * a history result say "blank page" instead of blaming an origin it does not have. A blank
+ * document that inherited an origin (written by an opener) is not one.
+ */
+export async function isOpaqueBlank(t: chrome.tabs.Tab): Promise<boolean> {
+  if (t.id === undefined || !BLANK_URL.test(t.url ?? "") || (t.pendingUrl && t.pendingUrl !== t.url)) return false;
+  const r = await withDeadline(chrome.scripting.executeScript({ target: { tabId: t.id, frameIds: [0] }, world: "ISOLATED", func: selfReport }), 5_000, "document report").then(
+    (res) => ({ report: res[0]?.result as { origin?: unknown; url?: unknown } | undefined }),
+    (e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }),
+  );
+  // A blank page the browser opened (a new tab, or history back to it) has an opaque origin with
+  // no creator, and the browser lets no extension into it: that refusal is the answer, for a tab
+  // no page opened (a popup's blank document may be its opener's to write).
+  if ("error" in r) return t.openerTabId === undefined && !createdBy.has(t.id) && /cannot access contents of url "?about:blank/i.test(r.error);
+  return r.report?.origin === "null" && typeof r.report.url === "string" && BLANK_URL.test(r.report.url);
+}
+
+const BLANK_URL = /^about:blank([?#].*)?$/i;
+
+/**
  * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
  * on the list; otherwise the call fails with origin_not_allowed and nothing of the page is read.
  * Returns the URL and title the agent may be told, from the same view that was judged. `tab`: a

@@ -4,6 +4,7 @@ import type { ElementState, FindResult } from "../page/types.js";
 import { defineTool } from "./define.js";
 import { callTab, engine, resolveTarget } from "./browser.js";
 import { readText, requireTarget, S, takeSnapshot, type SnapshotOpts } from "./common.js";
+import { toolError } from "./errors.js";
 
 export const snapshot = defineTool<SnapshotOpts & { tabId?: number }>({
   name: "snapshot",
@@ -85,6 +86,8 @@ export const getState = defineTool<{ tabId?: number; ref?: string; selector?: st
     const t = await resolveTarget(tabId, a);
     const r = await engine<ElementState>(tabId, "getState", t.args, { signal: ctx.signal, deadline: ctx.deadline, frameId: t.frameId, ...(t.docId ? { docId: t.docId } : {}) });
     const s = r.value;
+    // Nothing matched is a failure, typed as every other tool types it.
+    if (!s.exists) throw toolError("not_found", a.ref ? `ref ${a.ref} matches no element` : `no element matches ${a.selector ?? ""}`);
     const flags = [
       s.exists ? "exists" : "missing",
       s.visible ? "visible" : "hidden",

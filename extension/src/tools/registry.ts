@@ -290,7 +290,7 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
   try {
     if (typeof name !== "string") throw toolError("invalid_argument", "name: expected a tool name");
     const tool = byName.get(name);
-    if (!tool) throw toolError("unknown_tool", `no tool named ${JSON.stringify(name)}`);
+    if (!tool) throw toolError("tool_not_found", `no tool named ${JSON.stringify(name)}`);
     const a = args === undefined || args === null ? {} : args;
     try {
       // The full schema (waitFor's fields, additionalProperties:false), not tools/list's wire form.

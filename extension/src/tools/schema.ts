@@ -4,6 +4,8 @@
 // alternatives). One place validates every call; a failure names the offending field.
 // wireSchema derives the compact form tools/list publishes from the same schema.
 
+import { didYouMean } from "../shared/suggest.js";
+
 export interface JsonSchema {
   type?: "object" | "string" | "number" | "integer" | "boolean" | "array";
   description?: string;
@@ -90,7 +92,7 @@ export function validate(schema: JsonSchema, value: unknown, path = ""): void {
       const ap = schema.additionalProperties;
       const p = props[k] ?? (typeof ap === "object" ? ap : undefined);
       if (!p) {
-        if (ap === false) throw new SchemaError(at(k), "unknown property");
+        if (ap === false) throw new SchemaError(at(k), `unknown property${didYouMean(k, Object.keys(props))}`);
         continue;
       }
       if (v === undefined) continue;

@@ -6,7 +6,7 @@ import { defineTool } from "./define.js";
 import { toolError, ToolError } from "./errors.js";
 import { dialogText, resolveTab } from "./browser.js";
 import { getPolicy } from "./safety.js";
-import { visibleTab } from "./origin.js";
+import { isOpaqueBlank, visibleTab } from "./origin.js";
 import { isAgentTab, ownedOnly } from "./ownership/check.js";
 import { closeAgentTab } from "./ownership/close.js";
 import { CLOSE_MS, removeAndWatch, type CloseOutcome } from "./tabclose.js";
@@ -25,9 +25,14 @@ export const tabs = defineTool<Record<string, never>>({
     // URL). Each tab is judged from the same view its title and URL come from (a blank one from its
     // document's own report); a tab that cannot be told is listed as blocked.
     const shown = await Promise.all(all.map((t) => visibleTab(t, policy).catch(() => undefined)));
+    // A blocked tab that is only a blank page (a new tab, history back to its start) says so.
+    const blank = await Promise.all(all.map((t, i) => (shown[i] ? false : isOpaqueBlank(t).catch(() => false))));
     const list = all.map((t, i) => {
       const v = shown[i];
       const d = t.id !== undefined ? dialogOf(t.id) : undefined;
+      if (t.id !== undefined && !v && blank[i]) {
+        return { tabId: t.id, windowId: t.windowId, active: t.active, blank: true, title: "", url: "about:blank", status: t.status };
+      }
       if (t.id === undefined || !v) {
         return { tabId: t.id, windowId: t.windowId, active: t.active, blocked: true, title: "", url: "", status: t.status };
       }
@@ -46,6 +51,8 @@ export const tabs = defineTool<Record<string, never>>({
       .map((t) =>
         "blocked" in t
           ? `[${t.tabId}] (origin not on the allowlist)`
+          : "blank" in t
+          ? `[${t.tabId}] about:blank (blank page)`
           : `[${t.tabId}]${t.focused ? " *" : t.active ? " +" : ""} ${t.title || "(untitled)"} — ${t.url}${t.dialog ? ` (${t.dialog.type} dialog open)` : ""}`,
       )
       .join("\n");

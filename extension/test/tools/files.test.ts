@@ -43,6 +43,28 @@ describe("files as resources", () => {
     expect(sent).toEqual([{ sessionId: "s-1", name: "ok.txt", mimeType: "text/plain", text: "x" }]);
   });
 
+  it("names with a bidi control character are refused naming its code point, before anything is sent (SECURITY I-85)", async () => {
+    const sent: unknown[] = [];
+    setFileRequester(async (_m, p) => {
+      sent.push(p);
+      return LINK;
+    });
+    for (const cp of [0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]) {
+      const name = `invoice${String.fromCodePoint(cp)}fdp.exe`;
+      const e = await putFile(ctx("s-1"), { name, mimeType: "text/plain", text: "x", source: "agent" }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ToolError);
+      expect((e as ToolError).code).toBe("invalid_argument");
+      const hex = cp.toString(16).toUpperCase().padStart(4, "0");
+      expect((e as ToolError).message).toContain(`U+${hex}`);
+      // The message shows the name escaped, so it cannot reorder what the reader sees.
+      expect((e as ToolError).message).not.toContain(String.fromCodePoint(cp));
+      expect(() => checkName(name, "saveAs")).toThrow(/^saveAs: /);
+    }
+    expect(sent).toEqual([]);
+    for (const ok of ["résumé.txt", "تقرير.pdf", "レポート.pdf"]) expect(() => checkName(ok)).not.toThrow();
+    expect(safeName("invoice\u202efdp.exe")).toBe("invoicefdp.exe");
+  });
+
   it("a file over the link's cap is too_large with the fix, and nothing is sent", async () => {
     let sent = 0;
     setFileRequester(async () => {

@@ -142,6 +142,8 @@ describe("registry → tools/list", () => {
     // The full schema still checks waitFor's fields and the bounds.
     const nav = TOOLS.find((t) => t.name === "navigate")!.inputSchema;
     expect(() => validate(nav, { url: "x", waitFor: { selector: "a", nope: 1 } })).toThrow(/waitFor\.nope: unknown property/);
+    expect(() => validate(nav, { url: "x", waitFor: { selectr: "a" } })).toThrow(/waitFor\.selectr: unknown property \(did you mean "selector"\?\)/);
+    expect(() => validate(nav, { url: "x", waitFor: { zzzzzzzzzz: "a" } })).toThrow(/waitFor\.zzzzzzzzzz: unknown property$/);
     expect(() => validate(nav, { url: "x", waitFor: { timeoutMs: 40_000 } })).toThrow(/waitFor\.timeoutMs: must be ≤ 30000/);
     expect(() => validate(nav, { url: "x", observe: "all" })).toThrow(/observe: must be one of/);
     expect(() => validate(nav, { url: "x", timeoutMs: 70_000 })).toThrow(/timeoutMs: must be ≤ 45000/);
@@ -163,7 +165,7 @@ describe("callTool", () => {
   it("unknown tool and bad arguments are isError results naming the field", async () => {
     const u = await callTool("nope", {});
     expect(u.isError).toBe(true);
-    expect(u.structuredContent).toMatchObject({ error: { code: "unknown_tool" } });
+    expect(u.structuredContent).toMatchObject({ error: { code: "tool_not_found" } });
     const b = await callTool("navigate", { url: 5 });
     expect(b.structuredContent).toMatchObject({ error: { code: "invalid_argument", field: "url" } });
     expect(b.content[0]).toMatchObject({ type: "text" });
