@@ -68,7 +68,7 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		}
 		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
 	}
-	return d.broker.CallTool(ctx, call), nil
+	return d.wrongDaemon(d.broker.CallTool(ctx, call)), nil
 }
 
 // agentSession is the broker session of one MCP session (a relay
