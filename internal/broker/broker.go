@@ -105,7 +105,14 @@ type Broker struct {
 	smu       sync.Mutex // sessions and scheduler (sched.go)
 	limits    config.Broker
 	sessions  map[string]*Session
-	byLabel   map[string]*Session // shared cli sessions
+	byLabel   map[string]*Session // named (shared) sessions by key (named.go)
+	restored  map[string]Saved    // named sessions a previous daemon saved, not yet resumed
+	saveNamed func(map[string]Saved)
+	saveMu    sync.Mutex // serialises saveNamed
+	sweeping  sync.Once  // starts sweepLoop
+	// endedWhileDown: named sessions that went idle past their time while
+	// no daemon ran; the next browser to attach hears they ended.
+	endedWhileDown []string
 	labelIdle time.Duration       // see LabelIdle
 	maxLabels int                 // see MaxLabelSessions
 	order     []*Session
@@ -134,6 +141,7 @@ func New(log *slog.Logger) *Broker {
 func (b *Broker) SetLimits(l config.Broker) {
 	b.smu.Lock()
 	b.limits = l.WithDefaults()
+	b.labelIdle = time.Duration(b.limits.SessionIdleSec) * time.Second
 	b.smu.Unlock()
 }
 
@@ -322,6 +330,18 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		code = toolerr.Internal
 	}
 	b.record(s, call.Name, tab, start, waited, code, res)
+	if s.key != "" {
+		b.smu.Lock()
+		due := s.tabsChanged || s.used.Sub(s.saved) >= b.labelIdle/4
+		s.tabsChanged = false
+		if due {
+			s.saved = s.used
+		}
+		b.smu.Unlock()
+		if due {
+			b.persistNamed()
+		}
+	}
 	return res, notice
 }
 

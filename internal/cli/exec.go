@@ -43,7 +43,8 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	asJSON := fs.Bool("json", false, "print the whole MCP CallToolResult as JSON")
 	outDir := fs.String("out", "", "directory for saved images (default: the current directory)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (default and maximum: the daemon's 180s)")
-	label := fs.String("session-label", "exec", "session name shown to the person")
+	label := fs.String("session", "exec", "the named session the call runs in: the same name, in any process, shares its tabs (also after a daemon restart)")
+	fs.StringVar(label, "session-label", "exec", "the same as --session")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
 		return err
@@ -65,7 +66,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	// The same MCP path as every agent's, in the shared session of the label:
+	// The same MCP path as every agent's, in the named session of the label:
 	// each exec is its own process, and sees the tabs the ones before it opened.
 	hello := daemon.RelayHelloParams{SessionLabel: *label, Shared: true, TimeoutMs: timeout.Milliseconds()}
 	cs, err := daemon.ConnectMCP(ctx, p.MCPSocket(), hello, &mcp.Implementation{Name: "torii-exec", Version: version.Version})

@@ -152,6 +152,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.broker.SetToolGroups(opts.Config.Broker.ToolGroups)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
 	d.broker.SetResolver(d.resolveBrowser)
+	d.initNamed()
 	if err := d.seedCatalogue(); err != nil {
 		return err
 	}
