@@ -113,14 +113,14 @@ type Broker struct {
 	// endedWhileDown: named sessions that went idle past their time while
 	// no daemon ran; the next browser to attach hears they ended.
 	endedWhileDown []string
-	labelIdle time.Duration       // see LabelIdle
-	maxLabels int                 // see MaxLabelSessions
-	order     []*Session
-	waiting   []*pending
-	seq       uint64
-	inflight  int
-	tabBusy   map[tabKey]bool
-	closed    bool
+	labelIdle      time.Duration // see LabelIdle
+	maxLabels      int           // see MaxLabelSessions
+	order          []*Session
+	waiting        []*pending
+	seq            uint64
+	inflight       int
+	tabBusy        map[tabKey]bool
+	closed         bool
 
 	observer atomic.Pointer[Observer] // the audit hook (audit.go)
 }

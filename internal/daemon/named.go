@@ -32,7 +32,7 @@ const maxNamedTabs = 256
 var sessionIDShape = regexp.MustCompile(`^s-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 type namedStore struct {
-	Version  int                      `json:"version"`
+	Version  int                     `json:"version"`
 	Sessions map[string]broker.Saved `json:"sessions"`
 }
 
