@@ -106,21 +106,22 @@ type Broker struct {
 	limits    config.Broker
 	sessions  map[string]*Session
 	byLabel   map[string]*Session // named (shared) sessions by key (named.go)
-	restored  map[string]Saved    // named sessions a previous daemon saved, not yet resumed
+	labelIdle time.Duration       // see LabelIdle
+	maxLabels int                 // see MaxLabelSessions
+	order     []*Session
+	waiting   []*pending
+	seq       uint64
+	inflight  int
+	tabBusy   map[tabKey]bool
+	closed    bool
+
+	restored  map[string]Saved // named sessions a previous daemon saved, not yet resumed
 	saveNamed func(map[string]Saved)
 	saveMu    sync.Mutex // serialises saveNamed
 	sweeping  sync.Once  // starts sweepLoop
 	// endedWhileDown: named sessions that went idle past their time while
 	// no daemon ran; the next browser to attach hears they ended.
 	endedWhileDown []string
-	labelIdle      time.Duration // see LabelIdle
-	maxLabels      int           // see MaxLabelSessions
-	order          []*Session
-	waiting        []*pending
-	seq            uint64
-	inflight       int
-	tabBusy        map[tabKey]bool
-	closed         bool
 
 	observer atomic.Pointer[Observer] // the audit hook (audit.go)
 }
@@ -330,18 +331,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		code = toolerr.Internal
 	}
 	b.record(s, call.Name, tab, start, waited, code, res)
-	if s.key != "" {
-		b.smu.Lock()
-		due := s.tabsChanged || s.used.Sub(s.saved) >= b.labelIdle/4
-		s.tabsChanged = false
-		if due {
-			s.saved = s.used
-		}
-		b.smu.Unlock()
-		if due {
-			b.persistNamed()
-		}
-	}
+	b.savedCall(s)
 	return res, notice
 }
 

@@ -151,3 +151,22 @@ func (b *Broker) endWhileDown(srv ToolServer) {
 	}()
 	b.persistNamed()
 }
+
+// savedCall saves a named session after a call that changed its tabs, or
+// when its last save is a quarter of the idle time old (so a restart
+// dates its idleness about right).
+func (b *Broker) savedCall(s *Session) {
+	if s.key == "" {
+		return
+	}
+	b.smu.Lock()
+	due := s.tabsChanged || s.used.Sub(s.saved) >= b.labelIdle/4
+	s.tabsChanged = false
+	if due {
+		s.saved = s.used
+	}
+	b.smu.Unlock()
+	if due {
+		b.persistNamed()
+	}
+}
