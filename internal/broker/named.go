@@ -78,6 +78,9 @@ func (b *Broker) keyedSession(key, label string) *Session {
 	s.key = key
 	if resumed {
 		s.tabs, s.tabsIn = slices.Clone(rec.Tabs), rec.Browser
+		if rec.Browser != "" {
+			s.seen = []string{rec.Browser} // told when it ends, even before a call
+		}
 	}
 	b.byLabel[key] = s
 	b.sweeping.Do(func() { go b.sweepLoop() })
@@ -169,4 +172,24 @@ func (b *Broker) savedCall(s *Session) {
 	if due {
 		b.persistNamed()
 	}
+}
+
+// EndNamed ends the named session of key now, live or saved; false when
+// there is none. Its end is told like an idle one's (its tabs close in a
+// browser torii launched unless broker.keepManagedTabs).
+func (b *Broker) EndNamed(key string) bool {
+	b.smu.Lock()
+	live := b.byLabel[key]
+	rec, saved := b.restored[key]
+	b.smu.Unlock()
+	switch {
+	case live != nil && live.ctx.Err() == nil:
+		live.Close()
+	case saved:
+		b.keyedSession(key, rec.Label).Close()
+	default:
+		return false
+	}
+	b.log.Info("broker: named session ended on request", "key", key)
+	return true
 }

@@ -122,3 +122,32 @@ func TestNamedSessionIdleEnd(t *testing.T) {
 		return false
 	})
 }
+
+// Ending a named session on request: a saved one not yet resumed is told
+// to the browser its tabs are in; an unknown name is false.
+func TestEndNamed(t *testing.T) {
+	b := New(nil)
+	b.SetLimits(config.Broker{})
+	log := &savedLog{}
+	b.SetNamedStore(map[string]Saved{"kept": {ID: savedID, Label: "kept", Tabs: []int{3}, Browser: "fake", Used: time.Now()}}, log.save)
+	f := newFake()
+	b.AttachServer(f)
+	t.Cleanup(func() { b.Close(); f.cancel() })
+	if b.EndNamed("nobody") {
+		t.Fatal("ended a session that does not exist")
+	}
+	if !b.EndNamed("kept") {
+		t.Fatal("the saved session was not found")
+	}
+	waitFor(t, "session_ended for the saved session", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return slices.ContainsFunc(f.notified, func(n string) bool { return strings.Contains(n, savedID) })
+	})
+	waitFor(t, "the store to drop it", func() bool { _, ok := log.get()["kept"]; return !ok && log.get() != nil })
+	live := b.NamedSession("live", "live")
+	if !b.EndNamed("live") {
+		t.Fatal("the live session was not found")
+	}
+	<-live.Done()
+}

@@ -45,9 +45,16 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	timeout := fs.Duration("timeout", 0, "give up after this long (default and maximum: the daemon's 180s)")
 	label := fs.String("session", "exec", "the named session the call runs in: the same name, in any process, shares its tabs (also after a daemon restart)")
 	fs.StringVar(label, "session-label", "exec", "the same as --session")
+	end := fs.Bool("end", false, "end the named session now, instead of a call (its tabs close in a browser torii launched)")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
 		return err
+	}
+	if *end {
+		if len(pos) > 0 {
+			return &UsageError{Msg: "--end takes no tool: torii exec --session NAME --end"}
+		}
+		return endSession(ctx, s, *label)
 	}
 	if len(pos) == 0 {
 		return &UsageError{Msg: "exec needs a tool name (see `torii tools`)"}
@@ -355,4 +362,18 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// endSession ends a named session now (sessions.end).
+func endSession(ctx context.Context, s Stdio, name string) error {
+	c, _, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "sessions.end", daemon.SessionsEndParams{Name: name}, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "ended session %q\n", name)
+	return nil
 }
