@@ -126,6 +126,18 @@ describeBrowser("named sessions and discovery", () => {
     expect(tabs2.text).toContain(page.url);
     expect(tabIds(tabs2.text)).toEqual(ids);
 
+    // Ended on request: its tab in this managed browser closes.
+    const page2 = await pageServer();
+    const nav2 = await oneShot(home, ["mcp", "--session", "explicit"], "navigate", { url: page2.url });
+    expect(nav2.isError, nav2.text).toBe(false);
+    const ended = await torii.cli(["exec", "--session", "explicit", "--end"]);
+    expect(ended.code, ended.stderr).toBe(0);
+    await page2.closed;
+    page2.server.close();
+    const none = await torii.cli(["exec", "--session", "never-used", "--end"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no named session "never-used"');
+
     // The session ends when idle (here 1 s): its tab in this managed browser closes.
     await torii.configure({ broker: { sessionIdleSec: 1 } });
     const reload = await torii.cli(["reload"]);
