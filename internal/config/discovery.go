@@ -17,6 +17,9 @@ import (
 // custom TORII_CONFIG_DIR / TORII_STATE_DIR. It always lives in the default
 // state dir, whatever dirs the daemon itself uses.
 //
+// It stays when the daemon exits, so a client started later brings the
+// daemon up again in the dirs the person chose.
+//
 // SECURITY I-82: it is 0600 in a 0700 folder, holds only paths, an address
 // and a pid (never a secret), and a client follows it only to a control
 // socket that answers: a stale or planted record can point nowhere a
@@ -78,14 +81,6 @@ func WriteDiscovery(path string, d Discovery) error {
 		return err
 	}
 	return atomicfile.Write(path, append(raw, '\n'), 0o600)
-}
-
-// RemoveDiscovery removes the record at path if it names stateDir (a daemon
-// removes only its own record).
-func RemoveDiscovery(path, stateDir string) {
-	if d, ok, err := ReadDiscovery(path); err == nil && ok && d.StateDir == stateDir {
-		_ = os.Remove(path)
-	}
 }
 
 // EnvOverride reports whether the environment chooses the dirs
