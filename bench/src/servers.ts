@@ -300,7 +300,8 @@ export class ToriiMcp extends BenchServer {
     await mkdir(config, { recursive: true, mode: 0o700 });
     const port = await freePort();
     await writeFile(join(config, "config.json"), JSON.stringify({ listen: `127.0.0.1:${port}` }), { mode: 0o600 });
-    this.env = { ...(process.env as Record<string, string>), TORII_STATE_DIR: state, TORII_CONFIG_DIR: config, NO_COLOR: "1" };
+    // XDG_STATE_HOME: the daemon's discovery record stays in the bench's folder, not the person's.
+    this.env = { ...(process.env as Record<string, string>), TORII_STATE_DIR: state, TORII_CONFIG_DIR: config, XDG_STATE_HOME: join(this.root, "xdg"), NO_COLOR: "1" };
 
     // The peers have no policy at all; Torii's dedicated profile gets `--permissive` (every origin
     // allowed, act mode on, approvals pre-granted) where the binary has it. Its policy gate still

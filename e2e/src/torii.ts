@@ -110,8 +110,15 @@ export class Torii {
   get wsUrl(): string {
     return `ws://${this.addr}/acp`;
   }
+  /**
+   * Where this daemon's discovery record goes (the default state dir's parent, XDG_STATE_HOME): its
+   * own, so daemons of different tests never read each other's, nor the person's. A test of
+   * clean-environment clients sets it to `<their HOME>/.local/state`.
+   */
+  xdgStateHome = "";
   get env(): NodeJS.ProcessEnv {
-    return { ...process.env, TORII_STATE_DIR: this.stateDir, TORII_CONFIG_DIR: this.configDir, NO_COLOR: "1" };
+    const xdg = this.xdgStateHome || join(this.root, "xdg");
+    return { ...process.env, TORII_STATE_DIR: this.stateDir, TORII_CONFIG_DIR: this.configDir, XDG_STATE_HOME: xdg, NO_COLOR: "1" };
   }
   get running(): boolean {
     return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null;

@@ -121,7 +121,7 @@ type Broker struct {
 	smu       sync.Mutex // sessions and scheduler (sched.go)
 	limits    config.Broker
 	sessions  map[string]*Session
-	byLabel   map[string]*Session // shared cli sessions
+	byLabel   map[string]*Session // named (shared) sessions by key (named.go)
 	labelIdle time.Duration       // see LabelIdle
 	maxLabels int                 // see MaxLabelSessions
 	order     []*Session
@@ -130,6 +130,14 @@ type Broker struct {
 	inflight  int
 	tabBusy   map[tabKey]bool
 	closed    bool
+
+	restored  map[string]Saved // named sessions a previous daemon saved, not yet resumed
+	saveNamed func(map[string]Saved)
+	saveMu    sync.Mutex // serialises saveNamed
+	sweeping  sync.Once  // starts sweepLoop
+	// endedWhileDown: named sessions that went idle past their time while
+	// no daemon ran; the next browser to attach hears they ended.
+	endedWhileDown []string
 
 	observer atomic.Pointer[Observer] // the audit hook (audit.go)
 }
@@ -150,6 +158,7 @@ func New(log *slog.Logger) *Broker {
 func (b *Broker) SetLimits(l config.Broker) {
 	b.smu.Lock()
 	b.limits = l.WithDefaults()
+	b.labelIdle = time.Duration(b.limits.SessionIdleSec) * time.Second
 	b.smu.Unlock()
 }
 
@@ -354,6 +363,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		code = toolerr.Internal
 	}
 	b.record(s, call.Name, tab, start, waited, code, res)
+	b.savedCall(s)
 	return res, notice
 }
 

@@ -112,6 +112,7 @@ func (b *Broker) AttachBrowser(id, name string, srv ToolServer) {
 	bw := b.browserOf(id)
 	context.AfterFunc(srv.Context(), func() { b.detach(bw) })
 	b.log.Info("broker: browser tool server attached", "device", id, "name", name, "link", srv.LinkID(), "tools", len(tools), "catalogueChanged", changed)
+	b.endWhileDown(srv)
 	if changed {
 		for _, f := range b.listeners {
 			f(served)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -59,6 +60,7 @@ func (b *Broker) takeTabs(s *Session, browserID string, res *mcp.CallToolResult)
 	slices.Sort(tabs)
 	b.smu.Lock()
 	if s.browser == browserID {
+		s.tabsChanged = s.tabsChanged || s.tabsIn != browserID || !slices.Equal(s.tabs, tabs)
 		s.tabs, s.tabsIn = tabs, browserID
 	}
 	b.smu.Unlock()
@@ -97,12 +99,20 @@ func (b *Broker) notifyEnded(s *Session) {
 	b.smu.Lock()
 	seen := slices.Clone(s.seen)
 	b.smu.Unlock()
-	closeTabs := b.Limits().CloseTabsOnEnd
+	l := b.Limits()
 	for _, id := range seen {
 		if bw := b.browserOf(id); bw != nil {
-			b.notifyEndedIn(bw.srv, s, closeTabs)
+			b.notifyEndedIn(bw.srv, s, l)
 		}
 	}
+}
+
+// endedParams are session_ended's: closeTabs closes the session's tabs in
+// any browser (broker.closeTabsOnEnd); closeManagedTabs in a browser torii
+// launched, which only the extension knows it is (broker.keepManagedTabs
+// turns it off). The person's own browser keeps an ended session's tabs.
+func endedParams(id string, l config.Broker) map[string]any {
+	return map[string]any{"sessionId": id, "closeTabs": l.CloseTabsOnEnd, "closeManagedTabs": !l.KeepManagedTabs}
 }
 
 // sawBrowser records that s's calls reached browser id.
@@ -114,11 +124,11 @@ func (b *Broker) sawBrowser(s *Session, id string) {
 	}
 }
 
-func (b *Broker) notifyEndedIn(srv ToolServer, s *Session, closeTabs bool) {
+func (b *Broker) notifyEndedIn(srv ToolServer, s *Session, l config.Broker) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.NotifyServer(ctx, SessionEnded, map[string]any{"sessionId": s.id, "closeTabs": closeTabs}); err != nil {
+		if err := srv.NotifyServer(ctx, SessionEnded, endedParams(s.id, l)); err != nil {
 			b.log.Debug("broker: session_ended not sent", "session", s.id, "err", err)
 		}
 	}()

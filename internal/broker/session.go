@@ -35,6 +35,7 @@ type Session struct {
 	kind    Kind
 	started time.Time
 	gateway string          // the gateway (chat) session an agent session serves; see SetGatewaySession
+	key     string          // a named session's key (named.go); "" for the others
 	ctx     context.Context // ends with Close; every call of the session derives from it
 	cancel  context.CancelFunc
 
@@ -54,6 +55,8 @@ type Session struct {
 	recent      []CallRecord
 	ended       time.Time
 	used        time.Time // last call queued or finished; cli sessions expire after labelIdle of it
+	saved       time.Time // used as last saved (named sessions)
+	tabsChanged bool      // tabs changed since last saved (named sessions)
 	calls       int
 	onClose     []func()
 	once        sync.Once
@@ -93,12 +96,19 @@ type SessionInfo struct {
 // NewSession mints a session. Close it when its client goes: its queued
 // calls fail with cancelled, its in-flight calls are aborted in the
 // extension (mcp/cancel), and the extension is told the session ended.
-func (b *Broker) NewSession(label string, kind Kind) *Session {
+func (b *Broker) NewSession(label string, kind Kind) *Session { return b.newSession(label, kind, "") }
+
+// newSession mints a session; a named session resumed from the store keeps
+// the id it had.
+func (b *Broker) newSession(label string, kind Kind, id string) *Session {
 	if label == "" {
 		label = string(kind)
 	}
 	label = clipLabel(label)
-	s := &Session{b: b, id: "s-" + uuid.NewString(), label: label, kind: kind, started: time.Now()}
+	if id == "" {
+		id = "s-" + uuid.NewString()
+	}
+	s := &Session{b: b, id: id, label: label, kind: kind, started: time.Now()}
 	s.used = s.started
 	s.ctx, s.cancel = context.WithCancel(b.ctx)
 	b.smu.Lock()
@@ -166,6 +176,9 @@ func (s *Session) Close() {
 		b.log.Info("broker: session ended", "session", s.id, "label", s.label)
 		b.notifyEnded(s)
 		b.pruneEnded()
+		if s.key != "" {
+			b.persistNamed()
+		}
 	})
 }
 
@@ -242,8 +255,8 @@ func (b *Broker) pruneEnded() {
 		if !s.ended.IsZero() && n > keepEnded {
 			n--
 			delete(b.sessions, s.id)
-			if b.byLabel[s.label] == s {
-				delete(b.byLabel, s.label)
+			if b.byLabel[s.key] == s {
+				delete(b.byLabel, s.key)
 			}
 			continue
 		}
@@ -265,6 +278,9 @@ const (
 )
 
 func clipLabel(l string) string { return clipRunes(l, MaxLabel) }
+
+// ClipLabel is a label cut to MaxLabel characters.
+func ClipLabel(l string) string { return clipLabel(l) }
 
 // clipRunes is s cut to at most n characters.
 func clipRunes(s string, n int) string {
@@ -294,23 +310,7 @@ func (b *Broker) labelSession(label string) *Session {
 		label = "cli"
 	}
 	label = clipLabel(label)
-	b.smu.Lock()
-	s := b.byLabel[label]
-	b.smu.Unlock()
-	if s != nil && s.ctx.Err() == nil {
-		return s
-	}
-	b.sweepLabels(1)
-	s = b.NewSession(label, KindCLI)
-	b.smu.Lock()
-	if old := b.byLabel[label]; old != nil && old.ctx.Err() == nil {
-		b.smu.Unlock()
-		s.Close()
-		return old
-	}
-	b.byLabel[label] = s
-	b.smu.Unlock()
-	return s
+	return b.keyedSession(label, label)
 }
 
 // sweepLabels ends cli sessions idle for labelIdle and, to leave room for

@@ -97,6 +97,9 @@ func ensureDaemon(ctx context.Context, p config.Paths) (c *control.Client, start
 	// for what it prints before its logger exists.
 	cmd := exec.Command(exe, "serve", "--log-file", p.LogFile())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	// The dirs this client resolved (flags, variables or the discovery
+	// record), so the daemon it starts is the one it will dial.
+	cmd.Env = append(os.Environ(), "TORII_CONFIG_DIR="+p.ConfigDir, "TORII_STATE_DIR="+p.StateDir)
 	cmd.Dir = "/" // do not pin the caller's working directory
 	// Own session: the daemon must outlive the agent that started it and not
 	// get its terminal's signals.

@@ -113,7 +113,10 @@ func Main(args []string, s Stdio) int {
 		printUsage(s.Err)
 		return ExitUsage
 	}
-	err := cmd.run(context.Background(), s, args[1:])
+	rest, err := takeDirFlags(args[1:])
+	if err == nil {
+		err = cmd.run(context.Background(), s, rest)
+	}
 	return report(s, cmd.name, err)
 }
 
@@ -210,8 +213,6 @@ func parseInterspersed(fs *flag.FlagSet, s Stdio, args []string) ([]string, erro
 		args = args[1:]
 	}
 }
-
-func paths() (config.Paths, error) { return config.DefaultPaths() }
 
 // dial connects to a running daemon; ErrNotRunning when there is none.
 func dial(ctx context.Context) (*control.Client, config.Paths, error) {

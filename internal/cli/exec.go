@@ -44,10 +44,18 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	asJSON := fs.Bool("json", false, "print the whole MCP CallToolResult as JSON")
 	outDir := fs.String("out", "", "directory for saved images (default: the current directory)")
 	timeout := fs.Duration("timeout", 0, "give up after this long, time in the queue included (default 57s, under an MCP client's 60s; at most 180s)")
-	label := fs.String("session-label", "exec", "session name shown to the person")
+	label := fs.String("session", "exec", "the named session the call runs in: the same name, in any process, shares its tabs (also after a daemon restart)")
+	fs.StringVar(label, "session-label", "exec", "the same as --session")
+	end := fs.Bool("end", false, "end the named session now, instead of a call (its tabs close in a browser torii launched)")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
 		return err
+	}
+	if *end {
+		if len(pos) > 0 {
+			return &UsageError{Msg: "--end takes no tool: torii exec --session NAME --end"}
+		}
+		return endSession(ctx, s, *label)
 	}
 	if len(pos) == 0 {
 		return &UsageError{Msg: "exec needs a tool name (see `torii tools`)"}
@@ -66,7 +74,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	// The same MCP path as every agent's, in the shared session of the label:
+	// The same MCP path as every agent's, in the named session of the label:
 	// each exec is its own process, and sees the tabs the ones before it opened.
 	hello := daemon.RelayHelloParams{SessionLabel: *label, Shared: true, TimeoutMs: timeout.Milliseconds()}
 	cs, err := daemon.ConnectMCP(ctx, p.MCPSocket(), hello, &mcp.Implementation{Name: "torii-exec", Version: version.Version})
@@ -304,4 +312,18 @@ func unknownTool(ctx context.Context, s Stdio, cs *mcp.ClientSession, name strin
 	}
 	fmt.Fprintln(s.Err, "run `torii tools` for the list")
 	return exitError{ExitFailure}
+}
+
+// endSession ends a named session now (sessions.end).
+func endSession(ctx context.Context, s Stdio, name string) error {
+	c, _, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "sessions.end", daemon.SessionsEndParams{Name: name}, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "ended session %q\n", name)
+	return nil
 }

@@ -216,9 +216,14 @@ func launchWindowSize(v string, headless bool) (*launcher.WindowSize, error) {
 }
 
 // printAgentHint tells the person how to point an agent at the browser.
+// The commands carry the dirs when they are not the defaults (dirFlags), so
+// an MCP client that starts servers with a clean environment reaches this
+// daemon; a one-shot client names its session so its calls share tabs.
 func printAgentHint(s Stdio) {
 	self := selfCommand()
-	fmt.Fprintf(s.Out, "Point an agent at it:\n  claude mcp add torii -- %s mcp\nCheck it any time with `%s status` (or `%s doctor` if something is off).\n", self, self, self)
+	p, _ := paths()
+	mcp := self + " mcp" + dirFlags(p)
+	fmt.Fprintf(s.Out, "Point an agent at it:\n  claude mcp add torii -- %s\nOne-shot clients (one process per call, e.g. the MCP Inspector CLI) name a session to keep their tabs:\n  %s --session NAME\nCheck it any time with `%s status` (or `%s doctor` if something is off).\n", mcp, mcp, self, self)
 }
 
 // hasDisplay reports whether a browser window could open here. Only X11 and Wayland

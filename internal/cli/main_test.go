@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	// Daemons the tests start write their discovery record here, never in
+	// the person's own state dir (config.DiscoveryFile).
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "xdg-state"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

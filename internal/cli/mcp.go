@@ -12,19 +12,29 @@ import (
 )
 
 func runMCP(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "mcp", "mcp [--session-label L] [--browser NAME]\n\nStdio MCP server for an agent, e.g. `claude mcp add torii -- torii mcp`.\n"+
+	fs := newFlags(s, "mcp", "mcp [--session NAME | --session-label L] [--browser NAME] [--config-dir D --state-dir D]\n\nStdio MCP server for an agent, e.g. `claude mcp add torii -- torii mcp`.\n"+
+		"Without --session the agent's session is this process's: it ends, and in a browser torii launched its\n"+
+		"tabs close, when the process exits. With --session NAME every process with that name is one session:\n"+
+		"its tabs stay across processes and daemon restarts until it is idle for broker.sessionIdleSec (900 s).\n"+
 		"Relays the agent's MCP to the Torii daemon, which serves the browser tools (listed at once; a call\n"+
 		"before the browser connects says so). Starts the daemon in the background if none is running,\n"+
 		"and reconnects by itself when the daemon restarts. With several browsers connected, calls go to the one\n"+
 		"used most recently (and move to another, with a notice, if it disconnects); --browser names one\n"+
 		"(see `torii status`) and calls never go elsewhere.")
 	label := fs.String("session-label", "", "name for this agent session, shown to the person (default: the working directory's name)")
+	named := fs.String("session", "", "a named session, shared by every process that names it (one-shot clients such as the MCP Inspector CLI)")
 	browser := fs.String("browser", "", "the paired browser (name or device ID, see `torii status`) this agent acts in")
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: "mcp takes no arguments"}
+	}
+	if *named != "" && *label != "" {
+		return &UsageError{Msg: "give --session or --session-label, not both"}
+	}
+	if *named != "" {
+		*label = *named
 	}
 	if *label == "" {
 		*label = defaultSessionLabel()
@@ -57,6 +67,7 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 	}
 	r := newRelay(*label, dial, s.Out, s.Err)
 	r.browser = *browser
+	r.named = *named != ""
 	return r.run(ctx, s.In)
 }
 

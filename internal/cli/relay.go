@@ -27,6 +27,7 @@ import (
 // tool list may have changed.
 type relay struct {
 	label string
+	named bool // label names a named session (--session), shared with other processes
 	// browser, if set, names the browser this agent's calls go to (--browser).
 	browser string
 	dial    func(ctx context.Context) (net.Conn, error)
@@ -215,7 +216,7 @@ func (r *relay) await(ctx context.Context) net.Conn {
 // daemon answers a ping sent after the replay, so a socket of a daemon
 // still going away never takes the client's requests.
 func (r *relay) attach(ctx context.Context, c net.Conn) error {
-	msgs := [][]byte{daemon.RelayHelloParams{SessionLabel: r.label, Browser: r.browser}.Line()}
+	msgs := [][]byte{daemon.RelayHelloParams{SessionLabel: r.label, Browser: r.browser, Shared: r.named}.Line()}
 	r.mu.Lock()
 	first := !r.attached
 	r.attached = true

@@ -71,7 +71,8 @@ func runServe(ctx context.Context, s Stdio, args []string) error {
 		case <-ctx.Done():
 		}
 	}()
-	err = daemon.Run(ctx, daemon.Options{Paths: p, Config: cfg, Logger: logger, Version: version.Version, Ready: ready})
+	discovery, _ := config.DiscoveryFile()
+	err = daemon.Run(ctx, daemon.Options{Paths: p, Config: cfg, Logger: logger, Version: version.Version, Ready: ready, DiscoveryFile: discovery})
 	var ar *daemon.AlreadyRunningError
 	if errors.As(err, &ar) {
 		return err

@@ -57,6 +57,12 @@ type Broker struct {
 	MaxQueuedPerSession int  `json:"maxQueuedPerSession,omitempty"` // a session's calls waiting at once: 16
 	TabCap              int  `json:"tabCap,omitempty"`              // open agent tabs, all sessions: 20
 	CloseTabsOnEnd      bool `json:"closeTabsOnEnd,omitempty"`      // close a session's tabs when it ends
+	// SessionIdleSec ends a named session (torii mcp --session, torii exec)
+	// after this long without a call: 900.
+	SessionIdleSec int `json:"sessionIdleSec,omitempty"`
+	// KeepManagedTabs keeps the tabs an agent opened in a browser torii
+	// launched when its session ends; by default they close then.
+	KeepManagedTabs bool `json:"keepManagedTabs,omitempty"`
 	// ToolGroups are the tool groups offered to agents beside the core tools
 	// (docs/tools.md lists each tool's group); none by default.
 	ToolGroups []string `json:"toolGroups,omitempty"`
@@ -65,7 +71,7 @@ type Broker struct {
 // BrokerDefaults are the broker's default limits.
 // A queued call waits within its own deadline (SECURITY I-80): no separate
 // queue budget unless one is set.
-var BrokerDefaults = Broker{MaxInFlight: 8, MaxQueuedPerSession: 16, TabCap: 20}
+var BrokerDefaults = Broker{MaxInFlight: 8, MaxQueuedPerSession: 16, TabCap: 20, SessionIdleSec: 900}
 
 // WithDefaults fills zero fields from BrokerDefaults.
 func (b Broker) WithDefaults() Broker {
@@ -82,7 +88,11 @@ func (b Broker) WithDefaults() Broker {
 	if b.TabCap > 0 {
 		d.TabCap = b.TabCap
 	}
+	if b.SessionIdleSec > 0 {
+		d.SessionIdleSec = b.SessionIdleSec
+	}
 	d.CloseTabsOnEnd = b.CloseTabsOnEnd
+	d.KeepManagedTabs = b.KeepManagedTabs
 	return d
 }
 

@@ -18,9 +18,15 @@ var ErrNoHome = errors.New("config: cannot determine home directory; set TORII_C
 
 // DefaultPaths: TORII_CONFIG_DIR / TORII_STATE_DIR env override; else
 // os.UserConfigDir()/torii and $XDG_STATE_HOME/torii or ~/.local/state/torii.
-func DefaultPaths() (Paths, error) {
+func DefaultPaths() (Paths, error) { return defaultPaths(true) }
+
+// StandardPaths are the dirs without the TORII_* overrides: where a client
+// with a clean environment looks first.
+func StandardPaths() (Paths, error) { return defaultPaths(false) }
+
+func defaultPaths(useEnv bool) (Paths, error) {
 	var p Paths
-	if d := os.Getenv("TORII_CONFIG_DIR"); d != "" {
+	if d := os.Getenv("TORII_CONFIG_DIR"); d != "" && useEnv {
 		p.ConfigDir = d
 	} else {
 		base, err := os.UserConfigDir()
@@ -29,7 +35,7 @@ func DefaultPaths() (Paths, error) {
 		}
 		p.ConfigDir = filepath.Join(base, "torii")
 	}
-	if d := os.Getenv("TORII_STATE_DIR"); d != "" {
+	if d := os.Getenv("TORII_STATE_DIR"); d != "" && useEnv {
 		p.StateDir = d
 	} else if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		// The XDG spec says relative values must be ignored.

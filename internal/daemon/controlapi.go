@@ -92,6 +92,10 @@ type (
 	LaunchOTPParams struct {
 		DeviceName string `json:"deviceName,omitempty"`
 	}
+	// SessionsEndParams name the named session to end (`torii exec --session NAME --end`).
+	SessionsEndParams struct {
+		Name string `json:"name"`
+	}
 	LaunchOTPResult struct {
 		OTP       string    `json:"otp"`
 		ExpiresAt time.Time `json:"expiresAt"`
@@ -120,6 +124,15 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			Config: d.configState(), Audit: d.auditStatus(ctx)}, nil
 	case "config.reload":
 		return d.reloadConfig(true), nil
+	case "sessions.end":
+		p, err := params[SessionsEndParams](raw, method)
+		if err != nil {
+			return nil, err
+		}
+		if p.Name == "" || !d.broker.EndNamed(broker.ClipLabel(p.Name)) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no named session %q (see `torii status`)", p.Name)
+		}
+		return struct{}{}, nil
 	case "gateway.sessions":
 		return GatewaySessionsResult{Sessions: d.gateway.Sessions()}, nil
 	case "gateway.servers":

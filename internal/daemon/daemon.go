@@ -39,6 +39,9 @@ type Options struct {
 	Version string
 	// Ready, if set, receives the bound listen address once serving.
 	Ready chan<- string
+	// DiscoveryFile, if set, is where the daemon records itself for clients
+	// with a clean environment (config.DiscoveryFile; discovery.go).
+	DiscoveryFile string
 
 	pairTimeout   time.Duration // tests shorten the 120 s pairing decision window
 	bridgeTimeout time.Duration // tests shorten the 30 s tool-server connect window
@@ -150,6 +153,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)
 	d.broker.SetResolver(d.resolveBrowser)
 	d.broker.SetManaged(func(id string) bool { return managedBrowser(opts.Paths.StateDir, id) })
+	d.initNamed()
 	if err := d.seedCatalogue(); err != nil {
 		return err
 	}
@@ -254,6 +258,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 	go reclaimMemory(ctx, reclaimEvery)
+	d.claimDiscovery(false)
 	go d.watchConfig(ctx, opts.configPoll)
 	log.Info("torii daemon serving", "listen", d.listen, "daemonId", d.identity.ID(), "version", opts.Version)
 	if opts.Ready != nil {

@@ -61,13 +61,24 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			call.Session = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
 		}
-		want := ""
+		want, name := "", ""
 		if req.Extra != nil && req.Extra.Header != nil {
 			want = req.Extra.Header.Get(BrowserHeader)
+			name = req.Extra.Header.Get(SessionHeader)
 		}
-		call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
+		if name != "" {
+			// SECURITY I-82: a token's named sessions are its own.
+			principal := ""
+			if req.Extra.TokenInfo != nil {
+				principal = req.Extra.TokenInfo.UserID
+			}
+			call.Session = name
+			call.Owner = d.broker.NamedSession("http\x00"+principal+"\x00"+broker.ClipLabel(name), name)
+		} else {
+			call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
+		}
 	}
-	return d.broker.CallTool(ctx, call), nil
+	return d.wrongDaemon(d.broker.CallTool(ctx, call)), nil
 }
 
 // agentSession is the broker session of one MCP session (a relay

@@ -177,6 +177,11 @@ func (m *mcpSessions) makeRoom(principal string) (victim *mcp.ServerSession, ok 
 // bound at its first call; later requests cannot move it.
 const BrowserHeader = "Torii-Browser"
 
+// SessionHeader names an /mcp request's named session (broker/named.go):
+// requests with the same name and token share one session and its tabs,
+// across MCP sessions and daemon restarts (SECURITY I-82).
+const SessionHeader = "Torii-Session"
+
 // browserParam copies ?browser= into BrowserHeader, so the SDK hands it to
 // the call handler (RequestExtra.Header); a header already set wins.
 func browserParam(r *http.Request) {

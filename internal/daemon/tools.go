@@ -56,6 +56,7 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 		return
 	}
 	d.broker.Attach(info.DeviceID, name, br)
+	d.claimDiscovery(true)
 }
 
 func (d *daemon) toolsList() ToolsListResult {

@@ -112,3 +112,9 @@ async function managedProfile(launching: boolean): Promise<boolean> {
   await chrome.storage.local.set({ [MANAGED_KEY]: managed });
   return managed;
 }
+
+/** Whether this profile is one torii launched (its first connection was a managed launch). */
+export async function isManagedProfile(): Promise<boolean> {
+  const r = await chrome.storage.local.get(MANAGED_KEY);
+  return r[MANAGED_KEY] === true;
+}

@@ -2,6 +2,7 @@
 // JSON-RPC registry and wires the tools' chrome.* listeners and gate. Imported once by
 // background/index.ts; every listener is registered synchronously at import (MV3 wake-up rule).
 
+import { isManagedProfile } from "../background/managed.js";
 import { registerHandler } from "../background/rpc.js";
 import { installDebugger } from "../cdp/debugger.js";
 import { installEmulation } from "../cdp/emulation.js";
@@ -67,10 +68,13 @@ export const provider = new McpProvider({
   version: chrome.runtime.getManifest().version,
   listTools,
   callTool,
-  sessionEnded: (id, closeTabs) => {
+  sessionEnded: (id, closeTabs, closeManagedTabs) => {
     // SECURITY I-65: what was captured for a session ends with it.
     stopSessionCaptures(id);
-    void sessionEnded(id, closeTabs);
+    // An agent's tabs in a browser torii launched close with its session unless the person keeps
+    // them (broker.keepManagedTabs); in the person's own browser only broker.closeTabsOnEnd does.
+    const close = closeTabs ? true : closeManagedTabs ? isManagedProfile() : false;
+    void sessionEnded(id, close);
     // SECURITY I-67: nothing a session captured outlives it.
     void endSessionCaptures(id);
   },

@@ -39,7 +39,7 @@ export interface ProviderDeps {
   listTools(): McpTool[];
   callTool(name: unknown, args: unknown, signal: AbortSignal, meta?: CallMeta): Promise<CallToolResult>;
   /** The daemon ended a session (`notifications/torii/session_ended`). */
-  sessionEnded?(sessionId: string, closeTabs: boolean): void;
+  sessionEnded?(sessionId: string, closeTabs: boolean, closeManagedTabs: boolean): void;
   /** A daemon connected (mcp/connect): sessions known before are over until they call again. */
   connected?(): void;
   newId?(): string;
@@ -157,7 +157,7 @@ export class McpProvider {
         }
         case "notifications/torii/session_ended": {
           const ip = typeof inner === "object" ? (inner as Record<string, unknown>) : {};
-          if (typeof ip.sessionId === "string") this.deps.sessionEnded?.(ip.sessionId, ip.closeTabs === true);
+          if (typeof ip.sessionId === "string") this.deps.sessionEnded?.(ip.sessionId, ip.closeTabs === true, ip.closeManagedTabs === true);
           return undefined;
         }
         default:

@@ -50,6 +50,8 @@ export const ERROR_HINTS = {
   storage_not_allowed: "Reading cookies or storage is off for this origin; only the person can turn that switch on, in the Torii options. Nothing was read.",
   observe_off: "Console and network capture is off for this origin; only the person can turn on its \"Console & network\" switch in the Torii options. Ask them; do not retry.",
   secret_unmaskable: "This tab received one of the person's secrets, and what was asked (pixels, a PDF, binary bytes) cannot be checked for it; nothing was returned. Read the page as text (snapshot, read_text), or work in a tab that never held a secret; the person can close this tab to clear it.",
+  wrong_daemon:
+    "This client reached a Torii daemon that has no browser, while another daemon serves the person's browser (named in the message); nothing was sent. Start the client with the command the message gives (or `torii launch` prints), then stop this daemon with `torii stop`.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HINTS;

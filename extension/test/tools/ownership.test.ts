@@ -468,4 +468,18 @@ describe("closing agent tabs: ownership ends only once the tab is gone", () => {
     const t3 = await own.openAgentTab(s);
     expect(listed(s).sort()).toEqual([t2, t3].sort());
   });
+
+  it("session end: the tabs close when the decision (a managed profile's, known later) says so, and stay when not", async () => {
+    await clear();
+    const kept = stdio("end-kept");
+    const k = await own.openAgentTab(kept);
+    await own.sessionEnded("end-kept", Promise.resolve(false));
+    expect(tabs.has(k)).toBe(true);
+    const closed = stdio("end-closed");
+    const c = await own.openAgentTab(closed);
+    const removed = gone(c);
+    await own.sessionEnded("end-closed", Promise.resolve(true));
+    await removed;
+    expect(tabs.has(c)).toBe(false);
+  });
 });

@@ -26,14 +26,14 @@ export function installOwnership(): void {
 }
 
 /** The daemon ended a session: its tabs become first to go, or close now when asked to. */
-export async function sessionEnded(sessionId: string, closeTabs: boolean): Promise<void> {
+export async function sessionEnded(sessionId: string, closeTabs: boolean | Promise<boolean>): Promise<void> {
   await load();
   const s = st.sessions[sessionId];
   if (s) s.ended = Date.now();
   // SECURITY I-29: the agent session closes with its chat session; so does its window grant.
   if (s?.gateway) delete st.windows[s.gateway];
   save();
-  if (closeTabs) await closeSessionTabs(sessionId);
+  if (await closeTabs) await closeSessionTabs(sessionId);
 }
 
 /** A (re)connected daemon: every session the extension knew is over until it calls again. */
