@@ -4,7 +4,7 @@
 
 import type { AnyTool, ToolContext, ToolGroup } from "./define.js";
 import { framePageData, toCallResult } from "./define.js";
-import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
+import { asToolError, errorResult, forRead, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, policyNow, type GateContext } from "./gate.js";
 import { withholdInResult } from "../outbound/foreign.js";
 import { beginAgentCall, endAgentCall } from "./ownership/attribution.js";
@@ -316,7 +316,8 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     }
   } catch (e) {
     // SECURITY I-78: a failure may quote the page (a dialog's text, a page function's message).
-    return toCallResult(asToolError(e), ran);
+    const err = asToolError(e);
+    return toCallResult(ran?.readOnly ? forRead(err) : err, ran);
   } finally {
     clearTimeout(timer);
   }
