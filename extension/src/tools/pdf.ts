@@ -66,6 +66,9 @@ export const printToPdf = defineTool<Args>({
         printBackground: true,
         scale: a.scale ?? 1,
         transferMode: "ReturnAsStream",
+        // A tagged PDF walks the page's accessibility tree: on a 3,000-row table it made the PDF
+        // 18 times larger (6.6 MiB, not 0.37) and the print nearly 3 times slower.
+        generateTaggedPDF: false,
       };
       if (a.pageRanges) params.pageRanges = a.pageRanges;
       let r: { stream?: string };
