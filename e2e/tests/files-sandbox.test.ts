@@ -4,7 +4,7 @@
 // person allowed each come back as a resource_link and are read back through resources/read; the
 // bytes are on disk in the session's folder, never in the tool result. Bad input: names with path
 // separators, a download named ../../.bashrc, a symlink into /etc, another session's file, a
-// missing file, a PDF over the link's frame cap.
+// missing file; a PDF over the link's request cap arrives in chunks.
 import { mkdir, readFile, readdir, stat, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -171,7 +171,7 @@ describeBrowser("files as resources, in the download sandbox", () => {
     }
   });
 
-  test("bad input: path separators, a missing file, a symlink into /etc, another session's file, a PDF over the frame cap", async () => {
+  test("bad input: path separators, a missing file, a symlink into /etc, another session's file; a PDF over the request cap arrives in chunks", async () => {
     const { mcp, torii } = rig();
     const t = await rig().open("files.html");
     for (const [tool, args] of [
@@ -233,13 +233,16 @@ describeBrowser("files as resources, in the download sandbox", () => {
     // The session ended; what the person asked to save stays on disk.
     expect(await readFile(join(torii.filesRoot, folderOf(theirsUri), "their-secret.txt"), "utf8")).toBe("sentinel-7f3a");
 
-    // A PDF over the link's frame cap: typed too_large with the fix, nothing saved.
+    // A PDF several times the link's 1 MiB request cap arrives whole, in chunks (SECURITY I-81);
+    // nothing half-sent is left beside it.
     const big = await rig().open("files.html?big=1");
-    const before = (await mcp.client.listResources()).resources.length;
-    const r = await mcp.call("print_to_pdf", { tabId: big.tabId, name: "big.pdf" }, 120_000);
-    expect(r.error?.code, r.text.slice(0, 500)).toBe("too_large");
-    expect(r.text).toMatch(/MiB/);
-    expect(r.error?.hint ?? r.text).toContain("pageRanges");
-    expect((await mcp.client.listResources()).resources.length).toBe(before);
+    const r = await mcp.call("print_to_pdf", { tabId: big.tabId, name: "big.pdf" }, 58_000);
+    expect(r.isError, r.text.slice(0, 500)).toBe(false);
+    const bigLink = r.data.file as Link;
+    expect(bigLink.size).toBeGreaterThan(4 * 1024 * 1024);
+    const bigBack = await read(mcp, bigLink.uri);
+    expect(bigBack.bytes.length).toBe(bigLink.size);
+    expect(bigBack.bytes.subarray(0, 5).toString("latin1")).toBe("%PDF-");
+    expect(await readdir(join(torii.filesRoot, ".partial")).catch(() => [] as string[])).toEqual([]);
   });
 });

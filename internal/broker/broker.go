@@ -269,6 +269,14 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	return bw, n, nil
 }
 
+// readOnly says whether the catalogue marks the tool readOnlyHint.
+func (b *Broker) readOnly(name string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.byName[name]
+	return t != nil && t.Annotations != nil && t.Annotations.ReadOnlyHint
+}
+
 // CallTool gates the call, queues it (sched.go) and runs it on the
 // extension. It always returns an MCP result; failures are isError results
 // with a code (toolerr).
@@ -348,6 +356,10 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 			e := browserErr("browser %q disconnected during %s; it may have run", b.launchHint(bw.id), bw.name, call.Name)
 			res = e.Result()
 		}
+	}
+	if b.readOnly(call.Name) {
+		// A read changed nothing: its timeout or lost link says so, never "it may have run".
+		res = toolerr.ForRead(res)
 	}
 	b.takeTabs(s, bw.id, res)
 	addText(res)

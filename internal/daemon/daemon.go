@@ -76,10 +76,11 @@ type daemon struct {
 	gateway  *gateway.Gateway
 	link     *link.Server
 	broker   *broker.Broker
-	audit    *audit.Store   // metadata-only call records (audit.go)
-	auditXC  auditCross     // the last cross-check of the audit chain with a browser (auditwitness.go)
-	cfg      *configWatch   // config.json as in force, and its last reload (reload.go)
-	files    *files.Sandbox // the download sandbox (files.go)
+	audit    *audit.Store     // metadata-only call records (audit.go)
+	auditXC  auditCross       // the last cross-check of the audit chain with a browser (auditwitness.go)
+	cfg      *configWatch     // config.json as in force, and its last reload (reload.go)
+	files    *files.Sandbox   // the download sandbox (files.go)
+	xfers    *files.Transfers // chunked transfers into it (filetransfer.go)
 
 	sessMu        sync.Mutex                             // guards agentSessions
 	agentSessions map[*mcp.ServerSession]*broker.Session // relay and /mcp sessions (mcpserve.go)
@@ -148,6 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.agent = acp.New(opts.Version)
 	d.broker = broker.New(log)
 	d.files = files.New(opts.Config.FilesRoot)
+	d.xfers = files.NewTransfers(d.files)
 	d.broker.SetLimits(opts.Config.Broker)
 	d.broker.SetToolGroups(opts.Config.Broker.ToolGroups)
 	d.broker.SetLabelLimits(opts.sessions.labelIdle, opts.sessions.maxLabels)

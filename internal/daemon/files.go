@@ -33,8 +33,9 @@ const (
 // stays well under the MCP socket's 32 MiB message (SECURITY I-54).
 const MaxReadBytes = 16 << 20
 
-// maxPutBytes bounds one put (the link's 8 MiB frame bounds it first).
-const maxPutBytes = 8 << 20
+// maxPutBytes bounds one put to one chunk's worth: a larger file comes
+// through FilesBegin (filetransfer.go).
+const maxPutBytes = files.ChunkMax
 
 type resourceLink struct {
 	Type     string `json:"type"`
@@ -95,7 +96,7 @@ func (d *daemon) handleFiles(c *link.Conn, method string, params json.RawMessage
 			data = []byte(*p.Text)
 		}
 		if len(data) > maxPutBytes {
-			return nil, fileError(toolerr.TooLarge, "the file is %d bytes, over the %d one save takes", len(data), maxPutBytes)
+			return nil, fileError(toolerr.TooLarge, "the file is %d bytes, over the %d one put takes; send it in chunks (%s)", len(data), maxPutBytes, FilesBegin)
 		}
 		ent, err := d.files.Put(s.FilesFolder(), p.Name, p.MIMEType, data)
 		if err != nil {

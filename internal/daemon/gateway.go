@@ -39,6 +39,8 @@ func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, pa
 		return h.d.renameSelf(c, params)
 	case FilesPut, FilesAdopt, FilesPath:
 		return h.d.handleFiles(c, method, params)
+	case FilesBegin, FilesChunk, FilesCommit, FilesCancel:
+		return h.d.handleTransfer(c, method, params)
 	}
 	if method == AuditWitness {
 		return h.d.auditWitness(ctx, c, params)
@@ -50,6 +52,7 @@ func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, pa
 }
 
 func (h linkHandler) Closed(c *link.Conn) {
+	h.d.xfers.DropOwner(c.ID())
 	h.gw.Closed(c)
 	h.agent.Closed(c)
 }

@@ -56,6 +56,24 @@ export const ERROR_HINTS = {
 
 export type ErrorCode = keyof typeof ERROR_HINTS;
 
+/**
+ * The hints that replace a code's own when the tool that failed only reads (no effects): the
+ * standard ones say the action may have run, which a read never did. Kept in step with
+ * internal/toolerr read.go.
+ */
+export const READ_HINTS: Partial<Record<ErrorCode, string>> = {
+  timeout: "No answer in time; this tool only reads, so nothing on the page changed. Retry it, or ask for less (a region, a smaller range).",
+  too_large: "The answer was over the link's 8 MiB frame cap and was dropped; this tool only reads, so nothing changed. Ask for less (a region, a smaller snapshot or range) and retry.",
+};
+
+/** A read-only tool's failure: a timeout or a dropped answer never says it "may have run". */
+export function forRead(e: ToolError): ToolError {
+  const hint = READ_HINTS[e.code];
+  const message = e.message.replace(/; it may have (partly )?run/g, "; it only reads, so nothing changed");
+  if (message === e.message && (!hint || e.hint !== ERROR_HINTS[e.code])) return e;
+  return new ToolError(e.code, message, hint && e.hint === ERROR_HINTS[e.code] ? hint : e.hint, e.data);
+}
+
 export const ERROR_CODES = Object.keys(ERROR_HINTS) as ErrorCode[];
 
 export function isErrorCode(s: unknown): s is ErrorCode {

@@ -3,7 +3,8 @@
 // of the download sandbox and answers with a resource_link; the agent reads the bytes through
 // resources/read only if it asks, so megabytes never cross into its context by default. The
 // daemon owns the disk and checks the session (SECURITY I-66); the names are checked here too, so
-// a bad one fails before any bytes travel.
+// a bad one fails before any bytes travel. A file larger than one chunk goes in bounded chunks
+// (torii/files/begin, chunk, commit), so no request has to fit the link's 1 MiB cap (SECURITY I-81).
 
 import type { ToolContext } from "./define.js";
 import { toolError, ToolError, type ErrorCode } from "./errors.js";
@@ -12,10 +13,12 @@ import { policyJudge, withholdForeignUrls } from "../outbound/foreign.js";
 import { policyNow } from "./gate.js";
 import { defaultPolicy } from "../policy/policy.js";
 
-/** Base64 characters one file may take (the link caps a frame at 8 MiB). */
-export const MAX_FILE_B64 = 6 * 1024 * 1024;
-/** The same cap in bytes, for text saved as UTF-8. */
-export const MAX_FILE_BYTES = (MAX_FILE_B64 / 4) * 3;
+/** Bytes one request carries, as internal/files ChunkMax: its base64 fits the link's 1 MiB request cap. */
+export const CHUNK_BYTES = 512 * 1024;
+/** The largest file, as internal/files MaxTransfer. */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** Base64 characters of one chunk: a multiple of 4, so a long base64 string splits into valid pieces. */
+const CHUNK_B64 = Math.floor(CHUNK_BYTES / 3) * 4;
 
 /** The longest file name the sandbox takes (UTF-8 bytes), as internal/files MaxName. */
 export const MAX_NAME = 200;
@@ -121,11 +124,112 @@ export function mib(n: number): string {
  */
 export type FileSource = "agent" | { tab: number; what: string };
 
+/** The bytes a base64 string (whole quads, padded) decodes to. */
+export function b64Bytes(b64: string): number {
+  const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
+  return Math.floor(b64.length / 4) * 3 - pad;
+}
+
+function bytesToB64(b: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function tooLarge(name: string, size: number, hint: string): ToolError {
+  return toolError("too_large", `${name} is ${mib(size)}, over the ${mib(MAX_FILE_BYTES)} one file may take; nothing was saved`, hint, { size, limit: MAX_FILE_BYTES });
+}
+
+/** A file on its way to the daemon in chunks: nothing is in the sandbox until commit. */
+export interface FileWriter {
+  /** Appends base64 (whole quads; any length, split into chunks here). */
+  write(b64: string): Promise<void>;
+  /** Bytes sent so far. */
+  readonly size: number;
+  /** The file appears in the session's folder under a free name. */
+  commit(): Promise<ResourceLink>;
+  /** Drops what was sent (best effort: the daemon also drops it when the link closes or goes silent). */
+  cancel(): void;
+}
+
+/**
+ * Opens a chunked file transfer for the calling session. Bytes from a tab that received a secret
+ * are refused first (SECURITY I-77: no mask can read them). Every request checks the call's
+ * signal, so a call that timed out or was cancelled saves nothing (SECURITY I-81).
+ */
+export async function openFile(
+  ctx: ToolContext,
+  f: { name: string; mimeType: string; source: FileSource; size?: number },
+  tooLargeHint = "Save less (a smaller range or selection) and retry.",
+): Promise<FileWriter> {
+  checkName(f.name);
+  if (f.source !== "agent") await refuseUnmaskable(f.source.tab, f.source.what);
+  if (f.size !== undefined && f.size > MAX_FILE_BYTES) throw tooLarge(f.name, f.size, tooLargeHint);
+  const sessionId = sessionOf(ctx);
+  const send = linkRequest();
+  const ms = () => Math.max(1_000, ctx.deadline - Date.now());
+  const live = () => {
+    if (ctx.signal.aborted) throw ctx.signal.reason instanceof ToolError ? ctx.signal.reason : toolError("cancelled", "the call was cancelled; nothing was saved");
+  };
+  let open = true;
+  const call = async (method: string, params: unknown): Promise<unknown> => {
+    live();
+    if (!open) throw toolError("cancelled", "the file transfer was dropped; nothing was saved");
+    try {
+      return await send(method, params, ms());
+    } catch (e) {
+      throw asFileError(e);
+    }
+  };
+  const begun = (await call("torii/files/begin", { sessionId, name: f.name, mimeType: f.mimeType, ...(f.size !== undefined ? { size: f.size } : {}) })) as { id?: unknown } | null;
+  if (typeof begun?.id !== "string") throw toolError("internal", "the daemon's answer to a file transfer is malformed");
+  const id = begun.id;
+  let size = 0;
+  const cancel = () => {
+    if (!open) return;
+    open = false;
+    void send("torii/files/cancel", { id }, 5_000).catch(() => undefined);
+  };
+  const guarded = async <T>(p: () => Promise<T>): Promise<T> => {
+    try {
+      return await p();
+    } catch (e) {
+      cancel();
+      throw e;
+    }
+  };
+  return {
+    get size() {
+      return size;
+    },
+    write: (b64: string) =>
+      guarded(async () => {
+        // One chunk's worth goes as it is (even padded); more is split on whole quads.
+        const step = b64Bytes(b64) <= CHUNK_BYTES ? b64.length : CHUNK_B64;
+        for (let i = 0; i < b64.length; i += step) {
+          const part = b64.slice(i, i + step);
+          const n = b64Bytes(part);
+          if (size + n > MAX_FILE_BYTES) throw tooLarge(f.name, size + n, tooLargeHint);
+          await call("torii/files/chunk", { id, offset: size, data: part });
+          size += n;
+        }
+      }),
+    commit: () =>
+      guarded(async () => {
+        const link = asLink(await call("torii/files/commit", { sessionId, id, size }));
+        open = false;
+        return link;
+      }),
+    cancel,
+  };
+}
+
 /**
  * Writes bytes (base64 `data`) or UTF-8 `text` as a new file of the calling session's sandbox
- * folder and returns its resource_link. `tooLargeHint` is the fix a too_large error names (how to
- * make this tool's output smaller). SECURITY I-77: text passes the same mask as every result, and
- * bytes from a tab that received a secret are refused (no mask can read them).
+ * folder and returns its resource_link: in one request when it fits one chunk, else in chunks.
+ * `tooLargeHint` is the fix a too_large error names (how to make this tool's output smaller).
+ * SECURITY I-77: text passes the same mask as every result, and bytes from a tab that received a
+ * secret are refused (no mask can read them).
  */
 export async function putFile(
   ctx: ToolContext,
@@ -140,10 +244,19 @@ export async function putFile(
     if (f.source !== "agent") text = withholdForeignUrls(text, policyJudge((await policyNow()?.catch(() => undefined)) ?? defaultPolicy()));
     f = { ...f, text };
   }
-  const size = f.data !== undefined ? f.data.length : new TextEncoder().encode(f.text ?? "").length;
-  const cap = f.data !== undefined ? MAX_FILE_B64 : MAX_FILE_BYTES;
-  if (size > cap) {
-    throw toolError("too_large", `${f.name} is ${mib(size)}${f.data !== undefined ? " base64" : ""}, over the ${mib(cap)} one file may take through the link; nothing was saved`, tooLargeHint, { size, limit: cap });
+  const utf8 = f.text !== undefined ? new TextEncoder().encode(f.text) : undefined;
+  const size = utf8 ? utf8.length : b64Bytes(f.data ?? "");
+  if (size > MAX_FILE_BYTES) throw tooLarge(f.name, size, tooLargeHint);
+  if (size > CHUNK_BYTES) {
+    // Masked already: the writer sends these bytes as they are.
+    const w = await openFile(ctx, { name: f.name, mimeType: f.mimeType, source: "agent", size }, tooLargeHint);
+    try {
+      if (utf8) for (let i = 0; i < utf8.length; i += CHUNK_BYTES) await w.write(bytesToB64(utf8.subarray(i, i + CHUNK_BYTES)));
+      else await w.write(f.data ?? "");
+      return await w.commit();
+    } finally {
+      w.cancel();
+    }
   }
   const sessionId = sessionOf(ctx);
   const send = linkRequest();

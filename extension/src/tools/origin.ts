@@ -150,16 +150,27 @@ function selfReport(): { origin: string; url: string; title: string } {
   return { origin: self.origin, url: location.href, title: document.title };
 }
 
+/** The page did not answer in time: a busy page, not a page off the list. */
+const NO_ANSWER = "no_answer";
+
 /**
  * The top document's own report, or every frame's (allFrames). A frame that does not answer is
- * missing from the list; callers treat that as "cannot tell".
+ * missing from the list; callers treat that as "cannot tell". NO_ANSWER when nothing answered
+ * within `ms`; null when the report failed.
  */
-async function reportDocs(tabId: number, allFrames: boolean): Promise<DocReport[] | null> {
+async function reportDocs(tabId: number, allFrames: boolean, ms = 5_000): Promise<DocReport[] | null | typeof NO_ANSWER> {
+  let late = false;
   const res = await withDeadline(
     chrome.scripting.executeScript({ target: allFrames ? { tabId, allFrames: true } : { tabId, frameIds: [0] }, world: "ISOLATED", func: selfReport }),
-    5_000,
+    ms,
     "document report",
+    undefined,
+    () => {
+      late = true;
+      return toolError("timeout", "document report");
+    },
   ).catch(() => null);
+  if (late) return NO_ANSWER;
   if (!res) return null;
   const out: DocReport[] = [];
   for (const r of res) {
@@ -182,7 +193,8 @@ export async function visibleTab(t: chrome.tabs.Tab, p: Policy): Promise<{ url: 
   // A load in flight to another page: its title may already be that page's (or its URL).
   if (t.pendingUrl && t.pendingUrl !== url && !judgeUrl(p, t.pendingUrl).allowed) return undefined;
   if (inherits(url)) {
-    const [d] = (await reportDocs(t.id, false)) ?? [];
+    const r = await reportDocs(t.id, false);
+    const [d] = Array.isArray(r) ? r : [];
     if (!d || !docAllowed(p, d.origin, d.url)) return undefined;
     return { url: d.url, title: d.title };
   }
@@ -251,12 +263,22 @@ export function stillLanded(l: Landing | undefined): l is Landing {
 
 // ---------- captures ----------
 
-/** Every frame of the tab by its own report: all allowed, else null (a frame that does not answer included). */
-async function judgeFrames(tabId: number, p: Policy): Promise<{ top: string; docs: Set<string> } | null> {
+/**
+ * How long a capture's frame check waits for the page. A very long page can keep its renderer busy
+ * for seconds; that is no reason to call it foreign, so the wait is generous and its end is said.
+ */
+const JUDGE_MS = 15_000;
+
+/**
+ * Every frame of the tab by its own report: all allowed, else null (a frame that does not answer
+ * included). NO_ANSWER when the page did not answer at all within JUDGE_MS.
+ */
+async function judgeFrames(tabId: number, p: Policy): Promise<{ top: string; docs: Set<string> } | null | typeof NO_ANSWER> {
   const [frames, reports] = await Promise.all([
     withDeadline(chrome.webNavigation.getAllFrames({ tabId }), 5_000, "getAllFrames").catch(() => null),
-    reportDocs(tabId, true),
+    reportDocs(tabId, true, JUDGE_MS),
   ]);
+  if (reports === NO_ANSWER) return NO_ANSWER;
   if (!frames?.length || !reports) return null;
   for (const r of reports) if (!docAllowed(p, r.origin, r.url)) return null;
   for (const f of frames) if (!reports.some((r) => r.frameId === f.frameId)) return null;
@@ -286,18 +308,21 @@ export async function watchCapture(tabId: number): Promise<{ check(): Promise<vo
       interrupt(refusal());
     }
   });
-  const refuse = () => {
+  const refuse = (j?: unknown): never => {
+    // Fails closed either way; a page too busy to answer is told as such, not as a foreign frame.
+    if (j === NO_ANSWER) throw toolError("timeout", `the page did not answer the check of its frames within ${JUDGE_MS / 1000} s (busy with a very long page?); nothing was captured`);
     throw refusal();
   };
   try {
     const p = await policySource();
-    const before = await judgeFrames(tabId, p);
-    if (!before) refuse();
+    const judged = await judgeFrames(tabId, p);
+    const before = judged && judged !== NO_ANSWER ? judged : refuse(judged);
     return {
       async check() {
-        const after = await judgeFrames(tabId, p);
+        const judgedAfter = await judgeFrames(tabId, p);
+        const after = judgedAfter === NO_ANSWER ? refuse(judgedAfter) : judgedAfter;
         // Read `dirty` last: a commit during the capture may be reported only after it.
-        if (!after || !before || after.top !== before.top || [...after.docs].some((d) => !before.docs.has(d)) || dirty) refuse();
+        if (!after || after.top !== before.top || [...after.docs].some((d) => !before.docs.has(d)) || dirty) refuse();
       },
       interrupted,
       stop: off,

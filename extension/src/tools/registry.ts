@@ -3,7 +3,7 @@
 // (validate → gate → handler with deadline and cancellation → MCP result → audit).
 
 import { framePageData, MAX_TOOL_TIMEOUT_MS, toCallResult, type AnyTool, type ToolContext, type ToolGroup } from "./define.js";
-import { asToolError, errorResult, toolError, ToolError, type CallToolResult } from "./errors.js";
+import { asToolError, errorResult, forRead, toolError, ToolError, type CallToolResult } from "./errors.js";
 import { gate, policyNow, type GateContext } from "./gate.js";
 import { withholdInResult } from "../outbound/foreign.js";
 import { beginAgentCall, endAgentCall } from "./ownership/attribution.js";
@@ -324,7 +324,8 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     }
   } catch (e) {
     // SECURITY I-78: a failure may quote the page (a dialog's text, a page function's message).
-    return toCallResult(asToolError(e), ran);
+    const err = asToolError(e);
+    return toCallResult(ran?.readOnly ? forRead(err) : err, ran);
   } finally {
     clearTimeout(timer);
   }

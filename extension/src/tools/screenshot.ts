@@ -1,7 +1,10 @@
 // screenshot: CDP Page.captureScreenshot. JPEG by default (much smaller than PNG for agents),
-// maxWidth through the clip scale, a region or an element, or the full page. A capture whose
-// base64 would be too big for the link is refused with a hint rather than dropped on the way.
-// Every capture is judged again after it is taken (SECURITY I-42).
+// maxWidth through the clip scale, a region or an element, or the full page. No capture is larger
+// than MAX_CAPTURE_PX on its long side (past it the browser's capture comes back empty): a larger
+// one is scaled down to fit, but not below MIN_LEGIBLE_SCALE unless maxWidth asks for it; else it
+// is refused naming the cap and what to do instead. An empty capture is never a success. A capture
+// whose base64 would be too big for the link is refused with a hint rather than dropped on the
+// way. Every capture is judged again after it is taken (SECURITY I-42).
 
 import type { ElementState } from "../page/types.js";
 import { cdp } from "../cdp/debugger.js";
@@ -17,6 +20,46 @@ import { refuseUnmaskable } from "./secrets.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
 export const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
+/** The longest side of a capture, in image pixels: the browser's capture fails (empty) past it. */
+export const MAX_CAPTURE_PX = 16_384;
+/** Image pixels per CSS pixel below which text is no longer legible: the least a capture is scaled to on its own. */
+export const MIN_LEGIBLE_SCALE = 0.5;
+
+/**
+ * The clip scale for a capture of `clip` CSS px at `dpr`: what maxWidth asks (1 when absent),
+ * shrunk further to fit MAX_CAPTURE_PX on the long side. Throws screenshot_too_large when fitting
+ * would take it below MIN_LEGIBLE_SCALE and maxWidth did not ask for that small an image.
+ */
+export function captureScale(clip: { width: number; height: number }, dpr: number, maxWidth?: number): number {
+  const want = maxWidth ? Math.min(1, maxWidth / (clip.width * dpr)) : 1;
+  const long = Math.max(clip.width, clip.height) * dpr;
+  // Floored to whole pixels, so rounding never lands a pixel past the cap.
+  const fit = Math.floor(MAX_CAPTURE_PX) / Math.ceil(long);
+  if (want <= fit) return want;
+  if (fit * dpr >= MIN_LEGIBLE_SCALE) return fit;
+  const w = Math.round(clip.width * dpr);
+  const h = Math.round(clip.height * dpr);
+  const fitWidth = Math.max(1, Math.floor(clip.width * dpr * fit));
+  throw toolError(
+    "screenshot_too_large",
+    `the capture would be ${w}x${h} px; a capture is capped at ${MAX_CAPTURE_PX} px on its long side, and fitting it would shrink it to ${(fit * dpr).toFixed(2)} px per CSS px, below the legible ${MIN_LEGIBLE_SCALE}; nothing was captured`,
+    `Capture a region (region: {x, y, width, height} of at most ${Math.floor(MAX_CAPTURE_PX / dpr)} CSS px a side) or an element (ref), or print the page with print_to_pdf; or pass maxWidth ${fitWidth} or less to accept a small overview.`,
+    { width: w, height: h, limit: MAX_CAPTURE_PX },
+  );
+}
+
+/** The image type the first bytes of a base64 capture show, or undefined when it is neither (or empty). */
+export function imageKind(b64: string): "png" | "jpeg" | undefined {
+  let head = "";
+  try {
+    head = atob(b64.slice(0, 12));
+  } catch {
+    return undefined;
+  }
+  if (head.startsWith("\x89PNG")) return "png";
+  if (head.startsWith("\xff\xd8\xff")) return "jpeg";
+  return undefined;
+}
 
 interface Metrics {
   cssVisualViewport: { pageX: number; pageY: number; clientWidth: number; clientHeight: number };
@@ -108,7 +151,7 @@ async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(
     beyond = true;
   }
   if (clip.width < 1 || clip.height < 1) throw toolError("invalid_argument", "the capture area is empty");
-  const scale = a.maxWidth ? Math.min(1, a.maxWidth / (clip.width * dpr)) : 1;
+  const scale = captureScale(clip, dpr, a.maxWidth);
   const format = a.format ?? "jpeg";
   const params: Record<string, unknown> = {
     format,
@@ -128,8 +171,12 @@ async function capture(tabId: number, a: Args, ctx: ToolContext, watch: { check(
   await watch.check();
   const width = Math.round(clip.width * scale * dpr);
   const height = Math.round(clip.height * scale * dpr);
-  if (shot.data.length > MAX_SCREENSHOT_B64) {
-    throw toolError("screenshot_too_large", `the ${format} capture is ${(shot.data.length / 1048576).toFixed(1)} MiB base64 (limit 6 MiB) at ${width}x${height}`, undefined, { width, height });
+  // The browser answers a capture it could not make with an empty image, not an error.
+  if (imageKind(shot.data ?? "") !== format) {
+    throw toolError("screenshot_too_large", `the browser returned an empty or broken ${format} for a ${width}x${height} capture; nothing was saved`, `Capture a region or an element (ref), or set maxWidth for a smaller image; past ${MAX_CAPTURE_PX} px on a side the browser cannot capture.`, { width, height, limit: MAX_CAPTURE_PX });
+  }
+  if (shot.data.length > MAX_SCREENSHOT_B64 && a.saveAs === undefined) {
+    throw toolError("screenshot_too_large", `the ${format} capture is ${(shot.data.length / 1048576).toFixed(1)} MiB base64 (limit 6 MiB in a result) at ${width}x${height}`, "Keep it as a file (saveAs), capture a region or an element (ref), set maxWidth, or use JPEG.", { width, height });
   }
   const mimeType = format === "png" ? "image/png" : "image/jpeg";
   if (a.saveAs !== undefined) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asToolError, ERROR_CODES, ERROR_HINTS, errorResult, toolError } from "../../src/tools/errors.js";
+import { asToolError, ERROR_CODES, ERROR_HINTS, errorResult, forRead, READ_HINTS, toolError } from "../../src/tools/errors.js";
 
 describe("errors", () => {
   it("every code has a one-line hint", () => {
@@ -27,5 +27,19 @@ describe("errors", () => {
     expect(asToolError(new Error("Another debugger is already attached to the tab with id: 3.")).code).toBe("debugger_conflict");
     expect(asToolError(new Error("Frame with ID 4 was removed.")).code).toBe("navigation_failed");
     expect(asToolError(new Error("weird")).code).toBe("internal");
+  });
+});
+
+describe("a read-only tool's failure", () => {
+  it("a timeout or a dropped answer says nothing changed, never that it may have run", () => {
+    const t = forRead(toolError("timeout", "screenshot: no result within 50000 ms; it may have run"));
+    expect(t.message).toBe("screenshot: no result within 50000 ms; it only reads, so nothing changed");
+    expect(t.hint).toBe(READ_HINTS.timeout);
+    expect(t.hint).not.toMatch(/may have/);
+    expect(forRead(toolError("too_large", "dropped")).hint).toBe(READ_HINTS.too_large);
+    // A hint of the tool's own, and other codes, stay.
+    expect(forRead(toolError("timeout", "the page did not answer", "Retry later.")).hint).toBe("Retry later.");
+    const nf = toolError("not_found", "nothing");
+    expect(forRead(nf)).toBe(nf);
   });
 });

@@ -3,7 +3,7 @@
 // is saved under torii/<session folder>/ with a name that cannot climb, and a result carries the
 // resource_link instead of the bytes.
 import { afterEach, describe, expect, it } from "vitest";
-import { checkName, MAX_FILE_B64, putFile, safeName, setFileRequester, type ResourceLink } from "../../src/tools/files.js";
+import { b64Bytes, CHUNK_BYTES, checkName, MAX_FILE_BYTES, openFile, putFile, safeName, setFileRequester, type ResourceLink } from "../../src/tools/files.js";
 import { sandboxTarget } from "../../src/tools/downloads.js";
 import { toCallResult, type ToolContext } from "../../src/tools/define.js";
 import { ToolError } from "../../src/tools/errors.js";
@@ -65,18 +65,72 @@ describe("files as resources", () => {
     expect(safeName("invoice\u202efdp.exe")).toBe("invoicefdp.exe");
   });
 
-  it("a file over the link's cap is too_large with the fix, and nothing is sent", async () => {
+  it("a file over the total cap is too_large with the fix, and nothing is sent", async () => {
     let sent = 0;
     setFileRequester(async () => {
       sent++;
       return LINK;
     });
-    const e = await putFile(ctx("s-1"), { name: "big.pdf", mimeType: "application/pdf", data: "A".repeat(MAX_FILE_B64 + 4), source: "agent" }, "Print fewer pages (pageRanges).").catch((x: unknown) => x);
+    const e = await openFile(ctx("s-1"), { name: "big.pdf", mimeType: "application/pdf", source: "agent", size: MAX_FILE_BYTES + 1 }, "Print fewer pages (pageRanges).").catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ToolError);
     expect((e as ToolError).code).toBe("too_large");
     expect((e as ToolError).message).toMatch(/MiB/);
     expect((e as ToolError).hint).toContain("pageRanges");
     expect(sent).toBe(0);
+  });
+
+  it("a file over one chunk goes in bounded chunks, in order, then commit (SECURITY I-81)", async () => {
+    const calls: { m: string; p: Record<string, unknown> }[] = [];
+    setFileRequester(async (m, p) => {
+      calls.push({ m, p: p as Record<string, unknown> });
+      if (m === "torii/files/begin") return { id: "t1", chunkMax: CHUNK_BYTES };
+      if (m === "torii/files/chunk") return { received: 0 };
+      return { ...LINK, size: (p as { size: number }).size };
+    });
+    const text = "row of a long table\n".repeat(70_000); // 1.4 MB
+    const link = await putFile(ctx("s-1"), { name: "t.txt", mimeType: "text/plain", text, source: "agent" });
+    expect(calls.map((c) => c.m)).toEqual(["torii/files/begin", "torii/files/chunk", "torii/files/chunk", "torii/files/chunk", "torii/files/commit"]);
+    expect(calls[0]?.p).toMatchObject({ sessionId: "s-1", name: "t.txt", size: text.length });
+    let off = 0;
+    let got = "";
+    for (const c of calls.filter((x) => x.m === "torii/files/chunk")) {
+      expect(c.p.offset).toBe(off);
+      const n = b64Bytes(c.p.data as string);
+      expect(n).toBeLessThanOrEqual(CHUNK_BYTES);
+      got += atob(c.p.data as string);
+      off += n;
+    }
+    expect(got).toBe(text);
+    expect(calls[4]?.p).toEqual({ sessionId: "s-1", id: "t1", size: text.length });
+    expect(link.size).toBe(text.length);
+  });
+
+  it("a refused chunk or a cancelled call cancels the transfer; nothing more is sent", async () => {
+    const calls: string[] = [];
+    setFileRequester(async (m) => {
+      calls.push(m);
+      if (m === "torii/files/begin") return { id: "t1", chunkMax: CHUNK_BYTES };
+      if (m === "torii/files/chunk") throw Object.assign(new Error("chunk out of order"), { code: -32602, data: { toolCode: "invalid_argument" } });
+      return {};
+    });
+    const w = await openFile(ctx("s-1"), { name: "a.pdf", mimeType: "application/pdf", source: "agent" });
+    expect(await code(w.write(btoa("%PDF-1.7")))).toBe("invalid_argument");
+    expect(await code(w.commit())).toBe("cancelled");
+    expect(calls).toEqual(["torii/files/begin", "torii/files/chunk", "torii/files/cancel"]);
+
+    calls.length = 0;
+    setFileRequester(async (m) => {
+      calls.push(m);
+      return m === "torii/files/begin" ? { id: "t2" } : { received: 3 };
+    });
+    const ac = new AbortController();
+    const c = { ...ctx("s-1"), signal: ac.signal };
+    const w2 = await openFile(c, { name: "a.pdf", mimeType: "application/pdf", source: "agent" });
+    await w2.write(btoa("abc"));
+    ac.abort();
+    expect(await code(w2.write(btoa("def")))).toBe("cancelled");
+    expect(await code(w2.commit())).toBe("cancelled");
+    expect(calls).toEqual(["torii/files/begin", "torii/files/chunk", "torii/files/cancel"]);
   });
 
   it("the daemon's typed refusal is the tool error it names; no session is invalid_argument", async () => {
