@@ -304,7 +304,9 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	// may have run) and mcp/cancel.
 	drain()
 	start := time.Now()
-	short := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true, TimeoutMs: 150})
+	// A session of its own: the call must not queue behind the interrupted one
+	// above, whose slot frees only once its cancellation has been answered.
+	short := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli-deadline", Shared: true, TimeoutMs: 150})
 	r, err := short.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 	if err != nil {
 		t.Fatal(err)
