@@ -14,7 +14,6 @@ interface Link {
   size: number;
 }
 
-
 describeBrowser("long pages", () => {
   const rig = useToolsRig({ config: { broker: { toolGroups: ["pdf"] } } });
 
