@@ -36,7 +36,7 @@ export async function markLaunchViewport(v: Viewport): Promise<void> {
 }
 
 /** The viewport this browser run's launch asked for, if any. */
-export async function launchViewport(): Promise<Viewport | undefined> {
+async function launchViewport(): Promise<Viewport | undefined> {
   const r = await chrome.storage.session.get(KEY);
   const v: unknown = r[KEY];
   return isViewport(v) ? v : undefined;

@@ -1,7 +1,8 @@
-// The nearest of some names to a mistyped one, for "did you mean" in errors. The same rule as the
-// daemon's internal/suggest: within max(2, length/3) edits (case folded), nearest first.
+// The nearest of some names to a mistyped one, for "did you mean" in a tool's argument errors:
+// within max(2, length/3) edits (case folded), nearest first, as the daemon's internal/suggest
+// (which also takes a name containing the one typed, for its longer lists).
 
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const ra = [...a];
   const rb = [...b];
   let prev = Array.from({ length: rb.length + 1 }, (_, j) => j);

@@ -107,7 +107,6 @@ export function getTool(name: string): AnyTool | undefined {
  * above these and under 60 s, and tells what is left of it (CallMeta.budgetMs) when the call
  * queued.
  */
-export const DEFAULT_TOOL_TIMEOUT_MS = MAX_TOOL_TIMEOUT_MS;
 export const CALL_BUDGET_MS = 55_000;
 /** What a call that waited for the person keeps at least for its own work. */
 const AFTER_APPROVAL_MIN_MS = 10_000;
@@ -121,7 +120,7 @@ const BUDGET_MARGIN_MS = 2_000;
  * (`budgetLeftMs`, less a margin for the answer). SECURITY I-80.
  */
 export function handlerMs(toolMs: number | undefined, approval: GateContext["approval"], waitedMs: number, budgetLeftMs?: number): number {
-  let ms = Math.min(toolMs ?? DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS);
+  let ms = Math.min(toolMs ?? MAX_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS);
   if (approval === "approved") ms = Math.min(ms, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - waitedMs));
   if (budgetLeftMs !== undefined) ms = Math.min(ms, Math.max(BUDGET_MIN_MS, budgetLeftMs - BUDGET_MARGIN_MS));
   return ms;
