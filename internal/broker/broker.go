@@ -122,7 +122,7 @@ type Broker struct {
 	limits    config.Broker
 	sessions  map[string]*Session
 	byLabel   map[string]*Session // named (shared) sessions by key (named.go)
-	labelIdle time.Duration       // see LabelIdle
+	labelIdle time.Duration       // limits.SessionIdleSec, unless SetLabelLimits
 	maxLabels int                 // see MaxLabelSessions
 	order     []*Session
 	waiting   []*pending
@@ -149,7 +149,7 @@ func New(log *slog.Logger) *Broker {
 	}
 	b := &Broker{log: log, byName: map[string]*mcp.Tool{}, limits: config.BrokerDefaults,
 		sessions: map[string]*Session{}, byLabel: map[string]*Session{}, tabBusy: map[tabKey]bool{}, browsers: map[string]*browser{},
-		labelIdle: LabelIdle, maxLabels: MaxLabelSessions}
+		labelIdle: time.Duration(config.BrokerDefaults.SessionIdleSec) * time.Second, maxLabels: MaxLabelSessions}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
 }

@@ -267,11 +267,10 @@ func (b *Broker) pruneEnded() {
 }
 
 // Shared cli sessions are keyed by a label the caller chooses, so their
-// table is bounded (SECURITY I-52): one idle for LabelIdle ends, and at
+// table is bounded (SECURITY I-52): one idle for broker.sessionIdleSec ends, and at
 // MaxLabelSessions the least recently used idle one ends to make room.
 // Ending one drops its tab ownership like any session's end.
 const (
-	LabelIdle        = 15 * time.Minute
 	MaxLabelSessions = 64
 	// MaxLabel bounds a session label in characters; longer ones are cut.
 	MaxLabel = 64

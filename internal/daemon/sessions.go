@@ -27,7 +27,7 @@ type sessionLimits struct {
 	mcpPerToken int
 	mcpTotal    int
 	mcpRequests int
-	labelIdle   time.Duration // shared cli sessions (broker.LabelIdle)
+	labelIdle   time.Duration // shared cli sessions (default: broker.sessionIdleSec)
 	maxLabels   int           // broker.MaxLabelSessions
 }
 
