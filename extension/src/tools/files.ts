@@ -12,6 +12,7 @@ import { outbound, refuseUnmaskable } from "./secrets.js";
 import { policyJudge, withholdForeignUrls } from "../outbound/foreign.js";
 import { policyNow } from "./gate.js";
 import { defaultPolicy } from "../policy/policy.js";
+import { toB64 } from "../shared/b64.js";
 
 /** Bytes one request carries, as internal/files ChunkMax: its base64 fits the link's 1 MiB request cap. */
 export const CHUNK_BYTES = 512 * 1024;
@@ -130,12 +131,6 @@ export function b64Bytes(b64: string): number {
   return Math.floor(b64.length / 4) * 3 - pad;
 }
 
-function bytesToB64(b: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return btoa(s);
-}
-
 function tooLarge(name: string, size: number, hint: string): ToolError {
   return toolError("too_large", `${name} is ${mib(size)}, over the ${mib(MAX_FILE_BYTES)} one file may take; nothing was saved`, hint, { size, limit: MAX_FILE_BYTES });
 }
@@ -251,7 +246,7 @@ export async function putFile(
     // Masked already: the writer sends these bytes as they are.
     const w = await openFile(ctx, { name: f.name, mimeType: f.mimeType, source: "agent", size }, tooLargeHint);
     try {
-      if (utf8) for (let i = 0; i < utf8.length; i += CHUNK_BYTES) await w.write(bytesToB64(utf8.subarray(i, i + CHUNK_BYTES)));
+      if (utf8) for (let i = 0; i < utf8.length; i += CHUNK_BYTES) await w.write(toB64(utf8.subarray(i, i + CHUNK_BYTES)));
       else await w.write(f.data ?? "");
       return await w.commit();
     } finally {

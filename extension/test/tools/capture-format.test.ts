@@ -2,7 +2,8 @@
 // binary and truncated bodies, the metadata-only default and the sentinel secret.
 import { describe, expect, it } from "vitest";
 import { BODY_CAP, METADATA_CAP, SENSITIVE_BUDGET, SENSITIVE_CAP, type Capture } from "../../src/tools/capture/model.js";
-import { fromB64, onDone, onHeaders, onRedirect, onRequest, onResponse, type Budget, type Destination, type Judge } from "../../src/tools/capture/record.js";
+import { fromB64 } from "../../src/shared/b64.js";
+import { onDone, onHeaders, onRedirect, onRequest, onResponse, type Budget, type Destination, type Judge } from "../../src/tools/capture/record.js";
 import { buildExport, summaryText, withCurrentPolicy } from "../../src/tools/capture/export.js";
 import { toHar } from "../../src/tools/capture/har.js";
 import { toReplay } from "../../src/tools/capture/replay.js";

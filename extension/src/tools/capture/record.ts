@@ -4,6 +4,7 @@
 // page firing thousands of requests a second costs little and keeps the newest.
 
 import type { CaptureKeeps } from "../../policy/policy.js";
+import { toB64 } from "../../shared/b64.js";
 import { typeAndLength } from "./requests.js";
 import { recordHeaders, type JarCookie, type RawHeader } from "./credentials.js";
 import { BODY_CAP, HEADERS_CAP, heldBy, SENSITIVE_BUDGET, type Body, type Capture, type Entry, type StopReason } from "./model.js";
@@ -246,17 +247,4 @@ export function textOf(b: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function toB64(b: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return btoa(s);
-}
-
-export function fromB64(s: string): Uint8Array {
-  const bin = atob(s);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
 }

@@ -5,7 +5,7 @@
 // and named in the warnings: a packet needs them.
 
 import type { Capture, Entry } from "./model.js";
-import { fromB64 } from "./record.js";
+import { fromB64 } from "../../shared/b64.js";
 import { entryWarnings } from "./warnings.js";
 
 export interface ReplayResult {

@@ -15,7 +15,7 @@ import { buildExport, summaryText, withCurrentPolicy, type ExportFile, type Expo
 import { judgeDestination, reindex, setCapturePolicy, stop } from "./listen.js";
 import { captureWithoutForeignUrls } from "./foreign.js";
 import { METADATA_CAP, SENSITIVE_CAP, type Capture, type Entry } from "./model.js";
-import { toB64 } from "./record.js";
+import { toB64 } from "../../shared/b64.js";
 import { addCapture, getCapture, loadCaptures, sessionCaptures } from "./store.js";
 
 const sessionOf = (ctx: ToolContext) => ctx.gate?.owner?.id ?? "anonymous";
