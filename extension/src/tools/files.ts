@@ -125,6 +125,11 @@ export function mib(n: number): string {
  */
 export type FileSource = "agent" | { tab: number; what: string };
 
+/** A request's wait for the daemon: what the call's deadline leaves, at least a second. */
+function linkMs(ctx: ToolContext): number {
+  return Math.max(1_000, ctx.deadline - Date.now());
+}
+
 /** The bytes a base64 string (whole quads, padded) decodes to. */
 export function b64Bytes(b64: string): number {
   const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
@@ -162,7 +167,6 @@ export async function openFile(
   if (f.size !== undefined && f.size > MAX_FILE_BYTES) throw tooLarge(f.name, f.size, tooLargeHint);
   const sessionId = sessionOf(ctx);
   const send = linkRequest();
-  const ms = () => Math.max(1_000, ctx.deadline - Date.now());
   const live = () => {
     if (ctx.signal.aborted) throw ctx.signal.reason instanceof ToolError ? ctx.signal.reason : toolError("cancelled", "the call was cancelled; nothing was saved");
   };
@@ -171,7 +175,7 @@ export async function openFile(
     live();
     if (!open) throw toolError("cancelled", "the file transfer was dropped; nothing was saved");
     try {
-      return await send(method, params, ms());
+      return await send(method, params, linkMs(ctx));
     } catch (e) {
       throw asFileError(e);
     }
@@ -257,7 +261,7 @@ export async function putFile(
   const send = linkRequest();
   try {
     const params = { sessionId, name: f.name, mimeType: f.mimeType, ...(f.data !== undefined ? { data: f.data } : { text: f.text ?? "" }) };
-    return asLink(await send("torii/files/put", params, Math.max(1_000, ctx.deadline - Date.now())));
+    return asLink(await send("torii/files/put", params, linkMs(ctx)));
   } catch (e) {
     throw asFileError(e);
   }
@@ -277,7 +281,7 @@ export async function sandboxPaths(ctx: ToolContext, names: string[]): Promise<s
   names.forEach((n, i) => checkName(n, `files[${i}]`));
   const sessionId = sessionOf(ctx);
   try {
-    const r = (await linkRequest()("torii/files/path", { sessionId, names }, Math.max(1_000, ctx.deadline - Date.now()))) as { paths?: unknown } | null;
+    const r = (await linkRequest()("torii/files/path", { sessionId, names }, linkMs(ctx))) as { paths?: unknown } | null;
     const paths = r?.paths;
     if (!Array.isArray(paths) || paths.length !== names.length || !paths.every((p) => typeof p === "string")) throw toolError("internal", "the daemon's answer for upload's files is malformed");
     return paths as string[];
