@@ -9,7 +9,7 @@ import { awaitLoad, callTab, guarded, resolveTab, topDocument, watchNav, type Na
 import { act, ACTION_PROPS, S, type ActionArgs } from "./common.js";
 import { openAgentTab } from "./ownership/open.js";
 import { ownershipOn } from "./ownership/state.js";
-import { assertUrlAllowed, isOpaqueBlank, judgeLanding, topFrameEvents } from "./origin.js";
+import { assertUrlAllowed, BLANK_URL, isOpaqueBlank, judgeLanding, topFrameEvents } from "./origin.js";
 import { captureLoad, captureReload } from "./observe/load.js";
 
 /** A page load's default wait; an agent's timeoutMs may ask for up to MAX_ARG_TIMEOUT_MS. */
@@ -197,7 +197,7 @@ export const history = defineTool<ActionArgs & { direction: "back" | "forward"; 
       const target = h.currentIndex + (a.direction === "back" ? -steps : steps);
       const entry = h.entries[target];
       if (!entry) throw toolError("invalid_argument", `steps: cannot go ${a.direction} ${steps} (history has ${h.entries.length} entries, at ${h.currentIndex + 1})`);
-      const toBlank = /^about:blank([?#].*)?$/i.test(entry.url);
+      const toBlank = BLANK_URL.test(entry.url);
       // SECURITY I-15: the history entry's URL is checked before going.
       await assertUrlAllowed(entry.url, toBlank ? "the history entry (about:blank, a blank page)" : "the history entry's page");
       await captureLoad(tabId, entry.url, ctx);

@@ -222,7 +222,8 @@ export async function isOpaqueBlank(t: chrome.tabs.Tab): Promise<boolean> {
   return r.report?.origin === "null" && typeof r.report.url === "string" && BLANK_URL.test(r.report.url);
 }
 
-const BLANK_URL = /^about:blank([?#].*)?$/i;
+/** about:blank, with any query or fragment. */
+export const BLANK_URL = /^about:blank([?#].*)?$/i;
 
 /**
  * SECURITY I-15: after an action, the page it left the tab on (redirects included) must still be
