@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
@@ -84,25 +82,13 @@ func discovered() (config.Discovery, bool) {
 	if err != nil || !ok {
 		return config.Discovery{}, false
 	}
-	if daemonAnswers(d.Paths()) {
+	if control.Answers(d.Paths().Socket()) {
 		return d, true
 	}
 	if _, err := os.Stat(d.Paths().DaemonKey()); err == nil {
 		return d, true
 	}
 	return config.Discovery{}, false
-}
-
-// daemonAnswers reports whether a daemon listens on p's control socket.
-func daemonAnswers(p config.Paths) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	c, err := control.DialSocket(ctx, p.Socket())
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
 }
 
 // dirFlags is " --config-dir X --state-dir Y" for the dirs that are not

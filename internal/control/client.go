@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/osproc"
@@ -31,6 +32,19 @@ func DialSocket(ctx context.Context, socketPath string) (net.Conn, error) {
 		return nil, fmt.Errorf("dial %s: %w", socketPath, err)
 	}
 	return c, nil
+}
+
+// Answers reports whether a daemon listens on socketPath, waiting at most
+// a second for it.
+func Answers(socketPath string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := DialSocket(ctx, socketPath)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // Dial connects to the daemon's control socket.

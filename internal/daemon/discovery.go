@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -47,16 +46,9 @@ func (d *daemon) otherDaemon() (config.Discovery, bool) {
 		return config.Discovery{}, false
 	}
 	rec, ok, err := config.ReadDiscovery(d.opts.DiscoveryFile)
-	if err != nil || !ok || rec.StateDir == d.opts.Paths.StateDir {
+	if err != nil || !ok || rec.StateDir == d.opts.Paths.StateDir || !control.Answers(rec.Paths().Socket()) {
 		return config.Discovery{}, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	c, err := control.DialSocket(ctx, rec.Paths().Socket())
-	if err != nil {
-		return config.Discovery{}, false
-	}
-	c.Close()
 	return rec, true
 }
 
