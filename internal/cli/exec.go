@@ -43,7 +43,7 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	fs := newFlags(s, "exec", execSynopsis)
 	asJSON := fs.Bool("json", false, "print the whole MCP CallToolResult as JSON")
 	outDir := fs.String("out", "", "directory for saved images (default: the current directory)")
-	timeout := fs.Duration("timeout", 0, "give up after this long, time in the queue included (default 57s, under an MCP client's 60s; at most 180s)")
+	timeout := fs.Duration("timeout", 0, fmt.Sprintf("give up after this long, time in the queue included (default %.0fs, under an MCP client's 60s; at most %.0fs)", broker.DefaultCallTimeout.Seconds(), broker.MaxCallTimeout.Seconds()))
 	label := fs.String("session", "exec", "the named session the call runs in: the same name, in any process, shares its tabs (also after a daemon restart)")
 	fs.StringVar(label, "session-label", "exec", "the same as --session")
 	end := fs.Bool("end", false, "end the named session now, instead of a call (its tabs close in a browser torii launched)")
