@@ -93,19 +93,19 @@ func ValidName(name string) error {
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) }) >= 0:
 		return fmt.Errorf("%w: %q holds a control character", ErrName, clip(name))
 	}
-	if i := strings.IndexFunc(name, IsBidi); i >= 0 {
+	if i := strings.IndexFunc(name, isBidi); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(name[i:])
 		return fmt.Errorf("%w: %q holds U+%04X, a bidirectional control character that can disguise a name's real extension; give a name without it", ErrName, clip(name), r)
 	}
 	return nil
 }
 
-// IsBidi reports the bidirectional control characters: the marks
+// isBidi reports the bidirectional control characters: the marks
 // (U+061C, U+200E, U+200F), embeddings and overrides (U+202A–U+202E) and
 // isolates (U+2066–U+2069). In a file name they reorder what the person
 // reads, so a name's real extension can hide behind a harmless one
 // (SECURITY I-85).
-func IsBidi(r rune) bool {
+func isBidi(r rune) bool {
 	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
@@ -117,7 +117,7 @@ func SafeName(raw string) string {
 		raw = raw[i+1:]
 	}
 	raw = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || IsBidi(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || isBidi(r) || r == utf8.RuneError {
 			return -1
 		}
 		return r
