@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importTs } from "./scripts/import-ts.mjs";
 import { writeIcons } from "./scripts/icons.mjs";
+import { entryPoints } from "./scripts/entries.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, "dist");
@@ -45,20 +46,7 @@ const copyPlugin = {
 
 const options = {
   absWorkingDir: root,
-  entryPoints: {
-    background: "src/background/index.ts",
-    popup: "src/popup/popup.ts",
-    "popup-policy": "src/popup/policy.ts",
-    "popup-sessions": "src/popup/sessions.ts",
-    connect: "src/connect/connect.ts",
-    page: "src/page/index.ts",
-    guard: "src/guard/index.ts",
-    sidepanel: "src/sidepanel/main.ts",
-    options: "src/options/options.ts",
-    "options-proxy": "src/options/proxy.ts",
-    "popup-proxy": "src/popup/proxy.ts",
-    approval: "src/approval/approval.ts",
-  },
+  entryPoints,
   outdir: dist,
   bundle: true,
   format: "esm",

@@ -10,7 +10,7 @@ import { browserSocket } from "./socket.js";
 import { SettingsStore, TicketStore, type KV } from "./state.js";
 import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
 import { launchRequested, linkChanged, noteBrowserRun } from "./managed.js";
-import "./panel.js"; // the side panel's port (torii.panel) bridged to the link
+import { installPanel } from "./panel.js";
 import { witnessConnected } from "./auditwitness.js";
 
 const KEEPALIVE_ALARM = "torii.keepalive";
@@ -55,6 +55,9 @@ export const link = new Link({
   log: (m) => console.info(m),
   onConnected: (daemonId) => witnessConnected(daemonId, (m, p) => link.request(m, p)),
 });
+
+// The side panel's port (torii.panel) bridged to the link.
+installPanel(link);
 
 // Tools hand the bytes they save to the daemon over the link (tools/files.ts, SECURITY I-66).
 setFileRequester((method, params, ms) => link.request(method, params, ms));

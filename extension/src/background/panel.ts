@@ -4,11 +4,12 @@
 // session; permission requests are answered with the panel's decision, or `cancelled` on Stop.
 // Events for a window whose panel is closed are buffered (bounded) and delivered when it reopens.
 //
-// Every listener is registered synchronously at import (MV3 wake-up rule).
+// Every listener is registered synchronously (MV3 wake-up rule): at import, and the ports' by
+// installPanel, which the worker's entry calls at top level with its link.
 
 import { PANEL_PORT, panelMayCall, type PanelToWorker, type PermissionOutcome, type RpcErrorShape, type WorkerToPanel } from "../room/port.js";
 import { dropWindowGrant, setWindowGrant } from "../tools/ownership/grants.js";
-import { link } from "./index.js";
+import type { LinkState } from "../shared/messages.js";
 import { RpcError, registerHandler } from "./rpc.js";
 
 /** A turn may run long (an agent working through a page); the daemon reports hangs itself. */
@@ -20,6 +21,13 @@ const BUFFER_CAP = 3000;
 const PERMISSION_TIMEOUT_MS = 30 * 60 * 1000;
 const STORE_KEY = "torii.panel.sessions";
 const LINK_DOWN = -32000;
+
+/** What the panel uses of the link to the daemon (background/link.ts). */
+export interface PanelLink {
+  state(): LinkState;
+  notify(method: string, params?: unknown): void;
+  request(method: string, params?: unknown, timeoutMs?: number): Promise<unknown>;
+}
 
 interface PanelPort {
   port: chrome.runtime.Port;
@@ -132,7 +140,7 @@ async function windowGrantAfter(method: string, windowId: number | null, session
   }
 }
 
-function errShape(e: unknown): RpcErrorShape {
+function errShape(link: PanelLink, e: unknown): RpcErrorShape {
   if (e instanceof RpcError) return { code: e.code, message: e.message };
   const st = link.state();
   if (st.status !== "connected") return { code: LINK_DOWN, message: `the link to the daemon is ${st.status}${st.reason ? `: ${st.reason}` : ""}` };
@@ -178,12 +186,12 @@ function settle(requestId: string, outcome: PermissionOutcome, why?: string): vo
   toWindow(p.windowId, why ? { t: "permission_done", requestId, why } : { t: "permission_done", requestId });
 }
 
-function cancelSession(sessionId: string): void {
+function cancelSession(link: PanelLink, sessionId: string): void {
   link.notify("session/cancel", { sessionId });
   for (const [id, p] of pending) if (p.sessionId === sessionId) settle(id, { outcome: "cancelled" });
 }
 
-async function call(p: PanelPort, id: number, method: string, params: unknown, timeoutMs?: number): Promise<void> {
+async function call(link: PanelLink, p: PanelPort, id: number, method: string, params: unknown, timeoutMs?: number): Promise<void> {
   if (!panelMayCall(method)) {
     post(p, { t: "error", id, error: { code: -32601, message: `the panel may not call ${method}` } });
     return;
@@ -214,7 +222,7 @@ async function call(p: PanelPort, id: number, method: string, params: unknown, t
     }
     post(p, { t: "result", id, result });
   } catch (e) {
-    const error = errShape(e);
+    const error = errShape(link, e);
     if (isPrompt) {
       busy.delete(sessionId);
       await toSession(sessionId, { t: "turn_end", sessionId, stopReason: "error", error });
@@ -223,7 +231,7 @@ async function call(p: PanelPort, id: number, method: string, params: unknown, t
   }
 }
 
-function onMessage(p: PanelPort, raw: unknown): void {
+function onMessage(link: PanelLink, p: PanelPort, raw: unknown): void {
   const m = raw as PanelToWorker;
   if (!m || typeof m !== "object" || typeof m.t !== "string") return;
   switch (m.t) {
@@ -243,10 +251,10 @@ function onMessage(p: PanelPort, raw: unknown): void {
       return;
     }
     case "call":
-      if (typeof m.id === "number" && typeof m.method === "string") void call(p, m.id, m.method, m.params, m.timeoutMs);
+      if (typeof m.id === "number" && typeof m.method === "string") void call(link, p, m.id, m.method, m.params, m.timeoutMs);
       return;
     case "cancel":
-      if (typeof m.sessionId === "string") cancelSession(m.sessionId);
+      if (typeof m.sessionId === "string") cancelSession(link, m.sessionId);
       return;
     case "permission":
       if (typeof m.requestId === "string" && m.outcome) {
@@ -265,19 +273,22 @@ function onMessage(p: PanelPort, raw: unknown): void {
   }
 }
 
-chrome.runtime.onConnect.addListener((port) => {
-  if (port.name !== PANEL_PORT) return;
-  // Only our own extension pages may speak for a room; content scripts and other extensions may not.
-  const url = port.sender?.url ?? "";
-  if (port.sender?.id !== chrome.runtime.id || !url.startsWith(self.location.origin + "/")) {
-    port.disconnect();
-    return;
-  }
-  const p: PanelPort = { port, windowId: null };
-  ports.add(p);
-  port.onMessage.addListener((m: unknown) => onMessage(p, m));
-  port.onDisconnect.addListener(() => ports.delete(p));
-});
+/** Bridges each side panel's port to `link`. */
+export function installPanel(link: PanelLink): void {
+  chrome.runtime.onConnect.addListener((port) => {
+    if (port.name !== PANEL_PORT) return;
+    // Only our own extension pages may speak for a room; content scripts and other extensions may not.
+    const url = port.sender?.url ?? "";
+    if (port.sender?.id !== chrome.runtime.id || !url.startsWith(self.location.origin + "/")) {
+      port.disconnect();
+      return;
+    }
+    const p: PanelPort = { port, windowId: null };
+    ports.add(p);
+    port.onMessage.addListener((m: unknown) => onMessage(link, p, m));
+    port.onDisconnect.addListener(() => ports.delete(p));
+  });
+}
 
 // The toolbar button keeps the popup; the side panel opens from its keyboard command.
 void chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: false }).catch(() => undefined);

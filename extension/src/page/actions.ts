@@ -4,7 +4,7 @@ import { nameOf, roleOf, SKIP } from "./aria";
 import { clip, nextFrames, norm } from "./dom";
 import { fail } from "./errors";
 import { isRef } from "./refs";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 import { focusedIn, isPasswordField } from "./risk";
 import { useSecrets } from "./secrets";
@@ -16,7 +16,7 @@ function isDisabled(el: Element): boolean {
   return el.matches(":disabled") || el.getAttribute("aria-disabled") === "true";
 }
 
-export function domClick(engine: Engine, a: { ref?: string; selector?: string }) {
+export function domClick(engine: EngineContext, a: { ref?: string; selector?: string }) {
   const el = engine.target(a);
   if (isDisabled(el)) fail("disabled", "the element is disabled; the click would do nothing");
   const tag = el.localName;
@@ -43,7 +43,7 @@ export function nativeGet(el: HTMLInputElement | HTMLTextAreaElement): string {
   return Object.getOwnPropertyDescriptor(proto, "value")?.get?.call(el) as string;
 }
 
-export function fill(engine: Engine, a: FillArgs) {
+export function fill(engine: EngineContext, a: FillArgs) {
   if (typeof a.value !== "string") fail("invalid_argument", "fill needs a string value");
   const el = engine.target(a);
   // SECURITY I-18: checked in the same turn as the value is set: before anything happens, and again
@@ -99,7 +99,7 @@ export function fill(engine: Engine, a: FillArgs) {
   return { mode, applied: ok && applied, events: isField ? ["beforeinput", "input", "change"] : ["beforeinput", "input"] };
 }
 
-export function selectOption(engine: Engine, a: SelectArgs) {
+export function selectOption(engine: EngineContext, a: SelectArgs) {
   const el = engine.target(a);
   if (el.localName !== "select") fail("invalid_argument", `<${el.localName}> is not a <select>`, "For custom dropdowns, click the control and then the option.");
   const s = el as HTMLSelectElement;
@@ -152,7 +152,7 @@ function scrollParent(el: Element): Element {
   return el.ownerDocument.scrollingElement ?? el.ownerDocument.documentElement;
 }
 
-function scrollInfo(engine: Engine, c: Element): ScrollResult {
+function scrollInfo(engine: EngineContext, c: Element): ScrollResult {
   const page = c === c.ownerDocument.scrollingElement;
   return {
     scrollY: Math.round(c.scrollTop),
@@ -163,7 +163,7 @@ function scrollInfo(engine: Engine, c: Element): ScrollResult {
   };
 }
 
-export async function scroll(engine: Engine, a: ScrollArgs): Promise<ScrollResult> {
+export async function scroll(engine: EngineContext, a: ScrollArgs): Promise<ScrollResult> {
   const hasDelta = typeof a.dx === "number" || typeof a.dy === "number";
   if (a.to !== undefined && a.to !== "top" && a.to !== "bottom") fail("invalid_argument", 'to must be "top" or "bottom"');
   let c: Element;

@@ -22,6 +22,7 @@ import * as wait from "./wait";
 import { maskHere, maskReply, takeMask } from "./secrets";
 import { typeSecret } from "./type-secret";
 import { ResourceLog } from "./timing";
+import type { EngineContext } from "./context";
 
 export { PROTOCOL } from "./types";
 
@@ -45,7 +46,7 @@ function randomId(): string {
   return s.slice(0, 12);
 }
 
-export class Engine {
+export class Engine implements EngineContext {
   readonly protocol = PROTOCOL;
   readonly docId = randomId();
   readonly refs = new RefTable();
@@ -384,7 +385,7 @@ export class Engine {
 }
 
 /** Element under a point, looking into open shadow roots. */
-export function hitTest(doc: Document, x: number, y: number): Element | null {
+function hitTest(doc: Document, x: number, y: number): Element | null {
   let e = doc.elementFromPoint(x, y);
   while (e?.shadowRoot) {
     const inner = e.shadowRoot.elementFromPoint(x, y);
@@ -399,7 +400,7 @@ function labelFor(hit: Element, el: Element): boolean {
   return !!l && (l as HTMLLabelElement).control === el;
 }
 
-export function describe(engine: Engine, el: Element): ElementState {
+function describe(engine: Engine, el: Element): ElementState {
   const tag = el.localName;
   let role = roleOf(el, tag);
   if (role === SKIP) role = "";

@@ -5,7 +5,7 @@ import { INLINE_TAGS } from "./aria";
 import { clip, norm } from "./dom";
 import { maskHere } from "./secrets";
 import { fail } from "./errors";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import { head, render } from "./render";
 import { visibleText } from "./text";
 import { BREAK, isText, type Item, type TNode, type TText } from "./tree";
@@ -46,7 +46,7 @@ function cmp(hay: string, needle: string): 0 | 1 | 2 {
 }
 
 /** Every element under `root` matching q: exact matches first, each in document order. */
-export function collect(engine: Engine, q: Query, root: Element): Hit[] {
+export function collect(engine: EngineContext, q: Query, root: Element): Hit[] {
   const { items } = engine.tree(root);
   const exact: Hit[] = [];
   const partial: Hit[] = [];
@@ -126,7 +126,7 @@ function nodeSet(items: Item[]): Set<Element> {
 }
 
 /** The first `limit` hits as find's matches: each with its own ref and a line that says what it is. */
-export function present(engine: Engine, hits: Hit[], limit: number): FindResult["matches"] {
+export function present(engine: EngineContext, hits: Hit[], limit: number): FindResult["matches"] {
   return hits.slice(0, limit).map((h) => {
     const ref = engine.refs.refFor(h.el);
     return { line: lineOf(h, ref), ref, exact: h.exact };

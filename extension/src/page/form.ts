@@ -4,7 +4,7 @@
 // whole form as it was. Like fill, nothing here returns a field's value.
 import { norm } from "./dom";
 import { EngineError, fail } from "./errors";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import * as actions from "./actions";
 import { isPasswordField } from "./risk";
 import { useSecrets } from "./secrets";
@@ -107,7 +107,7 @@ function optionIndexes(s: HTMLSelectElement, wanted: string[]): number[] {
   return out;
 }
 
-function planField(engine: Engine, f: FormFieldArg): Plan {
+function planField(engine: EngineContext, f: FormFieldArg): Plan {
   const el = engine.target(f);
   const v = f.value;
   const tag = el.localName;
@@ -176,7 +176,7 @@ function valueHint(type: string): string {
 }
 
 /** Every field checked; the first bad one fails the whole call, named by its index. */
-function planAll(engine: Engine, a: FillFormArgs): Plan[] {
+function planAll(engine: EngineContext, a: FillFormArgs): Plan[] {
   const plans: Plan[] = [];
   for (const f of a.fields) {
     try {
@@ -213,7 +213,7 @@ function setChecked(el: HTMLInputElement, want: boolean): boolean {
   return el.checked === want;
 }
 
-export function fillForm(engine: Engine, a: FillFormArgs): FillFormResult {
+export function fillForm(engine: EngineContext, a: FillFormArgs): FillFormResult {
   if (!Array.isArray(a.fields) || a.fields.length === 0) fail("invalid_argument", "fields: give at least one field");
   // SECURITY I-69: references become values in this document, bound to its own origin, before the
   // fields are planned; a field that is one secret of this origin may be a password field.

@@ -5,7 +5,7 @@ import { isScrollable } from "./actions";
 import { deepQuery, nextFrames, norm, round } from "./dom";
 import { fail } from "./errors";
 import { isRef } from "./refs";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import { collect, present, queryOf, type Hit, type Query } from "./find";
 import { visibleText } from "./text";
 import { BREAK, isText } from "./tree";
@@ -40,7 +40,7 @@ function mainScroller(): Element {
 }
 
 /** reveal's scroller as given: a ref (b12) or a CSS selector; each error names `container`. */
-function containerOf(engine: Engine, c: unknown): Element {
+function containerOf(engine: EngineContext, c: unknown): Element {
   if (typeof c !== "string" || c === "") fail("invalid_argument", "container: give a ref (e.g. b12) or a CSS selector");
   if (isRef(c)) return engine.refs.resolve(c);
   let el: Element | null = null;
@@ -140,7 +140,7 @@ function mergeRanges(w: [number, number][]): { from: number; to: number }[] {
  * place was searched, or maxScrolls steps or the time budget are spent. Substring matches seen on
  * the way are remembered; with no exact match anywhere, reveal goes back to the first of them.
  */
-export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResult> {
+export async function reveal(engine: EngineContext, a: RevealArgs): Promise<RevealResult> {
   const t0 = performance.now();
   const sel = typeof a.selector === "string" && a.selector !== "" ? a.selector : undefined;
   if (sel !== undefined && (a.role || a.name || a.text)) fail("invalid_argument", "reveal: give role/name/text or selector, not both");
@@ -312,7 +312,7 @@ export async function reveal(engine: Engine, a: RevealArgs): Promise<RevealResul
 }
 
 /** A selector's element, with the outline node or the text its line shows. */
-function described(engine: Engine, h: Hit): Hit {
+function described(engine: EngineContext, h: Hit): Hit {
   if (h.node || h.text !== undefined) return h;
   const { items } = engine.tree(h.el);
   const first = items.find((it) => it !== BREAK);

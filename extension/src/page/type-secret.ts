@@ -5,7 +5,7 @@
 // guard holds the secret first (I-76).
 import { deepActiveElement } from "./dom";
 import { fail } from "./errors";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import { nativeGet, nativeSetter } from "./actions";
 import { useSecrets } from "./secrets";
 import { holdSecrets } from "./hold-secret";
@@ -21,7 +21,7 @@ const TEXT_INPUTS = new Set(["text", "email", "password", "search", "tel", "url"
  * that its form may send the secret only to the secret's origins (SECURITY I-18, I-69).
  */
 export function typeSecret(
-  engine: Engine,
+  engine: EngineContext,
   a: { ref?: string; selector?: string; text: string; secrets: SecretBundle; submitKey?: string },
 ): { typed: true; submitKey?: boolean } {
   if (typeof a.text !== "string") fail("invalid_argument", "typeSecret needs text");

@@ -2,7 +2,7 @@
 // cannot see (style-only changes, closed shadow roots, timers), and a hard timeout ends it.
 import { deepQuery } from "./dom";
 import { EngineError, fail } from "./errors";
-import type { Engine } from "./engine";
+import type { EngineContext } from "./context";
 import type { SettleArgs, WaitForArgs } from "./types";
 import { visibleText } from "./text";
 import { maskHere } from "./secrets";
@@ -15,7 +15,7 @@ function clampTimeout(v: unknown, dflt: number): number {
   return Math.min(n, MAX_MS);
 }
 
-export function waitFor(engine: Engine, a: WaitForArgs): Promise<{ found: boolean; ms: number; state: string }> {
+export function waitFor(engine: EngineContext, a: WaitForArgs): Promise<{ found: boolean; ms: number; state: string }> {
   const state = a.state ?? "appear";
   if (state !== "appear" && state !== "disappear") fail("invalid_argument", 'state must be "appear" or "disappear"');
   const timeout = clampTimeout(a.timeoutMs, 5000);

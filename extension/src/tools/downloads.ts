@@ -13,7 +13,7 @@ import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { originOf } from "../policy/pattern.js";
 import { approvalChoice, judgeUrl, type Policy } from "../policy/policy.js";
 import { errorResult, toolError, type CallToolResult } from "./errors.js";
-import type { Traits } from "./define.js";
+import type { Traits } from "./traits.js";
 import { unanswerable, type GateContext } from "./gate.js";
 import { adoptDownload, safeName } from "./files.js";
 import { outbound } from "./secrets.js";

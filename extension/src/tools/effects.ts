@@ -11,7 +11,7 @@ import { dialogOf, waitDialog } from "../cdp/debugger.js";
 import { withDeadline } from "../cdp/deadline.js";
 import { documentAllowsPassword, type Policy } from "../policy/policy.js";
 import { engine, NotRidden, resolveTarget, type EngineOpts, type EngineReply, type Ridden, type Target } from "./browser.js";
-import type { Effect } from "./define.js";
+import type { Effect } from "./traits.js";
 import { toolError, type ToolError } from "./errors.js";
 import type { ElementFacts, InputFacts } from "./predict.js";
 import { tabHoldsSecret } from "./secret-net.js";

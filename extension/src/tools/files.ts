@@ -6,7 +6,7 @@
 // a bad one fails before any bytes travel. A file larger than one chunk goes in bounded chunks
 // (torii/files/begin, chunk, commit), so no request has to fit the link's 1 MiB cap (SECURITY I-81).
 
-import type { ToolContext } from "./define.js";
+import type { ResourceLink, ToolContext } from "./define.js";
 import { toolError, ToolError, type ErrorCode } from "./errors.js";
 import { outbound, refuseUnmaskable } from "./secrets.js";
 import { policyJudge, withholdForeignUrls } from "../outbound/foreign.js";
@@ -23,18 +23,6 @@ const CHUNK_B64 = Math.floor(CHUNK_BYTES / 3) * 4;
 
 /** The longest file name the sandbox takes (UTF-8 bytes), as internal/files MaxName. */
 export const MAX_NAME = 200;
-
-/** An MCP resource_link content block, as the daemon answers it. */
-export interface ResourceLink {
-  type: "resource_link";
-  /** torii://files/<session folder>/<name>: readable through resources/read by this session only. */
-  uri: string;
-  /** The file's final name in the sandbox (a taken name gets " (2)"…). */
-  name: string;
-  mimeType: string;
-  /** Bytes on disk. */
-  size: number;
-}
 
 type Requester = (method: string, params: unknown, timeoutMs?: number) => Promise<unknown>;
 let request: Requester | undefined;

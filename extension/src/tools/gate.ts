@@ -11,14 +11,15 @@ import { APPROVAL_LABELS, actAllowed, approvalChoice, evalAllowed, invokeAllowed
 import { originOf } from "../policy/pattern.js";
 import type { ApprovalOutcome, ApprovalRequest } from "../policy/approvals.js";
 import { toolError, type ToolError } from "./errors.js";
-import { hasEffect, INPUT_EFFECTS, type AnyTool, type Effect } from "./define.js";
+import { hasEffect, INPUT_EFFECTS, type Effect, type Traits } from "./traits.js";
 import { EFFECT_KINDS, type EffectKind } from "../guard/decide.js";
 import { predictInput, type InputFacts } from "./predict.js";
 import { checkOwnership } from "./ownership/check.js";
 import type { SessionRef } from "./ownership/state.js";
 
 export interface GateCall {
-  tool: AnyTool;
+  /** What the gate reads of a tool: its name, for messages and the audit, and its traits (define.ts). */
+  tool: { name: string; readOnly: boolean; traits: Traits };
   args: Record<string, unknown>;
 }
 
@@ -324,7 +325,7 @@ function isEffectKind(k: ApprovalKind): k is EffectKind {
  * with `also`, every kind's: one deny refuses, one ask asks once for all); true when they approved
  * it in the window.
  */
-async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: AnyTool, origin: string, a: Ask, ctx: GateContext): Promise<boolean> {
+async function decide(env: PolicyEnv, policy: Policy, verdict: Verdict, tool: GateCall["tool"], origin: string, a: Ask, ctx: GateContext): Promise<boolean> {
   const kinds = [a.kind, ...(a.also ?? [])];
   const choices = kinds.map((k) => approvalChoice(policy, verdict, k));
   if (choices.every((c) => c === "allow")) {

@@ -7,7 +7,7 @@
 import type { ClickEffects } from "../page/risk.js";
 import type { ApprovalKind } from "../policy/policy.js";
 import { maskSecret } from "../policy/approvals.js";
-import type { Effect } from "./define.js";
+import type { Effect } from "./traits.js";
 import { KeyError, parseCombo } from "./keys.js";
 
 /** What the page says about the element an input lands on. */

@@ -12,7 +12,7 @@
 //   window operation nor Chrome's pick of a tab for one that opened or closed explains it
 //   (CHROME_PICK_MS).
 
-import type { Effect } from "./define.js";
+import type { Effect } from "./traits.js";
 
 /**
  * How long after an agent's call a popup it set off is still the agent's. 1 s covers the usual

@@ -6,7 +6,7 @@
 
 import { checkProxySettings, chromeProxyConfig, describeProfile, profileProblems, ProxySettingsError, readProxySettings, type ProxyProfile, type ProxySettings } from "../policy/proxy.js";
 import { toolError, ToolError } from "./errors.js";
-import { recordAudit } from "./safety.js";
+import { recordAudit } from "./auditlog.js";
 
 export const PROXY_KEY = "proxy";
 

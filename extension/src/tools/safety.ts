@@ -1,11 +1,10 @@
 // The service worker's side of the person's policy: the stored policy (chrome.storage.local, key
 // "policy") and the judges of tools/origin.ts wired to it, pending
-// approvals and their window, the audit ring, handoffs, and the messages the extension's own pages
+// approvals and their window, handoffs, and the messages the extension's own pages
 // (popup, options, approval window) and the handoff banner send. Agents and the daemon have no
 // path to change any of it: none of these messages is reachable from the link (SECURITY I-14).
 
 import { ApprovalQueue, type ApprovalRequest } from "../policy/approvals.js";
-import { AuditRing, type AuditEntry } from "../policy/audit.js";
 import { originOf } from "../policy/pattern.js";
 import { normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
 import { checkNoDialog, resolveTab } from "./browser.js";
@@ -13,6 +12,7 @@ import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from ".
 import type { PolicyEnv } from "./gate.js";
 import { inputFacts, riskOf } from "./effects.js";
 import { proxySwitchAllowed } from "./proxystore.js";
+import { audit } from "./auditlog.js";
 import { outbound } from "./secrets.js";
 import { auditWitness } from "../background/auditwitness.js";
 import { noOneCanAnswer } from "../background/unattended.js";
@@ -113,19 +113,6 @@ export function handoffOf(tabId: number): Handoff | undefined {
 
 export function listHandoffs(): { tabId: number; reason: string; message: string }[] {
   return [...handoffs.values()].map((h) => ({ tabId: h.tabId, reason: h.reason, message: h.message }));
-}
-
-// ---------- audit ----------
-
-// Reached lazily: modules that import this one load where chrome.storage is not (unit tests).
-export const audit = new AuditRing({
-  get: (keys) => chrome.storage.local.get(keys),
-  set: (items) => chrome.storage.local.set(items),
-  remove: (keys) => chrome.storage.local.remove(keys),
-});
-
-export function recordAudit(e: AuditEntry): void {
-  void audit.record(e).catch(() => undefined);
 }
 
 // ---------- the gate's environment ----------

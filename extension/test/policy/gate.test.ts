@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { gate, setGateState, type GateContext, type PolicyEnv } from "../../src/tools/gate.js";
 import { getTool } from "../../src/tools/registry.js";
-import { defineTool, type AnyTool, type Effect, type Traits } from "../../src/tools/define.js";
+import { defineTool, type AnyTool } from "../../src/tools/define.js";
+import type { Effect, Traits } from "../../src/tools/traits.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { ToolError } from "../../src/tools/errors.js";
 

@@ -3,7 +3,8 @@
 // is saved under torii/<session folder>/ with a name that cannot climb, and a result carries the
 // resource_link instead of the bytes.
 import { afterEach, describe, expect, it } from "vitest";
-import { b64Bytes, CHUNK_BYTES, checkName, MAX_FILE_BYTES, openFile, putFile, safeName, setFileRequester, type ResourceLink } from "../../src/tools/files.js";
+import { b64Bytes, CHUNK_BYTES, checkName, MAX_FILE_BYTES, openFile, putFile, safeName, setFileRequester } from "../../src/tools/files.js";
+import type { ResourceLink } from "../../src/tools/define.js";
 import { sandboxTarget } from "../../src/tools/downloads.js";
 import { toCallResult, type ToolContext } from "../../src/tools/define.js";
 import { ToolError } from "../../src/tools/errors.js";

@@ -2,7 +2,7 @@
 // arguments and the page's facts, whichever tool sends it.
 import { describe, expect, it } from "vitest";
 import { keysOf, predictInput, type ElementFacts } from "../../src/tools/predict.js";
-import type { Effect } from "../../src/tools/define.js";
+import type { Effect } from "../../src/tools/traits.js";
 
 const NONE = { submit: false, destructive: false };
 const field: ElementFacts = { label: 'textbox "Query"', click: NONE, enter: { submit: true, destructive: false }, space: NONE };

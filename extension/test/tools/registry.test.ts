@@ -3,7 +3,8 @@ import { auditOf, CALL_BUDGET_MS, callTool, handlerMs, listTools, META_AUDIT, se
 import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
-import { defineTool, DESTRUCTIVE_EFFECTS, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type Effect } from "../../src/tools/define.js";
+import { defineTool, MAX_ARG_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from "../../src/tools/define.js";
+import { DESTRUCTIVE_EFFECTS, type Effect } from "../../src/tools/traits.js";
 
 const NO_EFFECT = { submit: false, destructive: false };
 /** The target the fake page describes: a button the page marks destructive. */

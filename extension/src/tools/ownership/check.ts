@@ -2,7 +2,7 @@
 // `tabs` lists and the result reports. Reads the state and the grants; changes neither, beyond
 // recording the session's last used tab.
 
-import type { Traits } from "../define.js";
+import type { Traits } from "../traits.js";
 import type { CallToolResult } from "../errors.js";
 import { toolError } from "../errors.js";
 import { selfOp } from "./attribution.js";
