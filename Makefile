@@ -59,6 +59,8 @@ gotest: extension
 
 ext-test: $(EXT_DEPS)
 	$(NPM) --prefix extension run typecheck
+	$(NPM) --prefix extension run cycles
+	$(NPM) --prefix extension run deadcode
 	$(NPM) --prefix extension test
 	$(NPM) --prefix extension run test:page
 	$(NPM) --prefix extension run docs:check
