@@ -23,7 +23,7 @@ const GATE_SHAPES = [
   [[81, 40], [94, 40], [98, 112], [82, 112]],
 ];
 
-export function iconSvg() {
+function iconSvg() {
   const polys = GATE_SHAPES.map((p) => `<polygon points="${p.map(([x, y]) => `${x},${y}`).join(" ")}"/>`).join("");
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 128 128" role="img" aria-label="Torii"><rect width="128" height="128" rx="${RADIUS}" fill="${TILE}"/><g fill="${GATE}">${polys}</g></svg>\n`;
 }
@@ -66,7 +66,7 @@ function chunk(type, data) {
   return Buffer.concat([len, td, crc]);
 }
 
-export function iconPng(size) {
+function iconPng(size) {
   const tile = hex(TILE);
   const gate = hex(GATE);
   const S = 4;
@@ -101,7 +101,7 @@ export function iconPng(size) {
   return Buffer.concat([sig, chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw, { level: 9 })), chunk("IEND", Buffer.alloc(0))]);
 }
 
-export const ICON_SIZES = [16, 32, 48, 128];
+const ICON_SIZES = [16, 32, 48, 128];
 
 export async function writeIcons(dir) {
   await writeFile(join(dir, "icon.svg"), iconSvg());

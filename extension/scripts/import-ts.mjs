@@ -6,7 +6,7 @@ import * as esbuild from "esbuild";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const extensionRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+const extensionRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export async function importTs(contents) {
   const bundle = await esbuild.build({

@@ -21,11 +21,11 @@ function repoRoot(): string {
   throw new Error("run from inside the repository");
 }
 const ROOT = repoRoot();
-export const PAGES = join(ROOT, "testdata", "pages");
+const PAGES = join(ROOT, "testdata", "pages");
 const BENCH_PAGES = join(ROOT, "bench", "pages");
 const ENTRY = join(ROOT, "extension", "src", "page", "index.ts");
 
-export function bundle(): string {
+function bundle(): string {
   const r = buildSync({
     entryPoints: [ENTRY],
     bundle: true,
@@ -85,7 +85,7 @@ function findChromium(): string {
   }
   throw new Error("no Chromium found: install one (never downloaded by the tests) or set CHROMIUM_PATH");
 }
-export const CHROMIUM = findChromium();
+const CHROMIUM = findChromium();
 
 export async function setup(): Promise<Env> {
   const code = bundle();

@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 
-export interface PairVector {
+interface PairVector {
   name: string;
   requestId: string;
   origin: string;
@@ -18,7 +18,7 @@ export interface PairVector {
   otpProofB64: string;
 }
 
-export interface AuthVector {
+interface AuthVector {
   name: string;
   role: "daemon" | "device";
   connectionId: string;

@@ -20,7 +20,7 @@ export interface IdentityStore {
   clear(): Promise<void>;
 }
 
-export class IdentityError extends Error {
+class IdentityError extends Error {
   override name = "IdentityError";
 }
 

@@ -12,10 +12,10 @@ import { RpcClosedError, RpcError, RpcPeer } from "./rpc.js";
 import type { SocketFactory, SocketLike } from "./socket.js";
 import type { Settings, SettingsStore, TicketStore } from "./state.js";
 
-export const PING_INTERVAL_MS = 20_000; // an idle MV3 worker is killed at 30 s
-export const PING_TIMEOUT_MS = 10_000;
-export const PAIR_TIMEOUT_MS = 130_000; // the daemon decides within 120 s
-export const OTP_LIFETIME_MS = 60_000;
+const PING_INTERVAL_MS = 20_000; // an idle MV3 worker is killed at 30 s
+const PING_TIMEOUT_MS = 10_000;
+const PAIR_TIMEOUT_MS = 130_000; // the daemon decides within 120 s
+const OTP_LIFETIME_MS = 60_000;
 export const REVOKED_REASON = "revoked — pair again";
 export const NOT_PAIRED_REASON = "not paired";
 

@@ -5,7 +5,7 @@ export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
+const INTERNAL_ERROR = -32603;
 
 /** A JSON-RPC error, as received from the peer or thrown by a handler to answer with. */
 export class RpcError extends Error {
@@ -68,7 +68,7 @@ interface Pending {
 
 type Id = string | number;
 
-export const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
 
 export class RpcPeer {
   private nextId = 1;

@@ -1,7 +1,7 @@
 // Durable link settings in chrome.storage.local, so a restarted service worker resumes the link.
 // Only public material is stored here; the device private key lives in IndexedDB (identity.ts).
 
-export const DEFAULT_DAEMON_URL = "ws://127.0.0.1:7317/acp";
+const DEFAULT_DAEMON_URL = "ws://127.0.0.1:7317/acp";
 
 export interface Settings {
   daemonUrl: string;

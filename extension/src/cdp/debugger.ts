@@ -7,7 +7,7 @@ import { toolError } from "../tools/errors.js";
 import { classifyChromeError } from "../tools/errors.js";
 import { withDeadline } from "./deadline.js";
 
-export const CDP_VERSION = "1.3";
+const CDP_VERSION = "1.3";
 const DEFAULT_CDP_MS = 10_000;
 
 /** What the agent may know of an open dialog; a foreign one carries no message, prompt or URL. */
@@ -124,10 +124,6 @@ export function judgedDialog(tabId: number): Promise<DialogInfo | undefined> {
 
 export function clearDialog(tabId: number): void {
   dialogs.delete(tabId);
-}
-
-export function isAttached(tabId: number): boolean {
-  return attached.has(tabId);
 }
 
 /** Attaches the debugger to the tab (once) and enables the Page domain for dialog events. */

@@ -61,7 +61,7 @@ setGateState({
   env: policyEnv,
 });
 
-export const provider = new McpProvider({
+const provider = new McpProvider({
   serverId: async () => {
     const v = (await chrome.storage.local.get("serverId")).serverId;
     return typeof v === "string" ? v : "";

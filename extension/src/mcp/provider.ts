@@ -10,11 +10,11 @@ import type { CallToolResult } from "../tools/errors.js";
 import { toolError } from "../tools/errors.js";
 import type { CallMeta, McpTool } from "../tools/registry.js";
 
-export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
-export const SERVER_NAME = "torii-extension";
+const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
+const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+const SERVER_NAME = "torii-extension";
 /** Connections per provider; the oldest is dropped beyond this (a daemon reconnecting many times). */
-export const MAX_CONNECTIONS = 32;
+const MAX_CONNECTIONS = 32;
 
 /**
  * Conventions shared by every tool, said once here instead of in each tool (tools/list is paid for

@@ -32,10 +32,6 @@ export async function listAudit(limit?: number): Promise<AuditEntry[]> {
   return (await call<{ entries: AuditEntry[] }>({ type: "torii.audit.list", ...(limit ? { limit } : {}) })).entries;
 }
 
-export async function clearAudit(): Promise<void> {
-  await call({ type: "torii.audit.clear" });
-}
-
 /** Calls fn when the policy, approvals or handoffs change. */
 export function onPolicyChanged(fn: () => void): void {
   chrome.runtime.onMessage.addListener((msg: unknown) => {

@@ -11,7 +11,7 @@ export interface ProxyView {
 }
 
 /** A refusal from the worker, with the field to fix when a profile was at fault. */
-export class ProxyPageError extends Error {
+class ProxyPageError extends Error {
   constructor(
     message: string,
     readonly field?: ProfileProblem["field"],

@@ -3,7 +3,6 @@
 import { nameOf, roleOf, SKIP } from "./aria";
 import { clip, nextFrames, norm } from "./dom";
 import { fail } from "./errors";
-import { isRef } from "./refs";
 import type { EngineContext } from "./context";
 import type { FillArgs, ScrollArgs, ScrollResult, SelectArgs } from "./types";
 import { focusedIn, isPasswordField } from "./risk";

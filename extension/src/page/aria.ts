@@ -3,7 +3,7 @@
 import { norm } from "./dom";
 
 /** Roles whose elements get a ref (besides native controls, tabindex>=0, onclick, contenteditable). */
-export const INTERACTIVE_ROLES = new Set([
+const INTERACTIVE_ROLES = new Set([
   "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
   "menuitemradio", "option", "treeitem", "textbox", "searchbox", "combobox", "listbox", "slider",
   "spinbutton", "gridcell", "scrollbar",
@@ -20,7 +20,7 @@ const KNOWN_ROLES = new Set([
 ]);
 
 /** Roles whose name comes from their content; the outline does not descend into them for text. */
-export const NAME_FROM_CONTENT = new Set([
+const NAME_FROM_CONTENT = new Set([
   "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
   "menuitemradio", "option", "treeitem", "heading", "tooltip",
 ]);
@@ -54,7 +54,7 @@ const TAG_ROLES: Record<string, string> = {
   video: SKIP, audio: SKIP, canvas: SKIP, object: SKIP, embed: SKIP, datalist: SKIP,
 };
 
-export function explicitRole(el: Element): string | null {
+function explicitRole(el: Element): string | null {
   const r = el.getAttribute("role");
   if (!r) return null;
   for (const tok of r.trim().toLowerCase().split(/\s+/)) {
@@ -63,7 +63,7 @@ export function explicitRole(el: Element): string | null {
   return null;
 }
 
-export function isFocusableAttr(el: Element): boolean {
+function isFocusableAttr(el: Element): boolean {
   return el.hasAttribute("tabindex") && (el as HTMLElement).tabIndex >= 0;
 }
 
@@ -122,7 +122,7 @@ function hasSvgTitle(el: Element): boolean {
   return !!f && f.localName === "title";
 }
 
-export function isEditingHost(el: Element): boolean {
+function isEditingHost(el: Element): boolean {
   const h = el as HTMLElement;
   if (!h.isContentEditable) return false;
   const p = h.parentElement;
@@ -246,7 +246,7 @@ function labelsText(el: HTMLInputElement | HTMLSelectElement | HTMLTextAreaEleme
  * Text content for naming: flat tree (shadow roots, slots), skipping aria-hidden and hidden
  * subtrees, the element being named, and form controls (whose values are never exposed).
  */
-export function textFrom(root: Element, exclude: Element | null): string {
+function textFrom(root: Element, exclude: Element | null): string {
   if (!root.firstElementChild && !root.shadowRoot && root.localName !== "slot") return root.textContent ?? "";
   const out: string[] = [];
   collect(root, exclude, out, true);

@@ -120,24 +120,6 @@ export function clip(s: string, max: number): string {
   return s.slice(0, end) + "…";
 }
 
-/** Code-point length. */
-export function cpLen(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Resolves after the next two animation frames (or 50 ms when rAF is throttled). */
 export function nextFrames(): Promise<void> {
   return new Promise((resolve) => {

@@ -2,7 +2,7 @@
 // stitches cross-origin frames in and may paginate or diff the stitched result). No DOM here.
 
 /** Two spaces per depth, as in the outline. */
-export function indentOf(line: string): number {
+function indentOf(line: string): number {
   let i = 0;
   while (i < line.length && line.charCodeAt(i) === 32) i++;
   return i;

@@ -75,7 +75,7 @@ export class RefTable {
  * that are still attached and still show the document the element belongs to (an iframe that
  * navigated leaves its old document "connected" to itself, so isConnected alone is not enough).
  */
-export function isLive(el: Element): boolean {
+function isLive(el: Element): boolean {
   if (!el.isConnected) return false;
   let doc: Document = el.ownerDocument;
   while (doc !== document) {

@@ -27,11 +27,11 @@ export interface Rendered {
 const REF_IN = /\[[a-gi-z]{1,8}[1-9][0-9]*\]/;
 
 /** Whether a rendered line holds a ref. */
-export function hasRef(line: string): boolean {
+function hasRef(line: string): boolean {
   return REF_IN.test(line);
 }
 
-export function esc(s: string): string {
+function esc(s: string): string {
   return s.includes('"') ? s.replace(/"/g, '\\"') : s;
 }
 
@@ -43,7 +43,7 @@ export function head(n: TNode): string {
 }
 
 /** Long text keeps its start, then "…" and its full length so the agent knows to read_text. */
-export function textRun(s: string): string {
+function textRun(s: string): string {
   if (s.length <= TEXT_MAX) return s;
   return clip(s, 160) + ` (${s.length} chars)`;
 }

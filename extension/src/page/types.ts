@@ -41,7 +41,7 @@ export type Reply<T = unknown> =
   | { ok: false; docId: string; refTag?: string; origin: string; url: string; error: PageError };
 
 /** Fields every call accepts. */
-export interface CallBase {
+interface CallBase {
   /** A fresh tag the worker offers, taken only by a document that has issued no ref yet. */
   refTag?: string;
   /** When set, a ref-taking call fails with stale_ref unless the engine's docId matches. */

@@ -9,7 +9,7 @@ import { APPROVAL_KINDS, MAX_APPROVAL_TIMEOUT_MS, normalizePolicy, type Policy }
 import { parsePattern, PatternError } from "./pattern.js";
 
 /** The largest policy file the CLI sends (its JSON, before base64). */
-export const MAX_LAUNCH_POLICY_BYTES = 32 * 1024;
+const MAX_LAUNCH_POLICY_BYTES = 32 * 1024;
 const MAX_RULES = 500;
 
 export class LaunchPolicyError extends Error {

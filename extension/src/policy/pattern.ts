@@ -33,7 +33,7 @@ export class PatternError extends Error {
 const DEFAULT_PORT: Record<string, number> = { http: 80, https: 443 };
 
 /** Canonical ASCII host through the URL parser, or null when it is not a valid host. */
-export function canonicalHost(raw: string): string | null {
+function canonicalHost(raw: string): string | null {
   if (raw === "" || /[\s/\\?#@]/.test(raw)) return null;
   let u: URL;
   try {
@@ -199,11 +199,6 @@ export function matchParts(p: OriginPattern, u: UrlParts): boolean {
   } else if (p.port !== "*" && p.port !== u.port) return false;
   if (p.path !== undefined && !globMatch(p.path, u.path)) return false;
   return true;
-}
-
-export function matchUrl(p: OriginPattern, url: string): boolean {
-  const u = urlParts(url);
-  return u !== null && matchParts(p, u);
 }
 
 /** Higher is more specific: exact host over wildcard, longer host, explicit scheme/port, longer path. */

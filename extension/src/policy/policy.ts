@@ -62,7 +62,7 @@ export interface Policy {
   approvalTimeoutMs: number;
 }
 
-export const DEFAULT_APPROVALS: Record<ApprovalKind, Choice> = {
+const DEFAULT_APPROVALS: Record<ApprovalKind, Choice> = {
   submit: "ask",
   destructive_click: "ask",
   new_origin: "ask",
@@ -77,7 +77,7 @@ export const DEFAULT_APPROVALS: Record<ApprovalKind, Choice> = {
  * own approval_timeout rather than its client's bare timeout; the rest of the call then has what
  * CALL_BUDGET_MS leaves (tools/registry.ts). SECURITY I-80.
  */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 30_000;
+const DEFAULT_APPROVAL_TIMEOUT_MS = 30_000;
 export const MAX_APPROVAL_TIMEOUT_MS = 45_000;
 
 export function defaultPolicy(): Policy {
@@ -234,7 +234,7 @@ export function invokeAllowed(v: Verdict): boolean {
 }
 
 /** The per-origin switches of the browser's stores; each is off unless the person sets it. */
-export const STORE_SWITCHES = ["cookies", "cookiesHttpOnly", "storage"] as const;
+const STORE_SWITCHES = ["cookies", "cookiesHttpOnly", "storage"] as const;
 export type StoreSwitch = (typeof STORE_SWITCHES)[number];
 
 /**

@@ -5,7 +5,7 @@
 // extension's own pages change it, never an agent or the daemon (SECURITY I-72).
 
 export type ProxyKind = "direct" | "system" | "fixed" | "pac";
-export const PROXY_SCHEMES = ["http", "https", "socks4", "socks5"] as const;
+const PROXY_SCHEMES = ["http", "https", "socks4", "socks5"] as const;
 export type ProxyScheme = (typeof PROXY_SCHEMES)[number];
 
 export interface ProxyProfile {
@@ -35,9 +35,9 @@ export const BUILTIN_PROFILES: readonly ProxyProfile[] = [
   { name: "direct", kind: "direct" },
 ];
 
-export const MAX_PROFILES = 32;
-export const MAX_BYPASS = 100;
-export const MAX_PAC_URL = 8192;
+const MAX_PROFILES = 32;
+const MAX_BYPASS = 100;
+const MAX_PAC_URL = 8192;
 
 export function defaultProxySettings(): ProxySettings {
   return { profiles: BUILTIN_PROFILES.map((p) => ({ ...p })), active: "system", agentMaySwitch: false };
@@ -67,7 +67,7 @@ export function hostProblem(host: unknown): string | null {
   return null;
 }
 
-export function portProblem(port: unknown): string | null {
+function portProblem(port: unknown): string | null {
   if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) return "the port must be a whole number from 1 to 65535";
   return null;
 }
@@ -175,7 +175,7 @@ export function profileProblems(p: unknown): ProfileProblem[] {
 }
 
 /** The profile with only its kind's fields, trimmed; call after profileProblems found none. */
-export function cleanProfile(p: ProxyProfile): ProxyProfile {
+function cleanProfile(p: ProxyProfile): ProxyProfile {
   const name = p.name.trim();
   switch (p.kind) {
     case "fixed":

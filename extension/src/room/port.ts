@@ -4,7 +4,7 @@
 export const PANEL_PORT = "torii.panel";
 
 /** ACP methods the panel may send through the link; anything else is refused by the worker. */
-export const PANEL_METHODS: readonly string[] = [
+const PANEL_METHODS: readonly string[] = [
   "torii/agents",
   "session/new",
   "session/resume",

@@ -2,10 +2,10 @@
 // payloads go in, entries come out, and every change reports which entries it touched so the
 // view can re-render only those (batched per animation frame by the panel).
 
-export type ToolStatus = "pending" | "running" | "done" | "failed";
-export type PlanStatus = "pending" | "in_progress" | "completed";
+type ToolStatus = "pending" | "running" | "done" | "failed";
+type PlanStatus = "pending" | "in_progress" | "completed";
 
-export interface PermissionOption {
+interface PermissionOption {
   optionId: string;
   name: string;
   kind: string; // allow_once | allow_always | reject_once | reject_always
@@ -56,7 +56,7 @@ export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
 /** Entries kept in storage and memory; the view renders fewer (see the panel's "show earlier"). */
 export const MAX_ENTRIES = 1000;
 /** One bubble never grows past this; a flood is cut with a marker. */
-export const MAX_TEXT = 200_000;
+const MAX_TEXT = 200_000;
 
 export interface Persisted {
   v: 1;
@@ -74,7 +74,7 @@ function str(v: unknown): string {
   return typeof v === "string" ? v : "";
 }
 
-export function toolStatus(s: unknown): ToolStatus | undefined {
+function toolStatus(s: unknown): ToolStatus | undefined {
   switch (s) {
     case "pending":
       return "pending";

@@ -144,7 +144,7 @@ function charsPattern(v: string): string {
 }
 
 /** Every form of one value, as one alternation. */
-export function valuePattern(v: string): string {
+function valuePattern(v: string): string {
   const chars = charsPattern(v);
   const bytes = utf8.encode(v);
   const alts = [chars];

@@ -8,8 +8,8 @@
 import { NAME_RE } from "./template.js";
 import { base32Decode, totp } from "./totp.js";
 
-export type SecretKind = "password" | "token" | "totp";
-export const SECRET_KINDS: readonly SecretKind[] = ["password", "token", "totp"];
+type SecretKind = "password" | "token" | "totp";
+const SECRET_KINDS: readonly SecretKind[] = ["password", "token", "totp"];
 
 /** What anyone but the worker may know of a secret: never its value. */
 export interface SecretInfo {
@@ -54,7 +54,7 @@ const MAX_VALUE = 4096;
 const MIN_VALUE = 4;
 const MAX_ORIGINS = 20;
 /** How many 30 s steps back a seed's codes stay masked: a page may show a code it was given. */
-export const TOTP_BACK = 20;
+const TOTP_BACK = 20;
 
 /**
  * One origin a secret may be used on, canonical (scheme://host[:port], as `self.origin` says it):

@@ -1,7 +1,7 @@
 // base64url without padding is the wire form of every key, nonce and signature (docs/protocol.md).
 // Decoding also accepts standard base64 and padding so a hand-typed value does not fail obscurely.
 
-export class Base64Error extends Error {
+class Base64Error extends Error {
   override name = "Base64Error";
 }
 

@@ -1,8 +1,8 @@
 // Reconnect delays: capped exponential backoff with "equal-ish" jitter, so a daemon restart is
 // picked up within a few seconds while many workers do not reconnect in lockstep.
 
-export const BACKOFF_BASE_MS = 250;
-export const BACKOFF_FACTOR = 2;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_FACTOR = 2;
 export const BACKOFF_CAP_MS = 3000;
 
 /** Delay before reconnect attempt number `attempt` (0-based); `random` returns a value in [0, 1). */

@@ -2,7 +2,7 @@
 
 import { isStateMessage, type LinkState, type Request, type Response } from "./messages.js";
 
-export class WorkerError extends Error {
+class WorkerError extends Error {
   override name = "WorkerError";
 }
 

@@ -5,12 +5,12 @@ import type { Bytes } from "./transcript.js";
 const ALG = { name: "ECDSA", namedCurve: "P-256" } as const;
 const SIG = { name: "ECDSA", hash: "SHA-256" } as const;
 
-export class KeyFormatError extends Error {
+class KeyFormatError extends Error {
   override name = "KeyFormatError";
 }
 
 /** Imports a 65-byte uncompressed P-256 point as a verify-only key. */
-export async function importPublicKey(raw: Uint8Array): Promise<CryptoKey> {
+async function importPublicKey(raw: Uint8Array): Promise<CryptoKey> {
   if (raw.length !== 65 || raw[0] !== 0x04) throw new KeyFormatError("public key must be a 65-byte uncompressed P-256 point");
   return crypto.subtle.importKey("raw", new Uint8Array(raw), ALG, true, ["verify"]);
 }

@@ -19,7 +19,7 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The nearest of names to name, or undefined when none is close. */
-export function closest(name: string, names: Iterable<string>): string | undefined {
+function closest(name: string, names: Iterable<string>): string | undefined {
   const low = name.toLowerCase();
   const limit = Math.max(2, Math.floor([...low].length / 3));
   let best: { n: string; d: number } | undefined;

@@ -4,7 +4,7 @@
 import type { Access, AgentState } from "./roster.js";
 
 /** A message waiting for an agent, and the person's message it answers (none for a relay). */
-export interface Queued {
+interface Queued {
   text: string;
   from?: string;
 }

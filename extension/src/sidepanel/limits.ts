@@ -5,8 +5,8 @@
 // chunks the view renders one task at a time. The sentinel carries a nonce made for this render,
 // so an author cannot forge a note.
 
-export const CODE_SHOWN = 20_000;
-export const TABLE_ROWS_SHOWN = 100;
+const CODE_SHOWN = 20_000;
+const TABLE_ROWS_SHOWN = 100;
 /** Below this a message is rendered in one go, untouched. */
 const SMALL = 8_000;
 /** Markdown per chunk (cut at a blank line outside code). */

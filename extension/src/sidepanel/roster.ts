@@ -17,7 +17,7 @@ export type AgentState =
 
 export const UNHEALTHY: readonly AgentState[] = ["crashed", "exited", "not_responding", "error"];
 
-export const STATE_LABEL: Record<AgentState, string> = {
+const STATE_LABEL: Record<AgentState, string> = {
   off: "off",
   connecting: "connecting",
   ready: "connected",

@@ -47,7 +47,7 @@ function author(e: Entry): string | undefined {
 }
 
 /** The entry continues the previous one's group (same author, close in time). */
-export function continues(prev: Entry | undefined, e: Entry): boolean {
+function continues(prev: Entry | undefined, e: Entry): boolean {
   if (!prev) return false;
   const a = author(e);
   return a !== undefined && a === author(prev) && e.ts - prev.ts < GROUP_MS;

@@ -33,7 +33,7 @@ import { guardInput, type Leaving } from "./effects.js";
  * The full schema of the waitFor argument; tools/list publishes a bare object (the instructions
  * say the rest: its fields on every action would add about a quarter to the catalogue).
  */
-export const WAIT_FOR_SCHEMA: JsonSchema = {
+const WAIT_FOR_SCHEMA: JsonSchema = {
   type: "object",
   properties: {
     selector: { type: "string", minLength: 1 },
@@ -87,7 +87,7 @@ export interface SnapshotOpts {
   diff?: boolean;
 }
 
-export const DEFAULT_SNAPSHOT_CHARS = 40_000;
+const DEFAULT_SNAPSHOT_CHARS = 40_000;
 const MAX_FRAME_DEPTH = 4;
 const MAX_FRAMES = 24;
 

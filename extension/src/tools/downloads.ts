@@ -19,7 +19,7 @@ import { adoptDownload, safeName } from "./files.js";
 import { outbound } from "./secrets.js";
 
 /** How long after a call a download still counts as the agent's. */
-export const AFTER_CALL_MS = 2_000;
+const AFTER_CALL_MS = 2_000;
 /**
  * How long a write call lingers for a download it may have started, when downloads are not allowed
  * outright and the action could have started one (act() says when it cannot).
@@ -36,7 +36,7 @@ export interface DownloadItemLike {
   byExtensionId?: string;
 }
 
-export type DownloadVerdict = "proceed" | "cancel";
+type DownloadVerdict = "proceed" | "cancel";
 
 /** What is decided for one of the agent's downloads; `sandbox` is where a kept one goes. */
 export interface Decision {

@@ -22,7 +22,7 @@ export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 const CHUNK_B64 = Math.floor(CHUNK_BYTES / 3) * 4;
 
 /** The longest file name the sandbox takes (UTF-8 bytes), as internal/files MaxName. */
-export const MAX_NAME = 200;
+const MAX_NAME = 200;
 
 type Requester = (method: string, params: unknown, timeoutMs?: number) => Promise<unknown>;
 let request: Requester | undefined;
@@ -103,7 +103,7 @@ function asLink(r: unknown): ResourceLink {
 }
 
 /** The size and cap in words, for too_large messages. */
-export function mib(n: number): string {
+function mib(n: number): string {
   return `${(n / 1048576).toFixed(1)} MiB`;
 }
 

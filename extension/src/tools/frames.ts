@@ -36,7 +36,7 @@ function asReport(r: chrome.scripting.InjectionResult<unknown>): FrameReport | u
 }
 
 /** Every frame's own report; a frame that does not answer is missing. */
-export async function reportFrames(tabId: number, ms: number): Promise<FrameReport[]> {
+async function reportFrames(tabId: number, ms: number): Promise<FrameReport[]> {
   const res = await withDeadline(chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: "ISOLATED", func: selfReport }), ms, "frame reports").catch(() => null);
   if (!res) throw toolError("navigation_failed", `the frames of tab ${tabId} did not answer; nothing was read`);
   return res.map(asReport).filter((r): r is FrameReport => r !== undefined);

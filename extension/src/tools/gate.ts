@@ -51,7 +51,7 @@ export interface GateContext {
 }
 
 /** What the page says about an action's target (engine `risk`). */
-export interface TargetRisk {
+interface TargetRisk {
   label: string;
   isPassword: boolean;
   submit: boolean;
@@ -300,7 +300,7 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
 }
 
 /** The refusal names the switch and where the person sets it: the agent cannot. */
-export function observeOff(tool: string): ToolError {
+function observeOff(tool: string): ToolError {
   return toolError(
     "observe_off",
     `${tool} needs the "Console & network" switch for this origin, which is off; only the person can turn it on, in the Torii options (the site's card under Sites)`,

@@ -80,7 +80,7 @@ async function openerUrl(tabId: number, url: string, hops: number): Promise<stri
 }
 
 /** The tab's top document's effective URL (the gate's view of the tab). */
-export async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs.Tab): Promise<string> {
+async function effectiveTabUrl(tabId: number, hops = 0, tab?: chrome.tabs.Tab): Promise<string> {
   const t = tab ?? (await resolveTab(tabId));
   const url = t.url || t.pendingUrl || "";
   if (inherits(url) && hops < 8) return openerUrl(tabId, url, hops);

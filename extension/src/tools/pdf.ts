@@ -29,10 +29,10 @@ interface IoRead {
   eof: boolean;
 }
 
-export const PDF_TOO_LARGE_HINT = 'Print fewer pages (pageRanges, e.g. "1-3") or a smaller scale; or screenshot a region.';
+const PDF_TOO_LARGE_HINT = 'Print fewer pages (pageRanges, e.g. "1-3") or a smaller scale; or screenshot a region.';
 
 /** print-20261201-231500.pdf (UTC). */
-export function defaultPdfName(now = new Date()): string {
+function defaultPdfName(now = new Date()): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `print-${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}-${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}.pdf`;
 }

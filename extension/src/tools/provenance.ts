@@ -36,9 +36,6 @@ export const ATTENTION_QUIET_MS = 1_000;
  */
 export const CHROME_PICK_MS = 300;
 
-/** How long an attention event waits before it is judged, so a tab removal delivered after it is seen. */
-export const ATTENTION_SETTLE_MS = CHROME_PICK_MS;
-
 /** Effects that put events or code into the page: they can focus its window or move its tabs. */
 const FOCUS_EFFECTS: readonly Effect[] = ["click", "keys", "input", "upload", "code", "dialog"];
 

@@ -127,7 +127,7 @@ export function handlerMs(toolMs: number | undefined, approval: GateContext["app
 }
 
 /** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
-export const GROUP_META_KEY = "torii/group";
+const GROUP_META_KEY = "torii/group";
 
 export interface McpTool {
   name: string;

@@ -5,8 +5,7 @@
 // path to change any of it: none of these messages is reachable from the link (SECURITY I-14).
 
 import { ApprovalQueue, type ApprovalRequest } from "../policy/approvals.js";
-import { originOf } from "../policy/pattern.js";
-import { normalizePolicy, defaultPolicy, permissivePolicy, type Policy } from "../policy/policy.js";
+import { normalizePolicy, permissivePolicy, type Policy } from "../policy/policy.js";
 import { checkNoDialog, resolveTab } from "./browser.js";
 import { allFramesAllowed, installOrigin, judgedTabUrl, topFrameEvents } from "./origin.js";
 import type { PolicyEnv } from "./gate.js";
@@ -93,7 +92,7 @@ export interface Handoff {
 }
 const handoffs = new Map<number, Handoff>();
 
-export function inHandoff(tabId: number): boolean {
+function inHandoff(tabId: number): boolean {
   return handoffs.has(tabId);
 }
 
@@ -107,11 +106,7 @@ export function endHandoff(tabId: number): void {
   broadcast();
 }
 
-export function handoffOf(tabId: number): Handoff | undefined {
-  return handoffs.get(tabId);
-}
-
-export function listHandoffs(): { tabId: number; reason: string; message: string }[] {
+function listHandoffs(): { tabId: number; reason: string; message: string }[] {
   return [...handoffs.values()].map((h) => ({ tabId: h.tabId, reason: h.reason, message: h.message }));
 }
 
@@ -140,7 +135,7 @@ export const policyEnv: PolicyEnv = {
 
 // ---------- messages from the extension's own pages ----------
 
-export type PolicyRequest =
+type PolicyRequest =
   | { type: "torii.policy.get" }
   | { type: "torii.policy.set"; policy: unknown }
   | { type: "torii.approval.list" }
@@ -232,5 +227,3 @@ export function installSafety(): void {
     return true;
   });
 }
-
-export { defaultPolicy, originOf };

@@ -19,7 +19,7 @@ import { checkName, putFile } from "./files.js";
 import { refuseUnmaskable } from "./secrets.js";
 
 /** Base64 characters allowed in one result (the link caps frames at 8 MiB). */
-export const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
+const MAX_SCREENSHOT_B64 = 6 * 1024 * 1024;
 /** The longest side of a capture, in image pixels: the browser's capture fails (empty) past it. */
 export const MAX_CAPTURE_PX = 16_384;
 /** Image pixels per CSS pixel below which text is no longer legible: the least a capture is scaled to on its own. */

@@ -178,7 +178,7 @@ export const secrets = defineTool<Record<string, never>>({
 
 // ---------- messages from the extension's own pages ----------
 
-export type SecretRequest =
+type SecretRequest =
   | { type: "torii.secrets.list" }
   | { type: "torii.secrets.add"; name: string; kind: string; value: string; origins: string[] }
   | { type: "torii.secrets.remove"; name: string }

@@ -21,7 +21,7 @@ interface Brand {
 }
 
 /** CDP Emulation.UserAgentMetadata. */
-export interface UserAgentMetadata {
+interface UserAgentMetadata {
   brands: Brand[];
   fullVersionList: Brand[];
   fullVersion: string;

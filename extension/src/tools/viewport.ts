@@ -20,7 +20,7 @@ export const PRESETS = {
   desktop: { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false },
   "desktop-wide": { width: 1920, height: 1080, deviceScaleFactor: 1, mobile: false },
 } as const;
-export type Preset = keyof typeof PRESETS;
+type Preset = keyof typeof PRESETS;
 
 export interface ViewportArgs {
   tabId?: number;

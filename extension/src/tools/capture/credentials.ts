@@ -51,7 +51,7 @@ export function parseCookieHeader(v: string): { name: string; value: string }[] 
 }
 
 /** The cookies of one Cookie header as a capture may record them for this destination. */
-export function recordCookies(header: string, d: CaptureKeeps, jar: readonly JarCookie[] | undefined): SentCookie[] {
+function recordCookies(header: string, d: CaptureKeeps, jar: readonly JarCookie[] | undefined): SentCookie[] {
   const pairs = parseCookieHeader(header);
   if (d.cookies === "none") return pairs.map(() => ({}));
   return pairs.map(({ name, value }) => {

@@ -13,7 +13,7 @@ import { entryWarnings } from "./warnings.js";
 export type ExportFormat = "har" | "http";
 
 /** Warnings listed in the summary; the rest are counted (the file's comments have them all). */
-export const MAX_SUMMARY_WARNINGS = 20;
+const MAX_SUMMARY_WARNINGS = 20;
 
 export interface ExportFile {
   name: string;

@@ -18,7 +18,7 @@ export interface Budget {
   used: number;
 }
 
-export interface RawBody {
+interface RawBody {
   raw?: { bytes?: ArrayBuffer | Uint8Array; file?: string }[];
   formData?: Record<string, (string | ArrayBuffer)[]>;
   error?: string;
@@ -189,7 +189,7 @@ function bodySize(rb: RawBody): number {
 const utf8 = () => new TextDecoder("utf-8", { fatal: true });
 
 /** The bytes of a request body, cut at BODY_CAP and within the budget; binary marked. */
-export function keepBody(rb: RawBody, budget: Budget): Body {
+function keepBody(rb: RawBody, budget: Budget): Body {
   if (rb.error) return { size: 0, kept: 0, omitted: "not_kept_by_browser" };
   if (rb.formData) {
     const form: [string, string][] = [];
@@ -240,7 +240,7 @@ export function keepBody(rb: RawBody, budget: Budget): Body {
 }
 
 /** The bytes as text, or undefined when binary: a NUL, or an invalid sequence (one cut at the end is fine). */
-export function textOf(b: Uint8Array): string | undefined {
+function textOf(b: Uint8Array): string | undefined {
   if (b.includes(0)) return undefined;
   try {
     return utf8().decode(b, { stream: true });

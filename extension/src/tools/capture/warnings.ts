@@ -14,7 +14,7 @@ const WHY: Record<Omission, string> = {
   multipart: "a multipart body: the browser gave its fields, not its bytes",
 };
 
-export function why(o: Omission): string {
+function why(o: Omission): string {
   return WHY[o];
 }
 

@@ -21,7 +21,7 @@ export const MAX_BODY_QUEUE = 16;
  * that would otherwise compete with the action that caused the request and its look at the page.
  * A network_tail call reads what is waiting at once (flush).
  */
-export const BODY_READ_DELAY_MS = 300;
+const BODY_READ_DELAY_MS = 300;
 const INFLIGHT_CAP = 1_000;
 
 export interface BodyDeps {

@@ -184,7 +184,7 @@ export function setBodies(tabId: number, on: boolean, deadline: number, signal: 
 }
 
 /** Ends a tab's capture and drops what it kept; `disable` also turns its domains off. */
-export function stopCapture(tabId: number, disable: boolean): void {
+function stopCapture(tabId: number, disable: boolean): void {
   const c = captures.get(tabId);
   if (!c) return;
   captures.delete(tabId);
@@ -204,9 +204,4 @@ export function stopSessionCaptures(session: string): void {
 /** The daemon (re)connected: every session it had is over, so is every capture. */
 export function stopAllCaptures(): void {
   for (const tabId of [...captures.keys()]) stopCapture(tabId, true);
-}
-
-/** For tests and the worker's status: tabs being captured and the body bytes held across them. */
-export function captureStats(): { tabs: number; bodyBytes: number } {
-  return { tabs: captures.size, bodyBytes: global.used };
 }

@@ -1,8 +1,8 @@
 // How captured values are cut and printed: URLs without credentials, bounded text, console
 // arguments as console.* shows them, which MIME types count as text (SECURITY I-65).
 
-export const TEXT_CAP = 2_000;
-export const URL_CAP = 2_048;
+const TEXT_CAP = 2_000;
+const URL_CAP = 2_048;
 
 const TEXT_MIME = /^(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml|javascript|ecmascript|x-www-form-urlencoded|graphql)|image\/svg\+xml)/i;
 

@@ -20,7 +20,7 @@ import { cleanUrl } from "./format.js";
 
 export const NETWORK_CAP = 500;
 /** Requests seen but not finished: past this the oldest is forgotten (counted as unfinished). */
-export const PENDING_CAP = 1_000;
+const PENDING_CAP = 1_000;
 export const BODY_CAP = 64 * 1024;
 export const TAB_BODY_BUDGET = 1024 * 1024;
 export const GLOBAL_BODY_BUDGET = 4 * 1024 * 1024;

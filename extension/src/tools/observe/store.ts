@@ -14,8 +14,8 @@ import { clip, formatArg, num, originOfUrl, str } from "./format.js";
 import { BodyReader } from "./bodies.js";
 import { NetRecorder, type ByteBudget, type Doc } from "./network.js";
 
-export { cleanUrl, formatArg, isTextType } from "./format.js";
-export { BODY_CAP, ByteBudget, GLOBAL_BODY_BUDGET, NETWORK_CAP, TAB_BODY_BUDGET, type BodyOmitted, type Doc, type NetEntry } from "./network.js";
+export { cleanUrl } from "./format.js";
+export { BODY_CAP, ByteBudget, NETWORK_CAP, TAB_BODY_BUDGET, type Doc } from "./network.js";
 
 export const CONSOLE_CAP = 500;
 /** Requests whose documents are remembered for the browser's log entries about them. */

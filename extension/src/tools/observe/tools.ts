@@ -23,7 +23,7 @@ import { policyJudge, withholdForeignUrls } from "../../outbound/foreign.js";
 const timed = new WeakSet<TabCapture>();
 
 /** Body characters one network_tail result carries at most. */
-export const RESULT_BODY_CAP = 256 * 1024;
+const RESULT_BODY_CAP = 256 * 1024;
 
 const TAIL_PROPS = {
   tabId: S.tabId,

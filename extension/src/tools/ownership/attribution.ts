@@ -5,7 +5,7 @@
 // agent tab looked (it keeps its prompts and is never evicted).
 
 import { sleep } from "../../cdp/deadline.js";
-import { ATTENTION_SETTLE_MS, Provenance, type CallMark, type CallShape } from "../provenance.js";
+import { CHROME_PICK_MS, Provenance, type CallMark, type CallShape } from "../provenance.js";
 import { quiet, unquiet } from "./quiet.js";
 import { ANONYMOUS, load, own, ownerOf, ownershipOn, save, st, type SessionRef } from "./state.js";
 
@@ -78,12 +78,12 @@ function adopt(child: number, opener: number, createdAt: number): void {
  * person's only when, within ATTENTION_QUIET_MS before it, no agent call that puts input or code
  * into a page ran on a tab of that window, and neither an operation of the extension's own (while
  * it runs and CHROME_PICK_MS after) nor a tab of the window opening or closing (CHROME_PICK_MS
- * either side) explains it. Judged ATTENTION_SETTLE_MS later, so a tab removal Chrome reports just
+ * either side) explains it. Judged CHROME_PICK_MS later, so a tab removal Chrome reports just
  * after the activation is seen. Not told apart: the person switching to an agent tab while
  * such a call runs in its window, or just after; that switch is not counted (the next one is).
  */
 async function personsAttention(tabId: number | undefined, windowId: number, at: number): Promise<boolean> {
-  await sleep(ATTENTION_SETTLE_MS);
+  await sleep(CHROME_PICK_MS);
   await load();
   if (tabId !== undefined && !ownerOf(tabId)) return false;
   if (prov.explainedActivation(tabId, windowId, at)) return false;
