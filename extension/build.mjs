@@ -31,7 +31,7 @@ async function copyStatic() {
 }
 
 async function writeCatalogue() {
-  const m = await importTs(`export { listTools } from "./src/tools/registry.ts";`);
+  const m = await importTs(`export { listTools } from "./scripts/catalogue-source.ts";`);
   await writeFile(join(dist, "catalogue.json"), JSON.stringify({ tools: m.listTools() }));
 }
 

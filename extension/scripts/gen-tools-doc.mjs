@@ -11,11 +11,7 @@ import { importTs } from "./import-ts.mjs";
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const out = join(root, "..", "docs", "tools.md");
 
-const m = await importTs(`export { listTools, TOOLS } from "./src/tools/registry.ts";
-export { ERROR_HINTS } from "./src/tools/errors.ts";
-export { INSTRUCTIONS } from "./src/mcp/provider.ts";
-export { WAIT_FOR_SCHEMA } from "./src/tools/common.ts";
-export { PAGE_DATA_MARK, PAGE_DATA_FIELD, PAGE_DATA_SOURCE } from "./src/tools/define.ts";`);
+const m = await importTs(`export * from "./scripts/catalogue-source.ts";`);
 
 function typeOf(s) {
   if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(" \\| ");

@@ -33,7 +33,7 @@ import { guardInput, type Leaving } from "./effects.js";
  * The full schema of the waitFor argument; tools/list publishes a bare object (the instructions
  * say the rest: its fields on every action would add about a quarter to the catalogue).
  */
-const WAIT_FOR_SCHEMA: JsonSchema = {
+export const WAIT_FOR_SCHEMA: JsonSchema = {
   type: "object",
   properties: {
     selector: { type: "string", minLength: 1 },
