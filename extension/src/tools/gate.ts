@@ -18,7 +18,7 @@ import { checkOwnership } from "./ownership/check.js";
 import type { SessionRef } from "./ownership/state.js";
 
 export interface GateCall {
-  /** What the gate reads of a tool: its name, for messages and the audit, and its traits (define.ts). */
+  /** What the gate reads of a tool: its name, for messages and the audit, and its traits (traits.ts). */
   tool: { name: string; readOnly: boolean; traits: Traits };
   args: Record<string, unknown>;
 }

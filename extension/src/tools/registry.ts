@@ -141,7 +141,7 @@ export interface McpTool {
 /**
  * The tools/list entries, derived from the registry: the compact wire form of each schema
  * (wireSchema; calls are validated against the full one), the hints from the traits
- * (readOnly, destructive: define.ts DESTRUCTIVE_EFFECTS). A destructive write tool is what MCP
+ * (readOnly, destructive: traits.ts DESTRUCTIVE_EFFECTS). A destructive write tool is what MCP
  * assumes of a tool without annotations, so it has none (every turn pays for tools/list); the
  * others carry the fields the daemon's Go SDK always writes (idempotentHint, readOnlyHint), so
  * agents get this catalogue byte for byte in size, plus the daemon's own tools (docs/tools.md
