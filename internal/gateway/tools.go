@@ -79,6 +79,26 @@ func (s *Session) connectServer(c *link.Conn, gen int, srv acp.MCPServer) {
 	s.refreshTools()
 }
 
+// newServer builds the MCP server the session's agent reaches on /mcp with
+// its session token. Its catalogue is this chat's: the browser's tools and
+// the chat client's servers' as <server>.<tool>.
+func (s *Session) newServer() {
+	g := s.g
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if g.opts.Files != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: g.opts.Version},
+		&mcp.ServerOptions{Logger: g.log, Capabilities: caps,
+			Instructions: broker.Instructions + " Tools named <server>.<tool> belong to MCP servers of the chat client."})
+	s.mir = broker.NewMirror(s.srv, s.callTool)
+	s.srv.AddReceivingMiddleware(s.mir.UnknownTools(s.callTool))
+	if g.opts.Files != nil {
+		// Every session of this server is this chat's agent.
+		s.srv.AddReceivingMiddleware(g.opts.Files(func(*mcp.ServerSession) *broker.Session { return s.bs }))
+	}
+}
+
 func nonNil(t []*mcp.Tool) []*mcp.Tool {
 	if t == nil {
 		return []*mcp.Tool{}
