@@ -124,8 +124,8 @@ type daemonSession struct {
 	SessionID    string       `json:"sessionId"`
 	ConnectionID string       `json:"connectionId"`
 	Status       string       `json:"status"`
-	MCPServers []string     `json:"mcpServers"`
-	Buffer     agents.Stats `json:"buffer"`
+	MCPServers   []string     `json:"mcpServers"`
+	Buffer       agents.Stats `json:"buffer"`
 }
 
 func rpcCode(err error) int {
