@@ -20,8 +20,9 @@ import (
 // ends the agent process; prompt.go runs a prompt turn and watchdog.go
 // watches it; permission.go relays the agent's permission requests;
 // attach.go moves the session between client connections; updates.go
-// sends the agent's updates and statuses to the client; tools.go is the
-// MCP server the agent calls, with the client-declared servers behind it.
+// sends the agent's updates and statuses to the client; agentserver.go is
+// the MCP server the agent calls; declared.go connects and calls the MCP
+// servers the client declared, and servers.go reports them.
 
 // Agent statuses (torii/agent_status).
 const (
