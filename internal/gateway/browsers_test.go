@@ -14,6 +14,7 @@ import (
 // browser, though another paired browser connected later (and would be the
 // default for any other session).
 func TestPanelAgentActsInItsOwnBrowser(t *testing.T) {
+	t.Parallel()
 	d, _ := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -28,8 +29,7 @@ func TestPanelAgentActsInItsOwnBrowser(t *testing.T) {
 	}
 	extA := d.ExtensionNamed(t, ctx, "Browser A", provider("A"), map[string]any{"type": "acp", "name": "torii", "id": "ext-A"})
 	d.ExtensionNamed(t, ctx, "Browser B", provider("B"), map[string]any{"type": "acp", "name": "torii", "id": "ext-B"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitState(t, "two browsers serving", func() bool {
 		var st daemon.StatusResult
 		d.Call(t, "status", nil, &st)
 		n := 0
@@ -38,14 +38,8 @@ func TestPanelAgentActsInItsOwnBrowser(t *testing.T) {
 				n++
 			}
 		}
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("two browsers never served: %+v", st.Browsers)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return n == 2
+	})
 
 	var res struct {
 		SessionID string `json:"sessionId"`

@@ -181,14 +181,32 @@ func (c *fc) kinds(sid string) map[string]int {
 
 func (c *fc) waitFor(what string, d time.Duration, ok func() bool) {
 	c.t.Helper()
+	// Every update and status the client receives pokes changed, so each
+	// re-check follows an event.
 	deadline := time.After(d)
 	for !ok() {
 		select {
 		case <-c.changed:
-		case <-time.After(20 * time.Millisecond):
 		case <-deadline:
 			c.t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// waitState re-reads the daemon's state until ok holds. The daemon
+// publishes no event for what the callers read (registered and noted
+// servers, browsers serving, the catalogue), so this is the one place a
+// test re-reads on a clock; every caller waits for a positive state.
+func waitState(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
 	}
 }
 
@@ -232,6 +250,8 @@ type fakeServer struct {
 	name, id       string
 	tools          []map[string]any
 	failInitialize bool
+	// never: the daemon must not connect to it (it is not allowed).
+	never bool
 }
 
 type provEvent struct {
@@ -244,6 +264,8 @@ type provider struct {
 	conns   map[string]*fakeServer // by connectionId
 	n       int
 	events  chan provEvent
+	// touched names the never-servers the daemon connected to.
+	touched []string
 }
 
 func newProvider(servers ...*fakeServer) *provider {
@@ -285,6 +307,9 @@ func (p *provider) handle(method string, params json.RawMessage) (any, error) {
 		if s == nil {
 			p.mu.Unlock()
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown server %q", id)
+		}
+		if s.never {
+			p.touched = append(p.touched, s.name)
 		}
 		p.n++
 		cid := fmt.Sprintf("conn-%s-%d", s.name, p.n)
@@ -365,18 +390,25 @@ func (p *provider) waitEvent(t *testing.T, d time.Duration, match func(provEvent
 	}
 }
 
-// none asserts no matching event arrives within d.
-func (p *provider) none(t *testing.T, d time.Duration, match func(provEvent) bool) {
+// waitEventBefore is waitEvent that fails when an event matching forbid
+// comes first: the daemon's messages to one server arrive in order, so a
+// later expected event is the proof an earlier one was never sent.
+func (p *provider) waitEventBefore(t *testing.T, d time.Duration, match, forbid func(provEvent) bool) provEvent {
 	t.Helper()
-	deadline := time.After(d)
-	for {
-		select {
-		case e := <-p.events:
-			if match(e) {
-				t.Fatalf("provider: unexpected event %+v", e)
-			}
-		case <-deadline:
-			return
+	return p.waitEvent(t, d, func(e provEvent) bool {
+		if forbid(e) {
+			t.Fatalf("provider: unexpected event %+v", e)
 		}
+		return match(e)
+	})
+}
+
+// untouched fails if the daemon connected to a never-server.
+func (p *provider) untouched(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.touched) > 0 {
+		t.Fatalf("the daemon connected to servers it must not: %v", p.touched)
 	}
 }

@@ -89,6 +89,7 @@ func mcpListTools(t *testing.T, url string, h http.Header) []string {
 // The HTTP clients' configs: Cursor's JSON, the claude and Inspector
 // command lines (URL and header), all reach /mcp with the token.
 func TestClientsDocMCPOverHTTP(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) {
 		o.Catalogue = []*mcp.Tool{{Name: "navigate", InputSchema: map[string]any{"type": "object"}}}
 	})
@@ -129,6 +130,7 @@ func TestClientsDocMCPOverHTTP(t *testing.T) {
 // A browser-based ACP client as the doc sets it up: its origin in
 // tokenOrigins, the token as a subprotocol beside acp.v1.
 func TestClientsDocTokenACPClient(t *testing.T) {
+	t.Parallel()
 	var cfg config.Config
 	if err := json.Unmarshal([]byte(docBlockWith(t, "json", "tokenOrigins")), &cfg); err != nil {
 		t.Fatal(err)
@@ -177,6 +179,7 @@ func TestClientsDocTokenACPClient(t *testing.T) {
 // (namespaced) tool names: every pin matches, and the agent sees exactly
 // the pinned tools under those names.
 func TestClientsDocPins(t *testing.T) {
+	t.Parallel()
 	var cfg config.Config
 	if err := json.Unmarshal([]byte(docBlockWith(t, "json", `"pins"`)), &cfg); err != nil {
 		t.Fatal(err)

@@ -288,8 +288,8 @@ func (g *Gateway) mint(s *Session) (string, [32]byte) {
 }
 
 // revoke removes exactly the token with hash h. Revocation is token
-// specific (OpenAB review F1): an old process's cleanup can never revoke
-// the token minted for its replacement (SECURITY I-35).
+// specific: an old process's cleanup can never revoke the token minted for
+// its replacement (SECURITY I-35).
 func (g *Gateway) revoke(h [32]byte) {
 	g.mu.Lock()
 	delete(g.tokens, h)

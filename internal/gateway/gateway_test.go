@@ -18,6 +18,7 @@ import (
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
@@ -120,10 +121,11 @@ func sessions(t *testing.T, d *daemontest.Daemon) map[string]daemonSession {
 }
 
 type daemonSession struct {
-	SessionID  string       `json:"sessionId"`
-	Status     string       `json:"status"`
-	MCPServers []string     `json:"mcpServers"`
-	Buffer     agents.Stats `json:"buffer"`
+	SessionID    string       `json:"sessionId"`
+	ConnectionID string       `json:"connectionId"`
+	Status       string       `json:"status"`
+	MCPServers   []string     `json:"mcpServers"`
+	Buffer       agents.Stats `json:"buffer"`
 }
 
 func rpcCode(err error) int {
@@ -137,6 +139,7 @@ func rpcCode(err error) int {
 // A foreign client with a token: initialize, session/new, prompt, streamed
 // chunks, end_turn — over both ways of presenting the token.
 func TestForeignClientChat(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	for _, sub := range []bool{false, true} {
 		c := dial(t, d.URL, tok, sub)
@@ -180,6 +183,7 @@ func TestForeignClientChat(t *testing.T) {
 // session/cancel mid-turn ends the prompt cancelled; a pending permission
 // request is answered cancelled.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -241,6 +245,7 @@ func TestCancel(t *testing.T) {
 // Permission relay: approve lets the agent proceed; -32601 makes the
 // daemon deny and the turn goes on.
 func TestPermissionRelay(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -279,7 +284,7 @@ func foreignServers() (*provider, []any) {
 			{"name": "echo", "inputSchema": schema()}, {"name": "add", "inputSchema": schema()}}},
 		&fakeServer{name: "broken", id: "id-broken", failInitialize: true, tools: []map[string]any{
 			{"name": "echo", "inputSchema": schema()}}},
-		&fakeServer{name: "gamma", id: "id-gamma", tools: []map[string]any{{"name": "echo", "inputSchema": schema()}}},
+		&fakeServer{name: "gamma", id: "id-gamma", never: true, tools: []map[string]any{{"name": "echo", "inputSchema": schema()}}},
 	)
 	decl := []any{
 		map[string]any{"type": "acp", "name": "alpha", "id": "id-alpha"},       // Gen A
@@ -292,23 +297,37 @@ func foreignServers() (*provider, []any) {
 
 func waitServers(t *testing.T, d *daemontest.Daemon, sid string, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := slices.Clone(sessions(t, d)[sid].MCPServers)
+	var got []string
+	waitState(t, fmt.Sprintf("registered servers %v", want), func() bool {
+		got = slices.Clone(sessions(t, d)[sid].MCPServers)
 		slices.Sort(got)
-		if slices.Equal(got, want) {
-			return
+		return slices.Equal(got, want)
+	})
+}
+
+// waitNoted waits until `torii servers` knows the declared server name
+// (noted once the daemon decided whether to connect it).
+func waitNoted(t *testing.T, d *daemontest.Daemon, name string) gateway.ServerInfo {
+	t.Helper()
+	var got gateway.ServerInfo
+	waitState(t, "server "+name+" noted", func() bool {
+		var r daemon.GatewayServersResult
+		d.Call(t, "gateway.servers", nil, &r)
+		for _, s := range r.Servers {
+			if s.Name == name && s.Declared {
+				got = s
+				return true
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registered servers %v, want %v", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return got
 }
 
 // The client's own MCP servers: allowlist, pins, Gen A and B, a failing
 // initialize never registered, calls routed back over mcp/message.
 func TestForeignMCPServers(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	p, decl := foreignServers()
@@ -316,10 +335,14 @@ func TestForeignMCPServers(t *testing.T) {
 	initialize(t, c)
 	sid := newSession(t, c, decl, nil)
 	waitServers(t, d, sid, "alpha", "beta")
-	// broken answered initialize with an error; gamma was never asked.
-	p.none(t, 300*time.Millisecond, func(e provEvent) bool { return e.server == "gamma" })
-	time.Sleep(100 * time.Millisecond)
+	// broken answered initialize with an error and was let go, never
+	// registered; gamma (not allowed) was noted and never asked.
+	p.waitEvent(t, 10*time.Second, func(e provEvent) bool { return e.method == "mcp/disconnect" && e.server == "broken" })
 	waitServers(t, d, sid, "alpha", "beta")
+	if g := waitNoted(t, d, "gamma"); g.Allowed {
+		t.Fatalf("gamma: %+v", g)
+	}
+	p.untouched(t)
 
 	mustPrompt(t, c, sid, "/tools", "end_turn")
 	c.waitText(sid, "tools: alpha.echo,beta.add,beta.echo")
@@ -330,14 +353,17 @@ func TestForeignMCPServers(t *testing.T) {
 	c.waitText(sid, "tool result: alpha echo: hi")
 	mustPrompt(t, c, sid, `/tool beta.add {"text":"2"}`, "end_turn")
 	c.waitText(sid, "tool result: beta add: 2")
-	// A tool outside the pins is a pin refusal, and is never sent.
 	// The provider saw the pinned calls, routed back over mcp/message.
 	p.waitEvent(t, 5*time.Second, func(e provEvent) bool { return e.inner == "tools/call" && e.server == "alpha" && e.tool == "echo" })
 	p.waitEvent(t, 5*time.Second, func(e provEvent) bool { return e.inner == "tools/call" && e.server == "beta" && e.tool == "add" })
-	// A tool outside the pins is a pin refusal, and is never sent.
+	// A tool outside the pins is a pin refusal, and is never sent: the
+	// next pinned call reaches the server with nothing before it.
 	mustPrompt(t, c, sid, `/tool alpha.secret {"text":"x"}`, "end_turn")
 	c.waitText(sid, "tool failed: tool_not_pinned:")
-	p.none(t, 200*time.Millisecond, func(e provEvent) bool { return e.tool == "secret" })
+	mustPrompt(t, c, sid, `/tool alpha.echo {"text":"after"}`, "end_turn")
+	p.waitEventBefore(t, 5*time.Second,
+		func(e provEvent) bool { return e.inner == "tools/call" && e.server == "alpha" && e.tool == "echo" },
+		func(e provEvent) bool { return e.tool == "secret" })
 	// A name the server does not have is unknown, not a missing pin.
 	mustPrompt(t, c, sid, `/tool alpha.nosuch {"text":"x"}`, "end_turn")
 	c.waitText(sid, "tool failed: tool_not_found: MCP server alpha has no tool alpha.nosuch")
@@ -360,6 +386,7 @@ func TestForeignMCPServers(t *testing.T) {
 // tunnels; the replaced connection gets mcp/disconnect; a rejected resume
 // opens no tunnel; session/load replays the history.
 func TestResumeLastAttachWins(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c1 := dial(t, d.URL, tok, false)
 	p1, _ := foreignServers()
@@ -370,6 +397,7 @@ func TestResumeLastAttachWins(t *testing.T) {
 	first := p1.waitEvent(t, 10*time.Second, func(e provEvent) bool { return e.method == "mcp/connect" && e.server == "alpha" })
 	waitServers(t, d, sid, "alpha")
 	mustPrompt(t, c1, sid, "first", "end_turn")
+	attached := sessions(t, d)[sid].ConnectionID
 
 	// A rejected resume (unknown session) opens no tunnel.
 	c3 := dial(t, d.URL, tok, false)
@@ -388,7 +416,11 @@ func TestResumeLastAttachWins(t *testing.T) {
 	if rpcCode(err) != jsonrpc.CodeInvalidParams {
 		t.Fatalf("resume with a bad declaration: %v", err)
 	}
-	p3.none(t, 300*time.Millisecond, func(e provEvent) bool { return e.method == "mcp/connect" })
+	// Tunnels open only on attach, and an answered resume has attached or
+	// not: the session is still c1's.
+	if got := sessions(t, d)[sid].ConnectionID; got != attached || attached == "" {
+		t.Fatalf("after rejected resumes the session is attached to %q, want %q", got, attached)
+	}
 	waitServers(t, d, sid, "alpha")
 
 	// The real resume on a new socket.
@@ -424,6 +456,7 @@ const gateway_CodeUnknownSession = -32002
 // An agent that never answers is reported not_responding; other sessions
 // keep working.
 func TestHungAgent(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -453,6 +486,7 @@ func TestHungAgent(t *testing.T) {
 // A flooding agent: bounded buffers, coalesced chunks, nothing lost for a
 // client that keeps reading, and the other session unaffected.
 func TestFlood(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -498,6 +532,7 @@ func TestFlood(t *testing.T) {
 
 // A prompt over 1 MiB gets -32600; the connection stays.
 func TestPromptTooLarge(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -511,6 +546,7 @@ func TestPromptTooLarge(t *testing.T) {
 
 // A crashed agent is reported; restart brings it back with its session.
 func TestCrashRestart(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	c := dial(t, d.URL, tok, false)
 	initialize(t, c)
@@ -567,8 +603,7 @@ func fakeBrowser(t *testing.T, ctx context.Context, d *daemontest.Daemon, names 
 	})
 	c := d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
 	// The extension's tools, whatever the broker adds of its own.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitState(t, "the extension's tools", func() bool {
 		var r daemon.ToolsListResult
 		d.Call(t, "tools.list", nil, &r)
 		n := 0
@@ -577,20 +612,16 @@ func fakeBrowser(t *testing.T, ctx context.Context, d *daemontest.Daemon, names 
 				n++
 			}
 		}
-		if r.ExtensionConnected && n == len(names) {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the extension's tools never arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return r.ExtensionConnected && n == len(names)
+	})
+	return c
 }
 
 // The agent calls a browser tool through its per-session token on /mcp,
 // within the session's browser access; after a restart the new token
 // works.
 func TestAgentBrowserTool(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -646,6 +677,7 @@ func TestAgentBrowserTool(t *testing.T) {
 // capture's export) as an MCP resource, as every other agent does; another
 // chat's agent sees none of it (SECURITY I-66).
 func TestChatSessionFiles(t *testing.T) {
+	t.Parallel()
 	d, tok := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

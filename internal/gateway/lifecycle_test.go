@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +49,7 @@ func pairDevice(t *testing.T, d *daemontest.Daemon, dev *linktest.Device) (*link
 // A revoked browser's side-panel agents stop with it, and pairing the browser again (a new
 // device) does not bring them back.
 func TestRevokeStopsTheDevicesAgents(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) {
 		o.Config.Agents = []config.Agent{{Name: "scripted", Command: agentBin}}
 	})
@@ -86,13 +86,7 @@ func TestRevokeStopsTheDevicesAgents(t *testing.T) {
 		t.Errorf("sessions after revoke: %+v", gs.Sessions)
 	}
 	// The agent process goes (reaped by the gateway once killed).
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("agent pid %d still runs after its device was revoked", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitGone(t, pid, 10*time.Second)
 
 	// Re-paired, the browser is a new device: the old session is not there for it.
 	c2, dev2 := pairDevice(t, d, dev)
@@ -109,6 +103,7 @@ func TestRevokeStopsTheDevicesAgents(t *testing.T) {
 // A configured agent whose command does not exist: session/new names the config key to fix,
 // and torii/agents (the side panel's roster, and `torii status`) says so before anyone tries.
 func TestMissingAgentCommandNamesTheConfigKey(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) {
 		o.Config.Agents = []config.Agent{{Name: "scripted", Command: agentBin}, {Name: "ghost", Command: "torii-no-such-agent"},
 			{Name: "gem", Preset: "gemini"}}

@@ -23,6 +23,8 @@ import (
 // docs/clients.md shows: a bare pin and a prefixed one both expose the
 // tool under the name the server gave it, a pin that matches nothing is
 // reported with the real names by `torii servers` and `torii doctor`.
+//
+// Not parallel: `torii servers` finds the daemon through the environment.
 func TestNamespacedPins(t *testing.T) {
 	policy := config.MCPServerPolicy{Allow: []string{"katashiro"},
 		Pins: map[string][]string{"katashiro": {"snapshot", "katashiro.click", "read_page"}, "ghost": {"x"}}}
@@ -53,16 +55,12 @@ func TestNamespacedPins(t *testing.T) {
 	c.waitText(sid, "tool failed: tool_not_pinned:")
 
 	// gamma's refusal runs beside katashiro's connection: wait for it to be noted.
+	waitNoted(t, d, "gamma")
 	byName := map[string]gateway.ServerInfo{}
-	for deadline := time.Now().Add(5 * time.Second); !byName["gamma"].Declared; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gamma never noted: %+v", byName)
-		}
-		var r daemon.GatewayServersResult
-		d.Call(t, "gateway.servers", nil, &r)
-		for _, s := range r.Servers {
-			byName[s.Name] = s
-		}
+	var r daemon.GatewayServersResult
+	d.Call(t, "gateway.servers", nil, &r)
+	for _, s := range r.Servers {
+		byName[s.Name] = s
 	}
 	k := byName["katashiro"]
 	pins := map[string]string{}

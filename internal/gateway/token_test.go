@@ -2,9 +2,10 @@ package gateway
 
 import "testing"
 
-// OpenAB review F1: revocation is token specific, so an old process's
-// cleanup never revokes the token minted for its replacement.
+// Revocation is token specific, so an old process's cleanup never revokes
+// the token minted for its replacement.
 func TestRevokeIsTokenSpecific(t *testing.T) {
+	t.Parallel()
 	g := New(Options{})
 	s := &Session{ID: "s1"}
 	old, oldHash := g.mint(s)

@@ -3,15 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
-	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
 	"github.com/torii-browser/torii/internal/toolerr"
@@ -86,92 +82,10 @@ func nonNil(t []*mcp.Tool) []*mcp.Tool {
 	return t
 }
 
-// refreshTools sets the session's MCP tools: the browser tools, plus each
-// registered server's pinned tools under their exposed names
-// (config.ExposedName: <server>.<tool>, a prefix never doubled). The catalogue is
-// fetched ∩ pinned, so a client cannot widen it past policy (SECURITY I-35).
-func (s *Session) refreshTools() {
-	var tools []*mcp.Tool
-	if b := s.g.opts.Broker; b != nil {
-		tools = b.Tools()
-	}
-	s.mu.Lock()
-	bridges := make(map[string]*mcpbridge.Bridge, len(s.bridges))
-	for k, v := range s.bridges {
-		bridges[k] = v
-	}
-	s.mu.Unlock()
-	for name, br := range bridges {
-		exposed, byName, _ := exposedTools(name, br.Tools())
-		for _, n := range exposed {
-			t := byName[n]
-			if !s.g.pinned(name, t.Name) {
-				continue
-			}
-			c := *t
-			c.Name = n
-			tools = append(tools, &c)
-		}
-	}
-	s.mir.Set(tools)
-}
-
-// BrowserToolsChanged re-mirrors every session's tools (the broker's
-// catalogue changed).
-func (g *Gateway) BrowserToolsChanged([]*mcp.Tool) {
-	g.mu.Lock()
-	list := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		list = append(list, s)
-	}
-	g.mu.Unlock()
-	for _, s := range list {
-		s.refreshTools()
-	}
-}
-
 func pinRefusal(server, tool string) *mcp.CallToolResult {
 	e := &toolerr.Error{Code: CodeToolNotPinned, Message: "tool " + tool + " of MCP server " + server + " is not pinned by the operator",
 		Hint: "Only the tools pinned in config.json mcpServers.pins may be called; call tools/list for them."}
 	return e.Result()
-}
-
-// callTool routes one tools/call from the session's agent: <server>.<tool>
-// to that client-declared server, anything else to the browser through the
-// broker, within the session's browser access.
-func (s *Session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if req.Params == nil {
-		return nil, errors.New("tools/call without params")
-	}
-	name := req.Params.Name
-	if server, _, ok := strings.Cut(name, "."); ok && (s.g.allowed(server) || s.hasBridge(server)) {
-		// Not through the broker, so recorded here, through the same audit Observer.
-		start := time.Now()
-		res := s.callDeclared(ctx, server, name, req.Params.Arguments)
-		s.g.opts.Broker.ObserveExternal(s.label, name, start, res)
-		return res, nil
-	}
-	s.mu.Lock()
-	access := s.access
-	s.mu.Unlock()
-	b := s.g.opts.Broker
-	if b == nil {
-		return toolerr.Result(toolerr.ExtensionNotConnected, "no browser is connected"), nil
-	}
-	// The broker's gate refuses what the access does not cover, so the
-	// refusal is audited like any other.
-	call := broker.Call{Name: name, Arguments: req.Params.Arguments, Session: s.label, Owner: s.bs, Access: brokerAccess(access)}
-	return b.CallTool(ctx, call), nil
-}
-
-func brokerAccess(access string) broker.Access {
-	switch access {
-	case AccessAct:
-		return broker.AccessFull
-	case AccessRead:
-		return broker.AccessRead
-	}
-	return broker.AccessNone // fail closed on anything else
 }
 
 // callDeclared calls the tool exposed as name on the client-declared
