@@ -31,6 +31,13 @@ export const REALISTIC_PAGES: Page[] = [
   { id: "app", title: "app: shadow DOM + iframes", path: "/app.html?x={x}" },
 ];
 
+/** Small pages of the kind agents visit most, for the navigate → snapshot → click round. */
+export const SMALL_PAGES: Page[] = [
+  { id: "login", title: "sign-in page", path: "/login.html" },
+  { id: "contact", title: "contact form", path: "/contact.html" },
+  { id: "product", title: "product page", path: "/product.html" },
+];
+
 export class Fixtures {
   private servers: Server[] = [];
   ports: number[] = [];

@@ -15,14 +15,22 @@ import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { benchDir, browserPath, repoRoot } from "./env.ts";
 import type { Dialect } from "./fidelity.ts";
-import { Fixtures, REALISTIC_PAGES, TABLE_PAGES, type Page } from "./fixtures.ts";
+import { Fixtures, REALISTIC_PAGES, SMALL_PAGES, TABLE_PAGES, type Page } from "./fixtures.ts";
 import { MemSampler, TOKENIZER, type MemGroup } from "./metrics.ts";
 import { closingNotes, markdown, png, svg, targets, writeReport, type RunResult } from "./report.ts";
 import { AgentBrowserMcp } from "./agent-browser.ts";
-import { FORM_FIELDS, cheapCall, clickObserve, fillForm, navigate, snapshotPage } from "./scenarios.ts";
+import { FORM_FIELDS, cheapCall, fillForm, round, snapshotPage, type RoundPage } from "./scenarios.ts";
 import { DevtoolsMcp, PEER_PACKAGE, PlaywrightMcp, ToriiMcp, packageVersion, type BenchServer } from "./servers.ts";
 
 const ALL_SERVERS = "torii,playwright,devtools,agentbrowser";
+
+/** The round's pages: the small ones agents see most, then the 100-row table (a row's Edit button, a fresh row each round). */
+const ROUNDS: RoundPage[] = [
+  { page: SMALL_PAGES[0]!, button: "Sign in", expect: () => "Signed in as guest" },
+  { page: SMALL_PAGES[1]!, button: "Send message", expect: () => "Message sent" },
+  { page: SMALL_PAGES[2]!, button: "Add to cart", expect: () => "Added to cart" },
+  { page: TABLE_PAGES[0]!, button: "Edit", expect: (k) => `editing row ${k}`, pick: (rep, n) => (Math.max(rep, 0) * 13 + 5) % Math.max(1, n) },
+];
 
 function makeServers(ids: Dialect[]): BenchServer[] {
   const all: Record<Dialect, () => BenchServer> = {
@@ -136,14 +144,14 @@ async function main(): Promise<void> {
       const n = smoke ? 1 : (p.reps ?? reps);
       result.snapshot[p.id] = { title: p.title, res: await snapshotPage(servers, fx, p, n, { warmup: !smoke && p.reps === undefined, tolerate: !smoke, dumpDir }, log) };
     }
-    const article = REALISTIC_PAGES.find((p) => p.id === "article")!;
-    const table = TABLE_PAGES[0]!;
     const checkout = REALISTIC_PAGES.find((p) => p.id === "checkout")!;
+    const rounds = smoke ? ROUNDS.slice(0, 1) : flags.pages ? ROUNDS.filter((x) => flags.pages!.split(",").includes(x.page.id)) : ROUNDS;
+    log(`rounds: navigate → first snapshot → click and observe (${reps} repetitions):`);
+    result.rounds = {};
+    for (const rp of rounds) result.rounds[rp.page.id] = { title: rp.page.title, small: SMALL_PAGES.includes(rp.page), res: await round(servers, fx, rp, reps, log) };
     log("actions:");
     result.cheap = await cheapCall(servers, smoke ? 1 : reps * 10, log);
-    result.navigate = { page: smoke ? table.title : article.title, res: await navigate(servers, fx, smoke ? table : article, reps, log) };
-    result.click = { page: table.title, res: await clickObserve(servers, fx, table, reps, log) };
-    result.form = { page: checkout.title, fields: FORM_FIELDS, res: await fillForm(servers, fx, checkout, reps, log) };
+    if (!smoke) result.form = { page: checkout.title, fields: FORM_FIELDS, res: await fillForm(servers, fx, checkout, reps, log) };
 
     sampler.stop();
     result.meta.load.end = loadavg();

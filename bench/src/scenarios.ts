@@ -123,44 +123,57 @@ export async function cheapCall(servers: BenchServer[], reps: number, log: Log):
   return out;
 }
 
-/** Navigate latency: a fresh URL each time so no server can answer from "already there". */
-export async function navigate(servers: BenchServer[], fx: Fixtures, page: Page, reps: number, log: Log): Promise<PerServer<Series>> {
-  const out: PerServer<Series> = {};
-  for (const s of servers) out[s.id] = series();
-  await interleave(servers, 1, async (s) => void (await s.navigate(fx.url(page, "warm=1"))));
-  await interleave(servers, reps, async (s, rep) => {
-    const r = await s.navigate(fx.url(page, `n=${rep}`));
-    out[s.id]!.ms.push(r.ms);
-    out[s.id]!.chars.push(r.chars);
-  });
-  for (const s of servers) log(`  navigate    ${s.label.padEnd(20)} ${fmtMs(out[s.id]!.ms)}  ${out[s.id]!.chars.at(-1)} chars`);
-  return out;
+/** One round's steps, each timed on its own. */
+export interface RoundStats {
+  navigate: Series;
+  snapshot: Series;
+  click: TaskStats;
+}
+
+/** A page of the round: what to click (found in the snapshot by role and name) and what it shows. */
+export interface RoundPage {
+  page: Page;
+  button: string;
+  /** Text the page shows after the click (rep: the round's number, for the table's row). */
+  expect: (k: number) => string;
+  /** Which of the matching buttons to click in round `rep`, given how many there are. */
+  pick?: (rep: number, n: number) => number;
 }
 
 /**
- * Click-and-observe on the 100-row table: click row K's Edit button (a fresh row each time) with
- * whatever the server offers to see the result; the page then reads "editing row K", which must be
- * in what came back. Before each timed click: navigate and snapshot (untimed), as an agent would.
+ * The round an agent runs most: navigate to a fresh URL (a new document every round: a unique
+ * query string, so no server answers from "already there" and every first snapshot pays for a
+ * new document), snapshot it, click a button found in that snapshot and see the result in what the
+ * click returns. Each step timed on its own, the servers interleaved round by round, one untimed
+ * warm-up round first.
  */
-export async function clickObserve(servers: BenchServer[], fx: Fixtures, page: Page, reps: number, log: Log): Promise<PerServer<TaskStats>> {
-  const out: PerServer<TaskStats> = {};
-  for (const s of servers) out[s.id] = { ...series(), calls: 1, observed: true };
-  await interleave(servers, reps, async (s, rep) => {
-    await s.navigate(fx.url(page, `c=${rep}`));
-    const snap = await s.snapshot();
-    const edits = findAll(parseSnapshot(s.id, snap.text), "button", "Edit");
-    const k = (rep * 13 + 5) % Math.max(1, edits.length);
-    const el = edits[k];
-    if (!el) throw new Error(`${s.label}: no Edit button in the snapshot of ${page.title}`);
-    const r = await s.clickObserve(el);
+export async function round(servers: BenchServer[], fx: Fixtures, rp: RoundPage, reps: number, log: Log): Promise<PerServer<RoundStats>> {
+  const out: PerServer<RoundStats> = {};
+  for (const s of servers) out[s.id] = { navigate: series(), snapshot: series(), click: { ...series(), calls: 1, observed: true } };
+  const stamp = Date.now().toString(36);
+  const one = async (s: BenchServer, rep: number, timed: boolean) => {
+    const nav = await s.navigate(fx.url(rp.page, `round=${stamp}-${rep}`));
+    const snap = (await s.snapshot()) as CallResult & { calls?: number };
+    const found = findAll(parseSnapshot(s.id, snap.text), "button", rp.button);
+    const k = rp.pick ? rp.pick(rep, found.length) : 0;
+    const el = found[k];
+    if (!el) throw new Error(`${s.label}: no "${rp.button}" button in its first snapshot of ${rp.page.title}:\n${snap.text.slice(0, 1500)}`);
+    const click = await s.clickObserve(el);
+    if (!timed) return;
     const o = out[s.id]!;
-    o.ms.push(r.ms);
-    o.chars.push(r.chars);
-    if (!r.text.includes(`editing row ${k}`)) o.observed = false;
-  });
+    o.navigate.ms.push(nav.ms);
+    o.navigate.chars.push(nav.chars);
+    o.snapshot.ms.push(snap.ms);
+    o.snapshot.chars.push(snap.chars);
+    o.click.ms.push(click.ms);
+    o.click.chars.push(click.chars);
+    if (!click.text.includes(rp.expect(k))) o.click.observed = false;
+  };
+  await interleave(servers, 1, (s) => one(s, -1, false));
+  await interleave(servers, reps, (s, rep) => one(s, rep, true));
   for (const s of servers) {
     const o = out[s.id]!;
-    log(`  click+obs   ${s.label.padEnd(20)} ${fmtMs(o.ms)}  ${o.chars.at(-1)} chars  result seen: ${o.observed}`);
+    log(`  round ${rp.page.id.padEnd(9)} ${s.label.padEnd(20)} navigate ${fmtMs(o.navigate.ms)}  snapshot ${fmtMs(o.snapshot.ms)}  click+observe ${fmtMs(o.click.ms)}  result seen: ${o.click.observed}`);
   }
   return out;
 }

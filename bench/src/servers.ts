@@ -21,6 +21,8 @@ export interface CallResult {
   /** Characters of structuredContent's JSON (0 without it): what a client that reads only that part gets. */
   structuredChars: number;
   text: string;
+  /** structuredContent itself, when the server sent one. */
+  structured?: unknown;
 }
 
 /** A form field resolved to the server's handle for it. */
@@ -124,7 +126,7 @@ export abstract class BenchServer {
     const text = textOf(r);
     if (r.isError) throw new ToolError(`${this.label}: ${tool}(${JSON.stringify(args).slice(0, 300)}) returned isError: ${text.slice(0, 800)}`);
     const sc = (r as { structuredContent?: unknown }).structuredContent;
-    return { tool, ms, chars: text.length, structuredChars: sc === undefined ? 0 : JSON.stringify(sc).length, text };
+    return { tool, ms, chars: text.length, structuredChars: sc === undefined ? 0 : JSON.stringify(sc).length, text, ...(sc === undefined ? {} : { structured: sc }) };
   }
 
   protected async closeClient(): Promise<void> {
@@ -286,7 +288,8 @@ export class ToriiMcp extends BenchServer {
   private env: Record<string, string> = {};
   private daemonPid = 0;
   private browserPid = 0;
-  private tabId: number | undefined;
+  /** The one tab the bench drives: the first navigate opens it, every later call names it. */
+  tabId: number | undefined;
   /** Launched with `--permissive` (see start). */
   permissive = false;
   /** Snapshot page size: the largest the tool allows, so a full snapshot takes the fewest calls. */
