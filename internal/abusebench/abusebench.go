@@ -29,12 +29,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 const serverID = "7d1c1f0e-5a55-4f0b-9c8e-3b7f1a2e4d10"
@@ -50,7 +50,7 @@ type bench struct {
 	ext                  atomic.Pointer[linktest.Client]
 	probe                *linktest.Device // a second paired device whose reconnects are timed
 	ticket               string           // its reconnect ticket, as the extension keeps it
-	provider             *mcpbridgetest.Provider
+	provider             *browserlinktest.Provider
 	dur                  time.Duration
 	idleRSS              float64 // after the baseline: what each flood's residue is measured against
 	profileDir, pprof    string
@@ -145,10 +145,10 @@ func (b *bench) run() error {
 		return err
 	}
 	b.token = tok.Token
-	b.provider = mcpbridgetest.New(serverID, []map[string]any{{"name": "echo", "description": "Echo.",
-		"inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}}},
+	b.provider = browserlinktest.New(serverID, []map[string]any{{"name": "echo", "description": "Echo.",
+		"inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}}},
 		func(ctx context.Context, name string, args json.RawMessage) (any, error) {
-			return mcpbridgetest.TextResult("ok"), nil
+			return browserlinktest.TextResult("ok"), nil
 		})
 	if b.probe, err = b.pairProbe(ctx); err != nil {
 		return err

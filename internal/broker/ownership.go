@@ -23,10 +23,6 @@ import (
 // The broker keeps the result's tabs for status and strips them.
 const MetaKey = "torii"
 
-// SessionEnded is the inner MCP notification telling the extension a
-// session ended: {sessionId, closeTabs}.
-const SessionEnded = "notifications/torii/session_ended"
-
 // meta is the _meta every tools/call carries: the daemon-minted session
 // (SECURITY I-24). The extension keys tab ownership on its id.
 func (b *Broker) meta(s *Session) map[string]any {
@@ -128,7 +124,7 @@ func (b *Broker) notifyEndedIn(srv ToolServer, s *Session, l config.Broker) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.NotifyServer(ctx, SessionEnded, endedParams(s.id, l)); err != nil {
+		if err := srv.SessionEnded(ctx, endedParams(s.id, l)); err != nil {
 			b.log.Debug("broker: session_ended not sent", "session", s.id, "err", err)
 		}
 	}()
