@@ -31,6 +31,7 @@ type fakeServer struct {
 	tabs     map[string][]int
 	notified []string
 	metaSeen []map[string]any
+	left     []time.Duration // what each call's deadline left when it was sent
 }
 
 func newFake() *fakeServer {
@@ -64,6 +65,7 @@ func (f *fakeServer) Call(ctx context.Context, r browserlink.Request) *mcp.CallT
 	f.mu.Lock()
 	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["session"], name, tab))
 	f.metaSeen = append(f.metaSeen, meta)
+	f.left = append(f.left, time.Until(r.Deadline))
 	f.running++
 	f.peak = max(f.peak, f.running)
 	gate := f.gate
