@@ -359,14 +359,12 @@ func TestRelayTwoAgentsOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		var m struct {
-			Params struct {
-				Arguments struct {
-					Text string `json:"text"`
-				} `json:"arguments"`
-			} `json:"params"`
+			Arguments struct {
+				Text string `json:"text"`
+			} `json:"arguments"`
 		}
 		json.Unmarshal(ev.Params, &m)
-		a, num, _ := strings.Cut(m.Params.Arguments.Text, "-")
+		a, num, _ := strings.Cut(m.Arguments.Text, "-")
 		if want := fmt.Sprint(next[a]); num != want {
 			t.Fatalf("agent %s: the extension got call %s, want %s (order lost)", a, num, want)
 		}

@@ -239,13 +239,12 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		var cp struct {
-			RequestID    json.RawMessage `json:"requestId"`
-			ConnectionID string          `json:"connectionId"`
-		}
+		var cp browserlink.CancelParams
+		var cc browserlink.CallParams
 		json.Unmarshal(cancel.Params, &cp)
-		if string(cp.RequestID) != string(call.ID) || cp.ConnectionID == "" || cancel.ID != nil {
-			t.Fatalf("%s: mcp/cancel %s does not name the call's outer id %s", what, cancel.Params, call.ID)
+		json.Unmarshal(call.Params, &cc)
+		if cp.CallID == "" || cp.CallID != cc.CallID || string(call.ID) != `"`+cc.CallID+`"` || cancel.ID != nil {
+			t.Fatalf("%s: cancel %s does not name the call %s (id %s)", what, cancel.Params, call.Params, call.ID)
 		}
 		deadline := time.Now().Add(3 * time.Second)
 		for p.Inflight() > 0 {
