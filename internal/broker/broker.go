@@ -5,7 +5,7 @@
 // passes, and schedules them (sched.go).
 //
 // Every call belongs to a Session the daemon minted (session.go): the
-// session's identity travels to the extension in the call's _meta, and
+// session's identity travels to the extension in the call's meta, and
 // the extension enforces tab ownership itself (brief decision 2: the
 // daemon's checks are never instead of the extension's). The daemon adds
 // its own: a tab the extension reported as another session's is refused
@@ -223,7 +223,7 @@ func (b *Broker) Tools() []*mcp.Tool {
 }
 
 // Gate is the daemon-side check every tool call passes before it reaches
-// the extension. It returns the bridge to use, or the typed refusal.
+// the extension. It returns the tool server to use, or the typed refusal.
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 	bw, _, e := b.gate(call)

@@ -14,16 +14,16 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// MetaKey is the _meta key of Torii's bookkeeping on the wire between the
+// MetaKey is the meta key of Torii's bookkeeping on the wire between the
 // broker and the extension (docs/protocol.md, "Sessions"):
 //
-//	request  _meta.torii = {session: label, sessionId, kind, tabCap, gatewaySessionId?}
+//	request  meta.torii  = {session: label, sessionId, kind, tabCap, gatewaySessionId?}
 //	result   _meta.torii = {tabs: [the calling session's tabs after the call]}
 //
 // The broker keeps the result's tabs for status and strips them.
 const MetaKey = "torii"
 
-// meta is the _meta every tools/call carries: the daemon-minted session
+// meta is the meta every torii/tools/call carries: the daemon-minted session
 // (SECURITY I-24). The extension keys tab ownership on its id.
 func (b *Broker) meta(s *Session) map[string]any {
 	b.smu.Lock()

@@ -12,10 +12,10 @@ import (
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/internal/link"
-	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 

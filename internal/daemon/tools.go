@@ -54,7 +54,7 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 	if dev, ok := d.devices.Get(info.DeviceID); ok {
 		name = dev.Name
 	} else {
-		// Revoked while the bridge connected: SECURITY I-7, it never serves.
+		// Revoked while its catalogue was listed: SECURITY I-7, it never serves.
 		br.Close()
 		return
 	}
