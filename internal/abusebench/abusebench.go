@@ -1,6 +1,6 @@
 // Package abusebench is `make bench-abuse`: it starts bin/torii serve in a
-// private state directory, pairs a fake extension (linktest, with an MCP
-// tool server from mcpbridgetest), and runs one flood after another against
+// private state directory, pairs a fake extension (linktest, serving its
+// tools from browserlinktest), and runs one flood after another against
 // the daemon while a legitimate client keeps calling a tool through the
 // extension. Each flood runs in a child process of its own, so the
 // legitimate client's latency is not the flood's goroutines queueing in

@@ -1,7 +1,8 @@
 // Package daemontest runs a real daemon for tests and benchmarks outside
 // package daemon: on 127.0.0.1:0 with a private state directory, a control
 // client, a fake extension that pairs through a one-time secret and serves
-// MCP-over-ACP (mcpbridgetest), and go-sdk MCP clients over /mcp.
+// the browser-tool leg of the link (browserlinktest), and go-sdk MCP clients
+// over /mcp.
 package daemontest
 
 import (
