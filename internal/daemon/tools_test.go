@@ -7,6 +7,7 @@ import (
 	"github.com/torii-browser/torii/internal/browserlink"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -414,6 +415,30 @@ func TestRefusedCatalogueAndRedeclare(t *testing.T) {
 	}
 	if r := d.Exec(t, "cli", "echo", json.RawMessage(`{"x":1}`)); r.IsError || text(r) != `{"x":1}` {
 		t.Fatalf("call after re-attach: %+v", r)
+	}
+}
+
+// torii/tools/changed from the paired extension: the daemon lists the
+// catalogue again and serves the new one.
+func TestCatalogueChanged(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := fakeProvider()
+	ext := d.Extension(t, ctx, p, genA())
+	d.WaitTools(t, 5)
+	if _, err := p.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.SetTools(append(slices.Clone(p.Tools), map[string]any{"name": "more", "description": "New.", "inputSchema": browserlinktest.Schema(nil)}))
+	if err := ext.Notify(ctx, browserlink.MethodChanged, struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
+		t.Fatalf("the catalogue was not listed again: %v", err)
+	}
+	lst := d.WaitTools(t, 6)
+	if !slices.ContainsFunc(lst.Tools, func(tool *mcp.Tool) bool { return tool.Name == "more" }) {
+		t.Fatalf("the new tool is not served: %+v", lst.Tools)
 	}
 }
 

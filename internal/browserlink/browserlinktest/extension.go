@@ -86,6 +86,13 @@ func (p *Provider) WaitForCall(name string, d time.Duration) (Event, error) {
 	}
 }
 
+// SetTools changes the catalogue the next torii/tools/list returns.
+func (p *Provider) SetTools(tools []map[string]any) {
+	p.mu.Lock()
+	p.Tools = tools
+	p.mu.Unlock()
+}
+
 // Inflight is the number of calls running now.
 func (p *Provider) Inflight() int {
 	p.mu.Lock()
@@ -109,6 +116,8 @@ func (p *Provider) Handle(ctx context.Context, method string, params json.RawMes
 		if p.FailList {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s failed on purpose", method)
 		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		return map[string]any{"tools": p.Tools}, nil
 	case browserlink.MethodCancel:
 		var c browserlink.CancelParams
