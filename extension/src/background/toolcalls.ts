@@ -10,10 +10,10 @@ import type { CallToolResult } from "../tools/errors.js";
 import { toolError } from "../tools/errors.js";
 import type { CallMeta, McpTool } from "../tools/registry.js";
 
-export const METHOD_LIST = "torii/tools/list";
+const METHOD_LIST = "torii/tools/list";
 export const METHOD_CALL = "torii/tools/call";
-export const METHOD_CANCEL = "torii/tools/cancel";
-export const METHOD_SESSION_ENDED = "torii/tools/session_ended";
+const METHOD_CANCEL = "torii/tools/cancel";
+const METHOD_SESSION_ENDED = "torii/tools/session_ended";
 
 /** A callId is the daemon's short token; anything longer is not one. */
 const MAX_CALL_ID = 64;
