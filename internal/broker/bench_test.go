@@ -42,7 +42,7 @@ func report(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkNoopRoundTripMCP: go-sdk MCP client → /mcp (Streamable HTTP) →
-// broker gate → MCP-over-ACP on the link → fake extension → back.
+// broker gate → torii/tools/call on the link → fake extension → back.
 func BenchmarkNoopRoundTripMCP(b *testing.B) {
 	d, ctx := benchDaemon(b)
 	s, err := d.MCP(b, ctx, d.Token(b, "bench"), nil, nil)
