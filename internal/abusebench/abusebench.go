@@ -1,6 +1,6 @@
 // Package abusebench is `make bench-abuse`: it starts bin/torii serve in a
-// private state directory, pairs a fake extension (linktest, with an MCP
-// tool server from mcpbridgetest), and runs one flood after another against
+// private state directory, pairs a fake extension (linktest, serving its
+// tools from browserlinktest), and runs one flood after another against
 // the daemon while a legitimate client keeps calling a tool through the
 // extension. Each flood runs in a child process of its own, so the
 // legitimate client's latency is not the flood's goroutines queueing in
@@ -29,12 +29,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 const serverID = "7d1c1f0e-5a55-4f0b-9c8e-3b7f1a2e4d10"
@@ -50,7 +50,7 @@ type bench struct {
 	ext                  atomic.Pointer[linktest.Client]
 	probe                *linktest.Device // a second paired device whose reconnects are timed
 	ticket               string           // its reconnect ticket, as the extension keeps it
-	provider             *mcpbridgetest.Provider
+	provider             *browserlinktest.Provider
 	dur                  time.Duration
 	idleRSS              float64 // after the baseline: what each flood's residue is measured against
 	profileDir, pprof    string
@@ -145,10 +145,10 @@ func (b *bench) run() error {
 		return err
 	}
 	b.token = tok.Token
-	b.provider = mcpbridgetest.New(serverID, []map[string]any{{"name": "echo", "description": "Echo.",
-		"inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}}},
+	b.provider = browserlinktest.New(serverID, []map[string]any{{"name": "echo", "description": "Echo.",
+		"inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}}},
 		func(ctx context.Context, name string, args json.RawMessage) (any, error) {
-			return mcpbridgetest.TextResult("ok"), nil
+			return browserlinktest.TextResult("ok"), nil
 		})
 	if b.probe, err = b.pairProbe(ctx); err != nil {
 		return err

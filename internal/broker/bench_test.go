@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 // benchDaemon: a real daemon on 127.0.0.1:0, a fake extension paired over
@@ -20,10 +20,10 @@ func benchDaemon(b *testing.B) (*daemontest.Daemon, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	b.Cleanup(cancel)
 	d := daemontest.Start(b, nil)
-	p := mcpbridgetest.New("bench-server", []map[string]any{
-		{"name": "noop", "description": "Does nothing.", "inputSchema": mcpbridgetest.Schema(nil)},
+	p := browserlinktest.New("bench-server", []map[string]any{
+		{"name": "noop", "description": "Does nothing.", "inputSchema": browserlinktest.Schema(nil)},
 	}, func(context.Context, string, json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("ok"), nil
+		return browserlinktest.TextResult("ok"), nil
 	})
 	d.Extension(b, ctx, p, map[string]any{"type": "acp", "name": "torii", "id": "bench-server"})
 	d.WaitTools(b, 2) // noop + status
@@ -42,7 +42,7 @@ func report(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkNoopRoundTripMCP: go-sdk MCP client → /mcp (Streamable HTTP) →
-// broker gate → MCP-over-ACP on the link → fake extension → back.
+// broker gate → torii/tools/call on the link → fake extension → back.
 func BenchmarkNoopRoundTripMCP(b *testing.B) {
 	d, ctx := benchDaemon(b)
 	s, err := d.MCP(b, ctx, d.Token(b, "bench"), nil, nil)

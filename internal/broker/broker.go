@@ -5,7 +5,7 @@
 // passes, and schedules them (sched.go).
 //
 // Every call belongs to a Session the daemon minted (session.go): the
-// session's identity travels to the extension in the call's _meta, and
+// session's identity travels to the extension in the call's meta, and
 // the extension enforces tab ownership itself (brief decision 2: the
 // daemon's checks are never instead of the extension's). The daemon adds
 // its own: a tab the extension reported as another session's is refused
@@ -25,8 +25,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/mcpbridge"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -35,11 +35,12 @@ import (
 // every tool's run (50 s), so the extension's typed error comes first, and
 // under the 60 s request timeout of the common MCP clients, so the daemon's
 // comes when the extension cannot answer. A caller may set its own, up to
-// MaxCallTimeout (the tunnel's own per-request bound): more time in the
-// queue; the extension still caps each run.
+// MaxCallTimeout: more time in the queue; the extension still caps each run.
+// The deadline travels to the extension as one absolute time; nothing else
+// times the call.
 const (
 	DefaultCallTimeout = 57 * time.Second
-	MaxCallTimeout     = mcpbridge.DefaultCallTimeout
+	MaxCallTimeout     = 180 * time.Second
 )
 
 // Call is one tool call from an agent session.
@@ -87,17 +88,20 @@ func accessRefusal(format string, args ...any) *toolerr.Error {
 		Hint: "Ask the person to widen this agent's browser access in the Torii side panel; nothing was sent."}
 }
 
-// ToolServer is the extension's tool server; *mcpbridge.Bridge is one.
+// ToolServer is the extension's tool server; *browserlink.Server is one.
 type ToolServer interface {
 	LinkID() string
 	Context() context.Context
 	Tools() []*mcp.Tool
-	CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult
-	NotifyServer(ctx context.Context, method string, params any) error
+	// Call runs one call by its deadline and maps every link failure onto
+	// a typed result that says whether the call may have run.
+	Call(ctx context.Context, r browserlink.Request) *mcp.CallToolResult
+	// SessionEnded tells the extension a session ended (endedParams).
+	SessionEnded(ctx context.Context, params any) error
 	Close()
 }
 
-var _ ToolServer = (*mcpbridge.Bridge)(nil)
+var _ ToolServer = (*browserlink.Server)(nil)
 
 // Broker holds the current extension tool server, its catalogue, the
 // sessions and the scheduler.
@@ -196,7 +200,7 @@ func (b *Broker) OnToolsChanged(f func([]*mcp.Tool)) {
 
 // Attach makes br the tool server of the browser (paired device) it
 // serves; see AttachBrowser.
-func (b *Broker) Attach(deviceID, name string, br *mcpbridge.Bridge) {
+func (b *Broker) Attach(deviceID, name string, br *browserlink.Server) {
 	b.AttachBrowser(deviceID, name, br)
 }
 
@@ -219,7 +223,7 @@ func (b *Broker) Tools() []*mcp.Tool {
 }
 
 // Gate is the daemon-side check every tool call passes before it reaches
-// the extension. It returns the bridge to use, or the typed refusal.
+// the extension. It returns the tool server to use, or the typed refusal.
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 	bw, _, e := b.gate(call)
@@ -338,28 +342,17 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		return e.Result(), notice
 	}
 	b.sawBrowser(s, bw.id)
-	// The extension hears what is left, so its own typed timeout comes
-	// before the daemon's.
-	budget := time.Until(deadline)
-	meta := b.meta(s)
-	if m, ok := meta[MetaKey].(map[string]any); ok {
-		m["budgetMs"] = budget.Milliseconds()
-	}
-	res := srv.CallToolMeta(ctx, call.Name, call.Arguments, meta, budget)
-	switch {
-	case b.isClosed():
+	// The extension gets the same absolute deadline and answers by it, so
+	// its own typed error comes first. SECURITY I-58: a lost browser is
+	// named, so the agent knows which one went.
+	readOnly := b.readOnly(call.Name)
+	res := srv.Call(ctx, browserlink.Request{Tool: call.Name, Args: call.Arguments, Meta: b.meta(s), Deadline: deadline,
+		ReadOnly: readOnly, Browser: bw.name, Hint: b.launchHint(bw.id)})
+	if b.isClosed() {
 		res = toolerr.Result(toolerr.DaemonRestarted, "the daemon shut down during %s; it may have partly run", call.Name)
-	case srv.Context().Err() != nil:
-		if e := toolerr.FromResult(res); e != nil && e.Code == toolerr.ExtensionNotConnected {
-			// SECURITY I-58: named, so the agent knows which browser went;
-			// its next call moves on only as route allows.
-			e := browserErr("browser %q disconnected during %s; it may have run", b.launchHint(bw.id), bw.name, call.Name)
-			res = e.Result()
+		if readOnly {
+			res = toolerr.ForRead(res)
 		}
-	}
-	if b.readOnly(call.Name) {
-		// A read changed nothing: its timeout or lost link says so, never "it may have run".
-		res = toolerr.ForRead(res)
 	}
 	b.takeTabs(s, bw.id, res)
 	addText(res)

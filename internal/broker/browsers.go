@@ -168,7 +168,7 @@ func (b *Broker) detach(bw *browser) {
 		delete(b.browsers, bw.id)
 	}
 	b.mu.Unlock()
-	// In-flight calls fail in the bridge; queued ones routed to it fail
+	// In-flight calls fail on the link (browserlink); queued ones routed to it fail
 	// here, at once: nothing was sent and nobody waits out a budget.
 	n := b.failWaitingFor(bw, toolerr.New(toolerr.ExtensionNotConnected, "browser %q disconnected; nothing was sent", bw.name))
 	if gone {

@@ -148,7 +148,7 @@ func (b *Broker) endWhileDown(srv ToolServer) {
 	go func() {
 		for _, id := range ids {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = srv.NotifyServer(ctx, SessionEnded, endedParams(id, l))
+			_ = srv.SessionEnded(ctx, endedParams(id, l))
 			cancel()
 		}
 	}()

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"slices"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ func TestNamedSessionExpiredWhileDown(t *testing.T) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return slices.ContainsFunc(f.notified, func(n string) bool {
-			return strings.HasPrefix(n, SessionEnded) && strings.Contains(n, savedID) && strings.Contains(n, `"closeManagedTabs":true`)
+			return strings.HasPrefix(n, browserlink.MethodSessionEnded) && strings.Contains(n, savedID) && strings.Contains(n, `"closeManagedTabs":true`)
 		})
 	})
 	if s := b.NamedSession("old", "old"); s.ID() == savedID {
@@ -115,7 +116,7 @@ func TestNamedSessionIdleEnd(t *testing.T) {
 		defer f.mu.Unlock()
 		for _, n := range f.notified {
 			var p map[string]any
-			if m, raw, ok := strings.Cut(n, " "); ok && m == SessionEnded && json.Unmarshal([]byte(raw), &p) == nil {
+			if m, raw, ok := strings.Cut(n, " "); ok && m == browserlink.MethodSessionEnded && json.Unmarshal([]byte(raw), &p) == nil {
 				return p["sessionId"] == s.ID() && p["closeManagedTabs"] == false
 			}
 		}

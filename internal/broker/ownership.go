@@ -14,20 +14,16 @@ import (
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
-// MetaKey is the _meta key of Torii's bookkeeping on the wire between the
+// MetaKey is the meta key of Torii's bookkeeping on the wire between the
 // broker and the extension (docs/protocol.md, "Sessions"):
 //
-//	request  _meta.torii = {session: label, sessionId, kind, tabCap, gatewaySessionId?}
+//	request  meta.torii  = {session: label, sessionId, kind, tabCap, gatewaySessionId?}
 //	result   _meta.torii = {tabs: [the calling session's tabs after the call]}
 //
 // The broker keeps the result's tabs for status and strips them.
 const MetaKey = "torii"
 
-// SessionEnded is the inner MCP notification telling the extension a
-// session ended: {sessionId, closeTabs}.
-const SessionEnded = "notifications/torii/session_ended"
-
-// meta is the _meta every tools/call carries: the daemon-minted session
+// meta is the meta every torii/tools/call carries: the daemon-minted session
 // (SECURITY I-24). The extension keys tab ownership on its id.
 func (b *Broker) meta(s *Session) map[string]any {
 	b.smu.Lock()
@@ -128,7 +124,7 @@ func (b *Broker) notifyEndedIn(srv ToolServer, s *Session, l config.Broker) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.NotifyServer(ctx, SessionEnded, endedParams(s.id, l)); err != nil {
+		if err := srv.SessionEnded(ctx, endedParams(s.id, l)); err != nil {
 			b.log.Debug("broker: session_ended not sent", "session", s.id, "err", err)
 		}
 	}()

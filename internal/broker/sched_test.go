@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,7 @@ type fakeServer struct {
 	tabs     map[string][]int
 	notified []string
 	metaSeen []map[string]any
+	left     []time.Duration // what each call's deadline left when it was sent
 }
 
 func newFake() *fakeServer {
@@ -44,17 +46,18 @@ func (f *fakeServer) Close()                   { f.cancel() }
 func (f *fakeServer) Tools() []*mcp.Tool {
 	return []*mcp.Tool{{Name: "work", InputSchema: map[string]any{"type": "object"}}}
 }
-func (f *fakeServer) NotifyServer(_ context.Context, method string, params any) error {
+func (f *fakeServer) SessionEnded(_ context.Context, params any) error {
 	b, _ := json.Marshal(params)
 	f.mu.Lock()
-	f.notified = append(f.notified, method+" "+string(b))
+	f.notified = append(f.notified, browserlink.MethodSessionEnded+" "+string(b))
 	f.mu.Unlock()
 	return nil
 }
 
-func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.RawMessage, meta map[string]any, timeout time.Duration) *mcp.CallToolResult {
-	// As the bridge: the call's deadline ends its wait for the extension.
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (f *fakeServer) Call(ctx context.Context, r browserlink.Request) *mcp.CallToolResult {
+	name, args, meta := r.Tool, r.Args, r.Meta
+	// As the link: the call's deadline ends its wait for the extension.
+	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	sess := meta[MetaKey].(map[string]any)
 	id := sess["sessionId"].(string)
@@ -62,6 +65,7 @@ func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.Ra
 	f.mu.Lock()
 	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["session"], name, tab))
 	f.metaSeen = append(f.metaSeen, meta)
+	f.left = append(f.left, time.Until(r.Deadline))
 	f.running++
 	f.peak = max(f.peak, f.running)
 	gate := f.gate

@@ -95,7 +95,7 @@ type SessionInfo struct {
 
 // NewSession mints a session. Close it when its client goes: its queued
 // calls fail with cancelled, its in-flight calls are aborted in the
-// extension (mcp/cancel), and the extension is told the session ended.
+// extension (torii/tools/cancel), and the extension is told the session ended.
 func (b *Broker) NewSession(label string, kind Kind) *Session { return b.newSession(label, kind, "") }
 
 // newSession mints a session; a named session resumed from the store keeps
@@ -130,7 +130,7 @@ func (s *Session) Kind() Kind { return s.kind }
 
 // SetGatewaySession names the gateway (side-panel chat) session this agent
 // session serves. The extension receives it in every call's
-// _meta.torii.gatewaySessionId and looks up the person's window grant by it
+// meta.torii.gatewaySessionId and looks up the person's window grant by it
 // (SECURITY I-29); the daemon only says which session calls, the grant
 // itself lives in the extension. Set it before the session's first call.
 func (s *Session) SetGatewaySession(id string) {
@@ -158,7 +158,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 
 // Close ends the session (idempotent): queued calls fail with cancelled,
 // in-flight ones are cancelled in the extension, and the extension hears
-// notifications/torii/session_ended (it then treats the session's tabs as
+// torii/tools/session_ended (it then treats the session's tabs as
 // an ended session's: first to go under the tab cap, closed at once when
 // the broker's closeTabsOnEnd is set).
 func (s *Session) Close() {

@@ -10,13 +10,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 )
 
-func taggedExtension(tag string) *mcpbridgetest.Provider {
-	tools := []map[string]any{{"name": "echo", "description": "Echo.", "inputSchema": mcpbridgetest.Schema(nil)}}
-	return mcpbridgetest.New(fakeServerID, tools, func(context.Context, string, json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("in " + tag), nil
+func taggedExtension(tag string) *browserlinktest.Provider {
+	tools := []map[string]any{{"name": "echo", "description": "Echo.", "inputSchema": browserlinktest.Schema(nil)}}
+	return browserlinktest.New(fakeServerID, tools, func(context.Context, string, json.RawMessage) (any, error) {
+		return browserlinktest.TextResult("in " + tag), nil
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"io"
 	"strings"
 	"sync"
@@ -191,7 +192,7 @@ func (e *toolsEnv) extensionSawText(text string) bool {
 	for {
 		select {
 		case ev := <-e.p.Events():
-			if ev.Inner == "tools/call" && strings.Contains(string(ev.Params), text) {
+			if ev.Method == browserlink.MethodCall && strings.Contains(string(ev.Params), text) {
 				return true
 			}
 		default:
@@ -238,7 +239,7 @@ func TestRelayDuplicateRequestID(t *testing.T) {
 	r := startRaw(t, e.env, "dup")
 	r.initialize()
 	r.call(10, "slow", map[string]any{})
-	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCall, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r.call(10, "echo", map[string]any{"text": "duplicate"})
@@ -249,7 +250,7 @@ func TestRelayDuplicateRequestID(t *testing.T) {
 		t.Fatalf("the call holding id 10 stopped: %d in flight", e.p.Inflight())
 	}
 	r.cancel(10)
-	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("cancelling id 10 never reached the extension: %v", err)
 	}
 	r.call(11, "echo", map[string]any{"text": "eleven"})
@@ -292,7 +293,7 @@ func TestRelayCancel(t *testing.T) {
 		t.Fatal("cancelling the queued call touched the running one")
 	}
 	r.cancel(2)
-	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("the running call was not cancelled in the extension: %v", err)
 	}
 	waitSession(t, e.d, "cancel", "ended the running call", func(s broker.SessionInfo) bool { return s.InFlight == 0 })
@@ -353,19 +354,17 @@ func TestRelayTwoAgentsOrder(t *testing.T) {
 	}
 	next := map[string]int{}
 	for range 2 * n {
-		ev, err := e.p.WaitFor("mcp/message", "tools/call", 5*time.Second)
+		ev, err := e.p.WaitFor(browserlink.MethodCall, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var m struct {
-			Params struct {
-				Arguments struct {
-					Text string `json:"text"`
-				} `json:"arguments"`
-			} `json:"params"`
+			Arguments struct {
+				Text string `json:"text"`
+			} `json:"arguments"`
 		}
 		json.Unmarshal(ev.Params, &m)
-		a, num, _ := strings.Cut(m.Params.Arguments.Text, "-")
+		a, num, _ := strings.Cut(m.Arguments.Text, "-")
 		if want := fmt.Sprint(next[a]); num != want {
 			t.Fatalf("agent %s: the extension got call %s, want %s (order lost)", a, num, want)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/extension"
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -30,27 +31,27 @@ var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAA
 
 // fakeExtension serves echo (R), slow (until cancelled), fail (not_found)
 // and shot (a PNG).
-func fakeExtension() *mcpbridgetest.Provider {
+func fakeExtension() *browserlinktest.Provider {
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
-		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
-		{"name": "slow", "description": "Wait until cancelled.\nSecond line.", "inputSchema": mcpbridgetest.Schema(nil)},
-		{"name": "fail", "description": "Always not_found.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"destructiveHint": true}},
-		{"name": "shot", "description": "A screenshot.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": ro},
+		{"name": "echo", "description": "Echo the arguments.", "inputSchema": browserlinktest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
+		{"name": "slow", "description": "Wait until cancelled.\nSecond line.", "inputSchema": browserlinktest.Schema(nil)},
+		{"name": "fail", "description": "Always not_found.", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"destructiveHint": true}},
+		{"name": "shot", "description": "A screenshot.", "inputSchema": browserlinktest.Schema(nil), "annotations": ro},
 	}
-	return mcpbridgetest.New(fakeServerID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return browserlinktest.New(fakeServerID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
 		switch name {
 		case "echo":
-			return mcpbridgetest.TextResult(string(args)), nil
+			return browserlinktest.TextResult(string(args)), nil
 		case "slow":
 			select {
 			case <-ctx.Done():
-				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
+				return browserlinktest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
-				return mcpbridgetest.TextResult("late"), nil
+				return browserlinktest.TextResult("late"), nil
 			}
 		case "fail":
-			return mcpbridgetest.ErrorResult("not_found", "no element matches #x", "Nothing matched; take a snapshot."), nil
+			return browserlinktest.ErrorResult("not_found", "no element matches #x", "Nothing matched; take a snapshot."), nil
 		case "shot":
 			return map[string]any{"content": []any{
 				map[string]any{"type": "text", "text": "captured 1x1"},
@@ -66,7 +67,7 @@ func fakeExtension() *mcpbridgetest.Provider {
 type toolsEnv struct {
 	*env
 	d *daemontest.Daemon
-	p *mcpbridgetest.Provider
+	p *browserlinktest.Provider
 }
 
 func newToolsEnv(t *testing.T) *toolsEnv {
@@ -219,14 +220,14 @@ func TestMCPCancelReachesExtension(t *testing.T) {
 		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
 		done <- err
 	}()
-	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCall, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("cancelled call returned no error")
 	}
-	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -315,7 +316,7 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.p.WaitFor("mcp/message", "tools/call", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCall, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -325,7 +326,7 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "torii exec: slow cancelled") {
 		t.Fatalf("interrupted exec: %v, stderr %q", err, errb.String())
 	}
-	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
+	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); e.p.Inflight() > 0; time.Sleep(10 * time.Millisecond) {

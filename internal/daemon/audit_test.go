@@ -13,10 +13,10 @@ import (
 
 	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 const (
@@ -33,15 +33,15 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = logger })
 	ctx := tctx(t)
-	p := mcpbridgetest.New(serverID, []map[string]any{
-		{"name": "fill", "description": "Fill a field.", "inputSchema": mcpbridgetest.Schema(map[string]any{
+	p := browserlinktest.New(serverID, []map[string]any{
+		{"name": "fill", "description": "Fill a field.", "inputSchema": browserlinktest.Schema(map[string]any{
 			"ref": map[string]any{"type": "string"}, "value": map[string]any{"type": "string"}})},
-		{"name": "read", "description": "Read the page.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+		{"name": "read", "description": "Read the page.", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
 	}, func(_ context.Context, name string, args json.RawMessage) (any, error) {
 		if name == "fill" && !strings.Contains(string(args), sentinelArg) {
-			return mcpbridgetest.ErrorResult("invalid_argument", "the value did not arrive", ""), nil
+			return browserlinktest.ErrorResult("invalid_argument", "the value did not arrive", ""), nil
 		}
-		r := mcpbridgetest.TextResult("page says " + sentinelResult)
+		r := browserlinktest.TextResult("page says " + sentinelResult)
 		r["structuredContent"] = map[string]any{"text": sentinelResult}
 		m := map[string]any{"origin": "https://shop.example", "approval": "approved"}
 		if name == "fill" {
@@ -159,16 +159,16 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 func TestAuditOriginAndApprovalOfRefusals(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	p := mcpbridgetest.New(serverID, []map[string]any{
-		{"name": "read", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
-		{"name": "click", "inputSchema": mcpbridgetest.Schema(nil)},
+	p := browserlinktest.New(serverID, []map[string]any{
+		{"name": "read", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+		{"name": "click", "inputSchema": browserlinktest.Schema(nil)},
 	}, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
 		if name == "read" {
-			r := mcpbridgetest.ErrorResult("origin_not_allowed", "the page in tab 3 is not on the person's allowlist", "")
+			r := browserlinktest.ErrorResult("origin_not_allowed", "the page in tab 3 is not on the person's allowlist", "")
 			r["_meta"] = map[string]any{broker.MetaAudit: map[string]any{"origin": "blocked"}}
 			return r, nil
 		}
-		r := mcpbridgetest.ErrorResult("approval_denied", "the person denied click (submit)", "")
+		r := browserlinktest.ErrorResult("approval_denied", "the person denied click (submit)", "")
 		r["_meta"] = map[string]any{broker.MetaAudit: map[string]any{"origin": "https://shop.example", "approval": "denied"}}
 		return r, nil
 	})

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/audit"
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 // SECURITY I-70: a browser keeps the chain links it was shown; when it
@@ -25,10 +25,10 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 	var logs linktest.LogBuffer
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	ctx := tctx(t)
-	p := mcpbridgetest.New(serverID, []map[string]any{
-		{"name": "read", "description": "Read.", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+	p := browserlinktest.New(serverID, []map[string]any{
+		{"name": "read", "description": "Read.", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
 	}, func(context.Context, string, json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("ok"), nil
+		return browserlinktest.TextResult("ok"), nil
 	})
 	var otp daemon.LaunchOTPResult
 	d.Call(t, "launch.otp", nil, &otp)

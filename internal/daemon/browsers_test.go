@@ -10,27 +10,27 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
 // browserProvider is a fake extension whose echo answers with its own tag,
 // so a test sees which browser a call reached; slow waits until cancelled.
-func browserProvider(tag string) *mcpbridgetest.Provider {
+func browserProvider(tag string) *browserlinktest.Provider {
 	tools := []map[string]any{
-		{"name": "echo", "description": "Echo.", "inputSchema": mcpbridgetest.Schema(nil)},
-		{"name": "slow", "description": "Wait until cancelled.", "inputSchema": mcpbridgetest.Schema(nil)},
+		{"name": "echo", "description": "Echo.", "inputSchema": browserlinktest.Schema(nil)},
+		{"name": "slow", "description": "Wait until cancelled.", "inputSchema": browserlinktest.Schema(nil)},
 	}
-	return mcpbridgetest.New(serverID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return browserlinktest.New(serverID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
 		if name == "slow" {
 			<-ctx.Done()
-			return mcpbridgetest.ErrorResult("cancelled", "cancelled", "The call was cancelled."), nil
+			return browserlinktest.ErrorResult("cancelled", "cancelled", "The call was cancelled."), nil
 		}
-		return mcpbridgetest.TextResult("in " + tag), nil
+		return browserlinktest.TextResult("in " + tag), nil
 	})
 }
 

@@ -3,14 +3,15 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -24,12 +25,12 @@ func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
 		o.Config.MCPServers = config.MCPServerPolicy{Allow: []string{"katashiro"}, Pins: map[string][]string{"katashiro": {"snapshot"}}}
 	})
 	ctx := tctx(t)
-	schema := mcpbridgetest.Schema(nil)
+	schema := browserlinktest.Schema(nil)
 	ok := func(context.Context, string, json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("ok"), nil
+		return browserlinktest.TextResult("ok"), nil
 	}
 	// The paired extension serves "read".
-	ext := mcpbridgetest.New("11111111-1111-4111-8111-111111111111", []map[string]any{{"name": "read", "inputSchema": schema}}, ok)
+	ext := browserlinktest.New("11111111-1111-4111-8111-111111111111", []map[string]any{{"name": "read", "inputSchema": schema}}, ok)
 	var otp LaunchOTPResult
 	td.call("launch.otp", nil, &otp)
 	dev, _ := linktest.NewDevice("real browser")
@@ -46,7 +47,7 @@ func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
 	waitToolNames(t, td, "read,status")
 
 	// A token client declares "torii" with more tools.
-	evil := mcpbridgetest.New("22222222-2222-4222-8222-222222222222", []map[string]any{
+	evil := browserlinktest.New("22222222-2222-4222-8222-222222222222", []map[string]any{
 		{"name": "read", "inputSchema": schema}, {"name": "exfiltrate", "inputSchema": schema}}, ok)
 	var tok TokensCreateResult
 	td.call("tokens.create", map[string]string{"label": "panel"}, &tok)
@@ -60,7 +61,7 @@ func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
 		map[string]any{"type": "acp", "name": "torii", "id": "22222222-2222-4222-8222-222222222222"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := evil.WaitFor("mcp/connect", "", 300*time.Millisecond); err == nil {
+	if e, err := evil.WaitFor(browserlink.MethodList, 300*time.Millisecond); err == nil {
 		t.Fatalf("the daemon connected to a token client's \"torii\" server: %+v", e)
 	}
 	waitToolNames(t, td, "read,status")

@@ -65,6 +65,7 @@ var ErrNonLoopbackNeedsToken = errors.New("daemon: a non-loopback listen address
 const shutdownGrace = 5 * time.Second
 
 type daemon struct {
+	toolSrv  sync.Map // link connection ID → *browserlink.Server
 	opts     Options
 	log      *slog.Logger
 	identity *pairing.Identity

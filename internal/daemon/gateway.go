@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
@@ -41,6 +42,10 @@ func (h linkHandler) Handle(ctx context.Context, c *link.Conn, method string, pa
 		return h.d.handleFiles(c, method, params)
 	case FilesBegin, FilesChunk, FilesCommit, FilesCancel:
 		return h.d.handleTransfer(c, method, params)
+	}
+	if method == browserlink.MethodChanged {
+		h.d.toolsChanged(c)
+		return nil, nil
 	}
 	if method == AuditWitness {
 		return h.d.auditWitness(ctx, c, params)

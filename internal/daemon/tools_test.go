@@ -4,19 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/torii-browser/torii/internal/browserlink"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/jsonrpc"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -30,27 +32,27 @@ func tctx(t *testing.T) context.Context {
 
 // fakeTools: echo (fast), slow (until cancelled), fail (a tool error), boom
 // (an inner protocol error).
-func fakeProvider() *mcpbridgetest.Provider {
+func fakeProvider() *browserlinktest.Provider {
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
-		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
-		{"name": "slow", "description": "Wait until cancelled.", "inputSchema": mcpbridgetest.Schema(nil)},
-		{"name": "fail", "description": "Always not_found.", "inputSchema": mcpbridgetest.Schema(nil)},
-		{"name": "boom", "description": "Inner protocol error.", "inputSchema": mcpbridgetest.Schema(nil)},
+		{"name": "echo", "description": "Echo the arguments.", "inputSchema": browserlinktest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
+		{"name": "slow", "description": "Wait until cancelled.", "inputSchema": browserlinktest.Schema(nil)},
+		{"name": "fail", "description": "Always not_found.", "inputSchema": browserlinktest.Schema(nil)},
+		{"name": "boom", "description": "Inner protocol error.", "inputSchema": browserlinktest.Schema(nil)},
 	}
-	return mcpbridgetest.New(serverID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return browserlinktest.New(serverID, tools, func(ctx context.Context, name string, args json.RawMessage) (any, error) {
 		switch name {
 		case "echo":
-			return mcpbridgetest.TextResult(string(args)), nil
+			return browserlinktest.TextResult(string(args)), nil
 		case "slow":
 			select {
 			case <-ctx.Done():
-				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
+				return browserlinktest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
-				return mcpbridgetest.TextResult("late"), nil
+				return browserlinktest.TextResult("late"), nil
 			}
 		case "fail":
-			return mcpbridgetest.ErrorResult("not_found", "no element matches #x", toolerr.NotFound.Hint()), nil
+			return browserlinktest.ErrorResult("not_found", "no element matches #x", toolerr.NotFound.Hint()), nil
 		case "boom":
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
 		}
@@ -98,16 +100,9 @@ func TestToolsServedAndRouted(t *testing.T) {
 	if lst.Tools[0].Name != "echo" || lst.Tools[0].Annotations == nil || !lst.Tools[0].Annotations.ReadOnlyHint {
 		t.Fatalf("catalogue: %+v", lst.Tools[0])
 	}
-	// The connector's wire: Gen A acpId, initialize, initialized (no outer id), tools/list.
-	ev, err := p.WaitFor("mcp/connect", "", time.Second)
-	if err != nil || !strings.Contains(string(ev.Params), `"acpId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "serverId") {
-		t.Fatalf("mcp/connect: %s %v", ev.Params, err)
-	}
-	if ev, err = p.WaitFor("mcp/message", "initialize", time.Second); err != nil || ev.ID == nil {
-		t.Fatalf("initialize: %+v %v", ev, err)
-	}
-	if ev, err = p.WaitFor("mcp/message", "notifications/initialized", time.Second); err != nil || ev.ID != nil {
-		t.Fatalf("initialized must be a notification: %+v %v", ev, err)
+	// The catalogue is asked for directly on the link: no MCP session.
+	if ev, err := p.WaitFor(browserlink.MethodList, time.Second); err != nil || ev.ID == nil {
+		t.Fatalf("%s: %+v %v", browserlink.MethodList, ev, err)
 	}
 
 	// A real MCP client over Streamable HTTP with a token.
@@ -237,21 +232,20 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	}
 	checkCancel := func(what string) {
 		t.Helper()
-		call, err := p.WaitFor("mcp/message", "tools/call", 5*time.Second)
+		call, err := p.WaitFor(browserlink.MethodCall, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		cancel, err := p.WaitFor("mcp/cancel", "", 5*time.Second)
+		cancel, err := p.WaitFor(browserlink.MethodCancel, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		var cp struct {
-			RequestID    json.RawMessage `json:"requestId"`
-			ConnectionID string          `json:"connectionId"`
-		}
+		var cp browserlink.CancelParams
+		var cc browserlink.CallParams
 		json.Unmarshal(cancel.Params, &cp)
-		if string(cp.RequestID) != string(call.ID) || cp.ConnectionID == "" || cancel.ID != nil {
-			t.Fatalf("%s: mcp/cancel %s does not name the call's outer id %s", what, cancel.Params, call.ID)
+		json.Unmarshal(call.Params, &cc)
+		if cp.CallID == "" || cp.CallID != cc.CallID || string(call.ID) != `"`+cc.CallID+`"` || cancel.ID != nil {
+			t.Fatalf("%s: cancel %s does not name the call %s (id %s)", what, cancel.Params, call.Params, call.ID)
 		}
 		deadline := time.Now().Add(3 * time.Second)
 		for p.Inflight() > 0 {
@@ -380,59 +374,75 @@ func TestMCPHTTPChecks(t *testing.T) {
 	}
 }
 
-func TestGenBAndFailedInitialize(t *testing.T) {
+func TestRefusedCatalogueAndRedeclare(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 
-	// A server whose initialize fails is never registered, and the
-	// connector disconnects it.
+	// An extension that refuses torii/tools/list is never registered.
 	bad := fakeProvider()
-	bad.FailInitialize = true
+	bad.FailList = true
 	d.Extension(t, ctx, bad, genA())
-	if _, err := bad.WaitFor("mcp/message", "initialize", 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bad.WaitFor("mcp/disconnect", "", 5*time.Second); err != nil {
+	if _, err := bad.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var lst daemon.ToolsListResult
 	d.Call(t, "tools.list", nil, &lst)
 	if lst.ExtensionConnected || len(lst.Tools) != 0 {
-		t.Fatalf("a server that failed initialize was registered: %+v", lst)
+		t.Fatalf("an extension that refused its catalogue was registered: %+v", lst)
 	}
 	if c := errCode(t, d.Exec(t, "cli", "echo", nil)); c != toolerr.ExtensionNotConnected {
 		t.Fatalf("call with no registered server: %s", c)
 	}
 
-	// Gen B: the declaration's serverId is what mcp/connect carries.
+	// Gen B's declaration serves the same way.
 	p := fakeProvider()
 	ext := d.Extension(t, ctx, p, map[string]any{"type": "acp", "name": "torii", "serverId": serverID})
 	d.WaitTools(t, 5)
-	ev, err := p.WaitFor("mcp/connect", "", time.Second)
-	if err != nil || !strings.Contains(string(ev.Params), `"serverId":"`+serverID+`"`) || strings.Contains(string(ev.Params), "acpId") {
-		t.Fatalf("Gen B mcp/connect: %s %v", ev.Params, err)
-	}
 	if r := d.Exec(t, "cli", "echo", json.RawMessage(`{}`)); r.IsError {
 		t.Fatalf("Gen B call: %+v", r)
 	}
 
-	// A second session on the same link re-declares: last attach wins and
-	// the replaced MCP connection gets mcp/disconnect.
-	var first struct{ ConnectionID string }
-	json.Unmarshal(must(p.WaitFor("mcp/message", "tools/list", time.Second)).Params, &first)
+	// A second session on the same link re-declares: last attach wins,
+	// with the catalogue listed again.
+	if _, err := p.WaitFor(browserlink.MethodList, time.Second); err != nil {
+		t.Fatal(err)
+	}
 	if err := ext.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{genA()}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	disc, err := p.WaitFor("mcp/disconnect", "", 5*time.Second)
-	if err != nil || !strings.Contains(string(disc.Params), `"`+first.ConnectionID+`"`) {
-		t.Fatalf("replaced connection %s not disconnected: %s %v", first.ConnectionID, disc.Params, err)
+	if _, err := p.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
+		t.Fatalf("re-declared server not listed again: %v", err)
 	}
 	if r := d.Exec(t, "cli", "echo", json.RawMessage(`{"x":1}`)); r.IsError || text(r) != `{"x":1}` {
 		t.Fatalf("call after re-attach: %+v", r)
 	}
 }
 
-func must(e mcpbridgetest.Event, err error) mcpbridgetest.Event {
+// torii/tools/changed from the paired extension: the daemon lists the
+// catalogue again and serves the new one.
+func TestCatalogueChanged(t *testing.T) {
+	d := daemontest.Start(t, nil)
+	ctx := tctx(t)
+	p := fakeProvider()
+	ext := d.Extension(t, ctx, p, genA())
+	d.WaitTools(t, 5)
+	if _, err := p.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.SetTools(append(slices.Clone(p.Tools), map[string]any{"name": "more", "description": "New.", "inputSchema": browserlinktest.Schema(nil)}))
+	if err := ext.Notify(ctx, browserlink.MethodChanged, struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WaitFor(browserlink.MethodList, 5*time.Second); err != nil {
+		t.Fatalf("the catalogue was not listed again: %v", err)
+	}
+	lst := d.WaitTools(t, 6)
+	if !slices.ContainsFunc(lst.Tools, func(tool *mcp.Tool) bool { return tool.Name == "more" }) {
+		t.Fatalf("the new tool is not served: %+v", lst.Tools)
+	}
+}
+
+func must(e browserlinktest.Event, err error) browserlinktest.Event {
 	if err != nil {
 		panic(err)
 	}

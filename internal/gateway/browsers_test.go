@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 // SECURITY I-59: an agent spawned from one browser's side panel acts in that
@@ -19,12 +19,12 @@ func TestPanelAgentActsInItsOwnBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	hit := make(chan string, 4)
-	provider := func(tag string) *mcpbridgetest.Provider {
-		return mcpbridgetest.New("ext-"+tag, []map[string]any{
-			{"name": "snapshot", "inputSchema": mcpbridgetest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+	provider := func(tag string) *browserlinktest.Provider {
+		return browserlinktest.New("ext-"+tag, []map[string]any{
+			{"name": "snapshot", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
 		}, func(context.Context, string, json.RawMessage) (any, error) {
 			hit <- tag
-			return mcpbridgetest.TextResult("snapshot in " + tag), nil
+			return browserlinktest.TextResult("snapshot in " + tag), nil
 		})
 	}
 	extA := d.ExtensionNamed(t, ctx, "Browser A", provider("A"), map[string]any{"type": "acp", "name": "torii", "id": "ext-A"})

@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/agents"
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 var agentBin string
@@ -592,14 +592,14 @@ func fakeBrowser(t *testing.T, ctx context.Context, d *daemontest.Daemon, names 
 	t.Helper()
 	var tools []map[string]any
 	for _, n := range names {
-		tl := map[string]any{"name": n, "inputSchema": mcpbridgetest.Schema(nil)}
+		tl := map[string]any{"name": n, "inputSchema": browserlinktest.Schema(nil)}
 		if n == "snapshot" {
 			tl["annotations"] = map[string]any{"readOnlyHint": true}
 		}
 		tools = append(tools, tl)
 	}
-	ext := mcpbridgetest.New("ext-1", tools, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
-		return mcpbridgetest.TextResult("browser " + name + " ok"), nil
+	ext := browserlinktest.New("ext-1", tools, func(_ context.Context, name string, _ json.RawMessage) (any, error) {
+		return browserlinktest.TextResult("browser " + name + " ok"), nil
 	})
 	c := d.Extension(t, ctx, ext, map[string]any{"type": "acp", "name": "torii", "id": "ext-1"})
 	// The extension's tools, whatever the broker adds of its own.

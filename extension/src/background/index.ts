@@ -8,7 +8,7 @@ import { Link } from "./link.js";
 import { setFileRequester } from "../tools/files.js";
 import { browserSocket } from "./socket.js";
 import { SettingsStore, TicketStore, type KV } from "./state.js";
-import "../mcp/index.js"; // the browser-tool server (MCP-over-ACP), registered on the link
+import "../mcp/index.js"; // the browser tools: the daemon's direct calls on the link, and the MCP-over-ACP adapter
 import { launchRequested, linkChanged, noteBrowserRun } from "./managed.js";
 import { installPanel } from "./panel.js";
 import { witnessConnected } from "./auditwitness.js";

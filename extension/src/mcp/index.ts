@@ -1,5 +1,6 @@
-// Loads the browser-tool server into the service worker: registers the mcp/* handlers on the link's
-// JSON-RPC registry and wires the tools' chrome.* listeners and gate. Imported once by
+// Loads the browser tools into the service worker: registers the link's torii/tools/* handlers (the
+// daemon's direct calls) and the mcp/* adapter for foreign ACP hosts on the link's JSON-RPC
+// registry, and wires the tools' chrome.* listeners and gate. Imported once by
 // background/index.ts; every listener is registered synchronously at import (MV3 wake-up rule).
 
 import { isManagedProfile } from "../background/managed.js";
@@ -19,6 +20,7 @@ import { installGuardLink } from "../tools/effects.js";
 import { daemonConnected, installOwnership, sessionEnded } from "../tools/ownership/lifecycle.js";
 import { installSessionMessages } from "../tools/ownership/popup.js";
 import { McpProvider } from "./provider.js";
+import { ToolCalls } from "../background/toolcalls.js";
 import { witnessCallDone } from "../background/auditwitness.js";
 import { installSecrets } from "../tools/secrets.js";
 import { installSecretNet } from "../tools/secret-net.js";
@@ -61,12 +63,12 @@ setGateState({
   env: policyEnv,
 });
 
-const provider = new McpProvider({
-  serverId: async () => {
-    const v = (await chrome.storage.local.get("serverId")).serverId;
-    return typeof v === "string" ? v : "";
-  },
-  version: chrome.runtime.getManifest().version,
+const serverId = async () => {
+  const v = (await chrome.storage.local.get("serverId")).serverId;
+  return typeof v === "string" ? v : "";
+};
+
+new ToolCalls({
   listTools,
   callTool,
   sessionEnded: (id, closeTabs, closeManagedTabs) => {
@@ -83,5 +85,6 @@ const provider = new McpProvider({
     stopAllCaptures();
     void daemonConnected();
   },
-});
-provider.install(registerHandler);
+}).install(registerHandler);
+
+new McpProvider({ serverId, version: chrome.runtime.getManifest().version, listTools, callTool }).install(registerHandler);

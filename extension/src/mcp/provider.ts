@@ -1,5 +1,6 @@
-// MCP-over-ACP provider: the extension's browser-tool server, reached by the daemon over the link.
-// Accepts Gen A (`mcp/connect {acpId}`) and Gen B (`{serverId}`) connects for the serverId declared
+// MCP-over-ACP provider: a thin adapter at the edge for a foreign ACP host (an OpenAB-style gateway)
+// that expects the extension to be an MCP server; it calls the same runtime callTool. The Torii daemon
+// does not use it: it calls tools directly on the link (background/toolcalls.ts). Accepts Gen A (`mcp/connect {acpId}`) and Gen B (`{serverId}`) connects for the serverId declared
 // in session/new. `mcp/message` carries one flattened inner MCP message with no inner id: the outer
 // JSON-RPC id correlates, an absent outer id means an inner notification, and an inner protocol
 // error is the outer JSON-RPC error. Tool failures are isError results (tools/registry.ts).
@@ -9,6 +10,7 @@ import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError, type Handl
 import type { CallToolResult } from "../tools/errors.js";
 import { toolError } from "../tools/errors.js";
 import type { CallMeta, McpTool } from "../tools/registry.js";
+import { callMeta } from "../background/toolcalls.js";
 
 const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
 const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
@@ -37,11 +39,8 @@ export interface ProviderDeps {
   serverId(): Promise<string> | string;
   version: string;
   listTools(): McpTool[];
+  /** Without a deadline of the host's, the runtime's own maximum governs the call. */
   callTool(name: unknown, args: unknown, signal: AbortSignal, meta?: CallMeta): Promise<CallToolResult>;
-  /** The daemon ended a session (`notifications/torii/session_ended`). */
-  sessionEnded?(sessionId: string, closeTabs: boolean, closeManagedTabs: boolean): void;
-  /** A daemon connected (mcp/connect): sessions known before are over until they call again. */
-  connected?(): void;
   newId?(): string;
 }
 
@@ -90,7 +89,6 @@ export class McpProvider {
       this.drop(oldest);
     }
     this.conns.set(id, { id, peer: ctx.peer, initialized: false, inflight: new Map() });
-    this.deps.connected?.();
     return { connectionId: id };
   }
 
@@ -155,11 +153,6 @@ export class McpProvider {
           this.abortRequest(ip.requestId, ctx, c.id);
           return undefined;
         }
-        case "notifications/torii/session_ended": {
-          const ip = typeof inner === "object" ? (inner as Record<string, unknown>) : {};
-          if (typeof ip.sessionId === "string") this.deps.sessionEnded?.(ip.sessionId, ip.closeTabs === true, ip.closeManagedTabs === true);
-          return undefined;
-        }
         default:
           return undefined; // unknown notifications are ignored, as MCP requires
       }
@@ -205,26 +198,4 @@ export class McpProvider {
     // notifications/initialized may race the first request on some connectors; initialize is what counts.
     if (c.protocolVersion === undefined) throw new RpcError(INVALID_REQUEST, `${method} before initialize`);
   }
-}
-
-/**
- * The calling session from `_meta.torii` when the daemon sends one: its label (for the person's
- * audit view) and the daemon-minted sessionId tab ownership keys on (tools/ownership/state.ts).
- */
-function callMeta(meta: unknown): CallMeta | undefined {
-  const t = meta && typeof meta === "object" ? (meta as { torii?: unknown }).torii : undefined;
-  if (!t || typeof t !== "object") return undefined;
-  const o = t as Record<string, unknown>;
-  const s = [o.session, o.sessionLabel, o.label].find((x) => typeof x === "string" && x !== "");
-  const out: CallMeta = typeof s === "string" ? { session: s.slice(0, 120) } : {};
-  if (typeof o.sessionId === "string" && o.sessionId !== "") out.sessionId = o.sessionId.slice(0, 80);
-  if (typeof o.kind === "string") out.kind = o.kind.slice(0, 16);
-  if (typeof o.tabCap === "number" && Number.isInteger(o.tabCap) && o.tabCap > 0) out.tabCap = Math.min(o.tabCap, 500);
-  // An agent session's chat session: the key of the person's window grant (SECURITY I-29).
-  if (typeof o.gatewaySessionId === "string" && o.gatewaySessionId !== "") out.gatewaySessionId = o.gatewaySessionId.slice(0, 80);
-  // The session's download-sandbox folder: a plain name the daemon minted (SECURITY I-66).
-  if (typeof o.filesFolder === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(o.filesFolder)) out.filesFolder = o.filesFolder;
-  // What the daemon's deadline leaves the call: it only ever shortens the tool's own (SECURITY I-80).
-  if (typeof o.budgetMs === "number" && Number.isFinite(o.budgetMs) && o.budgetMs > 0) out.budgetMs = Math.floor(o.budgetMs);
-  return out.session !== undefined || out.sessionId !== undefined ? out : undefined;
 }

@@ -75,7 +75,7 @@ const DEFAULT_APPROVALS: Record<ApprovalKind, Choice> = {
  * How long a call waits for the person's answer. Kept well under the 60 s request timeout the
  * common MCP clients (the official SDKs, the Inspector) use by default, so the agent gets Torii's
  * own approval_timeout rather than its client's bare timeout; the rest of the call then has what
- * CALL_BUDGET_MS leaves (tools/registry.ts). SECURITY I-80.
+ * its one deadline leaves (tools/registry.ts callDeadline). SECURITY I-80.
  */
 const DEFAULT_APPROVAL_TIMEOUT_MS = 30_000;
 export const MAX_APPROVAL_TIMEOUT_MS = 45_000;

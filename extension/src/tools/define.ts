@@ -81,7 +81,7 @@ export interface ToolDef<A = Record<string, unknown>> {
   traits: Traits;
   /** Repeating the call with the same arguments has no further effect; default: readOnly. */
   idempotent?: boolean;
-  /** The handler's deadline; default and most: MAX_TOOL_TIMEOUT_MS (registry.ts handlerMs). */
+  /** The handler's deadline; default and most: MAX_TOOL_TIMEOUT_MS (registry.ts handlerEnd). */
   timeoutMs?: number;
   handler(args: A, ctx: ToolContext): Promise<ToolOutput>;
 }

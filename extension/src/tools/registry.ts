@@ -100,30 +100,27 @@ export function getTool(name: string): AnyTool | undefined {
 }
 
 /**
- * Every tool's handler ends within MAX_TOOL_TIMEOUT_MS (50 s; the default too), and a call that
- * waited for the person within CALL_BUDGET_MS in all: both before the 60 s request timeout of the
- * common MCP clients (the official SDKs, the Inspector), so the agent hears Torii's own typed
- * error, not its client's bare timeout (SECURITY I-80). The daemon's own deadline for a call sits
- * above these and under 60 s, and tells what is left of it (CallMeta.budgetMs) when the call
- * queued.
+ * The longest a call may take here, the person's approval included: under the 60 s request timeout
+ * of the common MCP clients (the official SDKs, the Inspector), so the agent hears Torii's own typed
+ * error, not its client's bare timeout. A caller's deadline (the daemon's, SECURITY I-80) only ever
+ * shortens it.
  */
-export const CALL_BUDGET_MS = 55_000;
-/** What a call that waited for the person keeps at least for its own work. */
-const AFTER_APPROVAL_MIN_MS = 10_000;
-/** What a call keeps at least of the daemon's budget, and the margin left for its answer to travel. */
-const BUDGET_MIN_MS = 1_000;
-const BUDGET_MARGIN_MS = 2_000;
+export const MAX_CALL_MS = 55_000;
+/** Kept of the call's deadline for the answer to travel back, so it arrives before the caller gives up. */
+export const ANSWER_MARGIN_MS = 1_000;
+
+/** The call's one deadline (epoch ms): the caller's, capped by MAX_CALL_MS from its arrival. */
+export function callDeadline(arrived: number, given?: number): number {
+  const cap = arrived + MAX_CALL_MS;
+  return given === undefined ? cap : Math.min(cap, given);
+}
 
 /**
- * The handler's deadline: the tool's own (at most 50 s), or 50 s; after the person answered, what
- * the call's 55 s budget leaves (at least 10 s); and never past what the daemon's deadline leaves
- * (`budgetLeftMs`, less a margin for the answer). SECURITY I-80.
+ * When the handler must have answered (epoch ms): the tool's own cap (at most MAX_TOOL_TIMEOUT_MS)
+ * from its start, and never past the call's deadline less the margin for the answer. SECURITY I-80.
  */
-export function handlerMs(toolMs: number | undefined, approval: GateContext["approval"], waitedMs: number, budgetLeftMs?: number): number {
-  let ms = Math.min(toolMs ?? MAX_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS);
-  if (approval === "approved") ms = Math.min(ms, Math.max(AFTER_APPROVAL_MIN_MS, CALL_BUDGET_MS - waitedMs));
-  if (budgetLeftMs !== undefined) ms = Math.min(ms, Math.max(BUDGET_MIN_MS, budgetLeftMs - BUDGET_MARGIN_MS));
-  return ms;
+export function handlerEnd(deadline: number, started: number, toolMs?: number): number {
+  return Math.min(deadline - ANSWER_MARGIN_MS, started + Math.min(toolMs ?? MAX_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS));
 }
 
 /** The _meta key naming a tool's group for the daemon (internal/broker/groups.go), which strips it. */
@@ -178,7 +175,7 @@ export function setAuditSink(f: AuditSink): void {
   auditSink = f;
 }
 
-/** `_meta.torii` of a tools/call, as the daemon sends it (provider.ts parses it). */
+/** `meta.torii` of a call, as the daemon sends it (background/toolcalls.ts parses it). */
 export interface CallMeta {
   session?: string;
   sessionId?: string;
@@ -188,13 +185,15 @@ export interface CallMeta {
   gatewaySessionId?: string;
   /** The session's folder in the download sandbox (SECURITY I-66). */
   filesFolder?: string;
-  /** What the daemon's deadline for the call left when it sent it, in ms (SECURITY I-80). */
-  budgetMs?: number;
 }
 
-/** Runs one tools/call. Failures come back as isError results, never as thrown errors. */
-export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: CallMeta): Promise<CallToolResult> {
+/**
+ * Runs one call by `deadline` (epoch ms; absent: MAX_CALL_MS from now, and never later). Failures come
+ * back as isError results, never as thrown errors.
+ */
+export async function callTool(name: unknown, args: unknown, signal?: AbortSignal, meta?: CallMeta, deadline?: number): Promise<CallToolResult> {
   const t0 = Date.now();
+  const end = callDeadline(t0, deadline);
   // The call's one abort controller: the caller's cancellation, a pause (abortAll) and the tool's
   // deadline all abort it; the gate and the handler share its signal.
   const ctl = new AbortController();
@@ -213,7 +212,7 @@ export async function callTool(name: unknown, args: unknown, signal?: AbortSigna
     const mark = tool ? beginAgentCall(owner, tool, gctx) : undefined;
     // SECURITY I-77: the mask is current before the handler runs (maskCut uses it as it formats).
     r = await outbound.masker().then(
-      () => runTool(name, args, gctx, ctl, meta?.budgetMs === undefined ? undefined : t0 + meta.budgetMs),
+      () => runTool(name, args, gctx, ctl, end),
       () => errorResult(toolError("secret_store_locked", "the secret store cannot be read, so no result could be checked for secrets; nothing was done")),
     );
     endAgentCall(mark);
@@ -280,7 +279,7 @@ function withAuditMeta(r: CallToolResult, a: AuditMeta): CallToolResult {
   return { ...r, _meta: { ...r._meta, [META_AUDIT]: m } };
 }
 
-async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController, budgetEnd?: number): Promise<CallToolResult> {
+async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: AbortController, deadline: number): Promise<CallToolResult> {
   const signal = ctl.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The tool once its arguments passed the schema: from the gate on, a failure may quote the page
@@ -302,14 +301,19 @@ async function runTool(name: unknown, args: unknown, gctx: GateContext, ctl: Abo
     const cancelled = () => (signal.reason instanceof ToolError ? signal.reason : toolError("cancelled", `${name}: cancelled`));
     // A call cancelled before it got here asks the page and the person nothing.
     if (signal.aborted) throw cancelled();
-    // The deadline runs from the handler's start: an approval the gate waits for has its own.
-    const gated = Date.now();
+    // SECURITY I-80: one deadline governs the call, the person's answer included; its expiry says
+    // whether the tool ran. The tool's own cap, from the handler's start, only brings it closer.
+    const expire = (after: number, msg: string) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: ${msg}`)), Math.max(0, after - Date.now()));
+    };
+    expire(deadline - ANSWER_MARGIN_MS, "its deadline passed before it ran (waiting for the person's answer); nothing was done");
     await gate({ tool, args: a as Record<string, unknown> }, gctx);
     if (signal.aborted) throw cancelled();
-    // SECURITY I-80: the person's answer and the work after it share one budget.
-    const ms = handlerMs(tool.timeoutMs, gctx.approval, Date.now() - gated, budgetEnd === undefined ? undefined : budgetEnd - Date.now());
-    timer = setTimeout(() => ctl.abort(toolError("timeout", `${name}: no result within ${ms} ms; it may have run`)), ms);
-    const ctx: ToolContext = { signal, deadline: Date.now() + ms, gate: gctx };
+    const started = Date.now();
+    const until = handlerEnd(deadline, started, tool.timeoutMs);
+    expire(until, `no result by its deadline (${Math.max(0, until - started)} ms after it started); it may have run`);
+    const ctx: ToolContext = { signal, deadline: until, gate: gctx };
     // A handler that does not stop at once when aborted is not waited for.
     let onAbort: () => void = () => undefined;
     const stopped = new Promise<never>((_, reject) => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { auditOf, CALL_BUDGET_MS, callTool, handlerMs, listTools, META_AUDIT, setAuditSink, TOOLS } from "../../src/tools/registry.js";
+import { ANSWER_MARGIN_MS, auditOf, callDeadline, callTool, handlerEnd, listTools, MAX_CALL_MS, META_AUDIT, setAuditSink, TOOLS } from "../../src/tools/registry.js";
 import { setGateState, type PolicyEnv } from "../../src/tools/gate.js";
 import { defaultPolicy, type Policy } from "../../src/policy/policy.js";
 import { validate, wireSchema } from "../../src/tools/schema.js";
@@ -288,35 +288,30 @@ describe("audit metadata", () => {
 
 // SECURITY I-80: every wait ends before the 60 s request timeout of the common MCP clients.
 describe("a call's deadline", () => {
-  it("ends before 60 s, the person's answer included", () => {
-    expect(handlerMs(undefined, undefined, 0)).toBe(50_000);
-    expect(handlerMs(undefined, "auto", 0)).toBe(50_000);
-    expect(handlerMs(undefined, "approved", 2_000)).toBe(50_000);
-    expect(handlerMs(undefined, "approved", 30_000)).toBe(CALL_BUDGET_MS - 30_000);
-    expect(handlerMs(undefined, "approved", 44_000)).toBe(11_000);
-    expect(handlerMs(undefined, "approved", 50_000)).toBe(10_000);
-    expect(CALL_BUDGET_MS).toBeLessThan(60_000);
-    for (const waited of [0, 10_000, 30_000, 45_000]) expect(waited + handlerMs(undefined, "approved", waited)).toBeLessThan(60_000);
+  it("is one absolute time: the caller's, capped 55 s from arrival, under a client's 60 s", () => {
+    expect(MAX_CALL_MS).toBeLessThan(60_000);
+    expect(callDeadline(1_000)).toBe(1_000 + MAX_CALL_MS);
+    expect(callDeadline(1_000, 20_000)).toBe(20_000);
+    expect(callDeadline(1_000, 1_000_000)).toBe(1_000 + MAX_CALL_MS);
   });
 
-  it("caps a tool's own deadline at 50 s, whatever its entry says", () => {
+  it("caps a tool's own deadline at 50 s from its start, whatever its entry says", () => {
     expect(MAX_TOOL_TIMEOUT_MS).toBe(50_000);
-    expect(handlerMs(90_000, undefined, 0)).toBe(MAX_TOOL_TIMEOUT_MS);
-    expect(handlerMs(90_000, "approved", 40_000)).toBe(15_000);
-    expect(handlerMs(15_000, undefined, 0)).toBe(15_000);
-    expect(handlerMs(15_000, "approved", 44_000)).toBe(11_000);
+    const far = 10_000_000;
+    expect(handlerEnd(far, 0)).toBe(50_000);
+    expect(handlerEnd(far, 0, 90_000)).toBe(MAX_TOOL_TIMEOUT_MS);
+    expect(handlerEnd(far, 0, 15_000)).toBe(15_000);
+    // After the person's answer: what the call's one deadline leaves, less the answer's margin.
+    expect(handlerEnd(55_000, 44_000)).toBe(55_000 - ANSWER_MARGIN_MS);
   });
 
   it("every registry entry's handler ends within 50 s, and every timeoutMs argument is bounded by 45 s", () => {
     for (const t of TOOLS) {
-      for (const approval of [undefined, "auto", "approved"] as const) {
-        for (const waited of [0, 20_000, 45_000]) {
-          const ms = handlerMs(t.timeoutMs, approval, waited);
-          expect(ms, `${t.name} ${approval} ${waited}`).toBeLessThanOrEqual(MAX_TOOL_TIMEOUT_MS);
-          // The person's answer and the work after it: never past the 55 s budget, except the 10 s
-          // a call keeps at least after an answer given in the 45 s an approval may last.
-          if (approval === "approved") expect(waited + ms, t.name).toBeLessThanOrEqual(Math.max(CALL_BUDGET_MS, waited + 10_000));
-        }
+      for (const waited of [0, 20_000, 45_000]) {
+        const end = handlerEnd(callDeadline(0), waited, t.timeoutMs);
+        expect(end - waited, `${t.name} ${waited}`).toBeLessThanOrEqual(MAX_TOOL_TIMEOUT_MS);
+        // The person's answer and the work after it: never past the call's one deadline.
+        expect(end, t.name).toBeLessThanOrEqual(MAX_CALL_MS - ANSWER_MARGIN_MS);
       }
       const arg = (t.inputSchema.properties as Record<string, { maximum?: number } | undefined>).timeoutMs;
       if (arg) expect(arg.maximum, t.name).toBeLessThanOrEqual(MAX_ARG_TIMEOUT_MS);
@@ -352,12 +347,9 @@ describe("a call's deadline", () => {
     ).toThrow(/at most 45000/);
   });
 
-  it("never runs past what the daemon's deadline leaves (less a margin for the answer)", () => {
-    expect(handlerMs(undefined, undefined, 0, 57_000)).toBe(50_000);
-    expect(handlerMs(undefined, undefined, 0, 20_000)).toBe(18_000);
-    expect(handlerMs(30_000, undefined, 0, 12_000)).toBe(10_000);
-    expect(handlerMs(undefined, "approved", 5_000, 12_000)).toBe(10_000);
-    // A call admitted at the very end of its deadline still gets a moment for a typed answer.
-    expect(handlerMs(undefined, undefined, 0, 500)).toBe(1_000);
+  it("never runs past the daemon's deadline (less a margin for the answer)", () => {
+    expect(handlerEnd(57_000, 0)).toBe(50_000);
+    expect(handlerEnd(20_000, 0)).toBe(20_000 - ANSWER_MARGIN_MS);
+    expect(handlerEnd(12_000, 0, 30_000)).toBe(12_000 - ANSWER_MARGIN_MS);
   });
 });

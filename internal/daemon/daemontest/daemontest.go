@@ -1,7 +1,8 @@
 // Package daemontest runs a real daemon for tests and benchmarks outside
 // package daemon: on 127.0.0.1:0 with a private state directory, a control
 // client, a fake extension that pairs through a one-time secret and serves
-// MCP-over-ACP (mcpbridgetest), and go-sdk MCP clients over /mcp.
+// the browser-tool leg of the link (browserlinktest), and go-sdk MCP clients
+// over /mcp.
 package daemontest
 
 import (
@@ -14,11 +15,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link/linktest"
-	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 )
 
 // Daemon is a running daemon.
@@ -103,13 +104,13 @@ func (d *Daemon) Token(tb testing.TB, label string) string {
 // Extension pairs a fake extension (one-time secret, no human), speaks ACP
 // initialize, and declares its tool server in session/new: decl is the
 // mcpServers entry, e.g. {"type":"acp","name":"torii","id":p.ServerID}.
-func (d *Daemon) Extension(tb testing.TB, ctx context.Context, p *mcpbridgetest.Provider, decl map[string]any) *linktest.Client {
+func (d *Daemon) Extension(tb testing.TB, ctx context.Context, p *browserlinktest.Provider, decl map[string]any) *linktest.Client {
 	tb.Helper()
 	return d.ExtensionNamed(tb, ctx, "bench browser", p, decl)
 }
 
 // ExtensionNamed is Extension for a device that asks to be paired as name.
-func (d *Daemon) ExtensionNamed(tb testing.TB, ctx context.Context, name string, p *mcpbridgetest.Provider, decl map[string]any) *linktest.Client {
+func (d *Daemon) ExtensionNamed(tb testing.TB, ctx context.Context, name string, p *browserlinktest.Provider, decl map[string]any) *linktest.Client {
 	tb.Helper()
 	var otp daemon.LaunchOTPResult
 	d.Call(tb, "launch.otp", nil, &otp)
