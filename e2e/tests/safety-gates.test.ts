@@ -389,9 +389,11 @@ describeBrowser("safety gates", () => {
       const fixture = (d: { url: string }) => d.url.endsWith("/upload.html");
       r = await call("click", { tabId, selector: "#dl" });
       expect(r.error?.code, r.text).toBe("approval_denied");
-      await new Promise((res) => setTimeout(res, 1_000));
-      let rows = (await downloadRows(ext)).filter(fixture);
-      expect(rows.length).toBeGreaterThan(0);
+      // The refused download ends (interrupted) rather than completing: wait for it to end.
+      let rows = await pollUntil("the refused download to end", async () => {
+        const seen = (await downloadRows(ext)).filter(fixture);
+        return seen.length > 0 && seen.every((d) => d.state !== "in_progress") ? seen : undefined;
+      });
       expect(rows.filter((d) => d.state === "complete" && d.exists)).toHaveLength(0);
       // A click that starts no download is not taken for one.
       r = await call("click", { tabId, selector: "#plain" });

@@ -11,7 +11,7 @@ import { afterAll, expect, test } from "vitest";
 import { browserPath, toriiBin } from "../src/env.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { killByArg } from "../src/procs.ts";
-import { pollUntil } from "../src/util.ts";
+import { withTimeout } from "../src/util.ts";
 
 interface Call {
   isError: boolean;
@@ -142,9 +142,6 @@ describeBrowser("named sessions and discovery", () => {
     await torii.configure({ broker: { sessionIdleSec: 1 } });
     const reload = await torii.cli(["reload"]);
     expect(reload.code, reload.stderr).toBe(0);
-    await pollUntil("the named session's tab to close", async () => ((await Promise.race([page.closed.then(() => true), new Promise((r) => setTimeout(r, 250, false))])) ? true : undefined), {
-      timeoutMs: 20_000,
-      intervalMs: 10,
-    });
+    expect(await withTimeout(page.closed.then(() => true), 20_000), "the named session's tab closed").toBe(true);
   });
 });

@@ -334,8 +334,8 @@ describeBrowser("extension pages: contrast, overflow, states", () => {
           document.getElementById("input")?.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
         }),
     );
-    // Let the page settle, then read what blocked the main thread.
-    await panel.evaluate(() => new Promise((r) => setTimeout(r, 500)));
+    // Once the main thread is idle (the render's tasks have run and been reported), read what blocked it.
+    await panel.evaluate(() => new Promise((r) => requestIdleCallback(() => r(undefined), { timeout: 5_000 })));
     const long = await panel.evaluate(() => (window as unknown as { __long: number[] }).__long);
     const worst = Math.max(0, ...long);
     const slow = Math.max(slowBefore, await slowness());

@@ -29,6 +29,9 @@ export class FakeSocket implements SocketLike {
   onerror: ((ev: unknown) => void) | null = null;
   readonly sent: Array<{ id?: number | string; method?: string; params?: Record<string, unknown>; result?: unknown }> = [];
   closed: CloseInfo | null = null;
+  private closeDelivered: () => void = () => undefined;
+  /** Resolves once the close reached onclose: whatever the link does about it, it has decided. */
+  readonly closeSeen = new Promise<void>((r) => (this.closeDelivered = r));
 
   constructor(
     readonly url: string,
@@ -46,7 +49,10 @@ export class FakeSocket implements SocketLike {
   close(code = 1005, reason = ""): void {
     if (this.closed) return;
     this.closed = { code, reason };
-    setTimeout(() => this.onclose?.({ code, reason }), 0);
+    setTimeout(() => {
+      this.onclose?.({ code, reason });
+      this.closeDelivered();
+    }, 0);
   }
 
   /** The daemon side closes the socket. */
@@ -54,6 +60,7 @@ export class FakeSocket implements SocketLike {
     if (this.closed) return;
     this.closed = { code, reason };
     this.onclose?.({ code, reason });
+    this.closeDelivered();
   }
 
   deliver(msg: object): void {
@@ -242,4 +249,3 @@ export async function until(pred: () => boolean, what: string, ms = 3000): Promi
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@ import { SettingsStore, TicketStore } from "../src/background/state.js";
 import { fromB64url, toB64url } from "../src/shared/b64.js";
 import { exportPublicKey, generateKeyPair } from "../src/shared/ecdsa.js";
 import type { LinkState } from "../src/shared/messages.js";
-import { FakeDaemon, MemoryKV, sleep, until } from "./fakes.js";
+import { FakeDaemon, MemoryKV, until } from "./fakes.js";
 import { importSigningKey, vectors } from "./vectors.js";
 
 const ORIGIN = "chrome-extension://fljdejdpnpnjkonefefacbenoijnhcih";
@@ -37,6 +37,17 @@ async function setup() {
     await kv.set({ deviceId: "dev-1", daemonKey: toB64url(key.raw), daemonId: "daemon-1" });
   };
   return { daemon, kv, session, ids, states, link, make, prePair, key };
+}
+
+/**
+ * No reconnect follows: the last socket's close, if any, has reached the link, which announces a
+ * retry in its state as it schedules one; none did, and no other socket opened.
+ */
+async function noRetry(t: Awaited<ReturnType<typeof setup>>): Promise<void> {
+  const last = t.daemon.sockets.at(-1);
+  if (last?.closed) await last.closeSeen;
+  expect(t.states.map((s) => s.reason).filter((r) => /retrying/.test(r))).toEqual([]);
+  expect(t.daemon.sockets).toHaveLength(1);
 }
 
 async function otherKey() {
@@ -115,8 +126,7 @@ describe("Link", () => {
     expect(t.daemon.last.methods()).toEqual(["torii/hello"]); // no torii/auth, no device signature
     expect(t.daemon.last.closed).not.toBeNull();
     expect(t.link.state().reason).toMatch(/key/);
-    await sleep(400);
-    expect(t.daemon.sockets).toHaveLength(1); // no reconnect storm against an impostor
+    await noRetry(t); // no reconnect storm against an impostor
     expect(t.kv.data.get("deviceId")).toBe("dev-1"); // an impostor cannot unpair us
   });
 
@@ -142,7 +152,7 @@ describe("Link", () => {
     expect(t.kv.data.has("deviceId")).toBe(false);
     expect(t.kv.data.has("daemonKey")).toBe(false);
     expect(await t.ids.load()).toBeNull();
-    await sleep(400);
+    await noRetry(t);
     await t.link.kick();
     expect(t.daemon.sockets).toHaveLength(1);
   });
@@ -155,8 +165,7 @@ describe("Link", () => {
     await until(() => t.link.state().status === "disconnected", "disconnected");
     expect(t.link.state().reason).toBe(REVOKED_REASON);
     expect(t.kv.data.has("deviceId")).toBe(false);
-    await sleep(300);
-    expect(t.daemon.sockets).toHaveLength(1);
+    await noRetry(t);
   });
 
   it("a daemon that no longer knows the device (paired:false) counts as revoked", async () => {
@@ -191,7 +200,6 @@ describe("Link", () => {
     await t.link.setPaused(true);
     expect(t.link.state()).toMatchObject({ status: "connected", paused: true });
     expect(t.daemon.last.closed).toBeNull();
-    await sleep(300);
     await t.link.kick();
     expect(t.daemon.sockets).toHaveLength(1);
     // A restarted worker stays paused too (and linked, so the gate can answer `paused`).
@@ -210,8 +218,7 @@ describe("Link", () => {
     expect(t.link.state().reason).toMatch(/denied/);
     expect(t.link.state().paired).toBe(false);
     expect(await t.ids.load()).toBeNull();
-    await sleep(300);
-    expect(t.daemon.sockets).toHaveLength(1);
+    await noRetry(t);
   });
 
   it("an unreachable daemon during Pair says so instead of retrying forever", async () => {

@@ -35,10 +35,10 @@ const platform = (navigator as Navigator & { userAgentData?: UAData }).userAgent
 // `torii launch --permissive` / `--allow …` / `--policy FILE`: applied only once the managed connect
 // with its one-time secret has connected, in a managed profile, right after the browser started
 // (SECURITY I-14, I-47; background/managed.ts).
-noteBrowserRun();
+void noteBrowserRun();
 
 function broadcast(state: LinkState): void {
-  linkChanged(state);
+  void linkChanged(state);
   const msg: StateMessage = { type: "torii.state", state };
   // No page open is the common case; the rejection only says so.
   chrome.runtime.sendMessage(msg).catch(() => undefined);

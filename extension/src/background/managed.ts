@@ -54,9 +54,15 @@ function browserRun(): Promise<Run> {
   return run;
 }
 
-/** Called at the worker's start, so the browser run is dated from then, not from the first request. */
-export function noteBrowserRun(): void {
-  void browserRun().catch(() => undefined);
+/**
+ * Called at the worker's start, so the browser run is dated from then, not from the first request.
+ * Resolves once it is recorded (the worker need not wait).
+ */
+export function noteBrowserRun(): Promise<void> {
+  return browserRun().then(
+    () => undefined,
+    () => undefined,
+  );
 }
 
 /**
@@ -79,12 +85,12 @@ export async function launchRequested(req: { policy?: "permissive"; launchPolicy
   pending = { policy: first ? policy : undefined, headless: first && req.headless === true, viewport: first ? req.viewport : undefined, until: now + LAUNCH_WINDOW_MS };
 }
 
-/** Every link state change: applies a pending launch policy once connected; dates the profile's first connection. */
-export function linkChanged(state: LinkState): void {
-  if (state.status !== "connected") return;
+/** Every link state change: applies a pending launch policy once connected; dates the profile's first connection. Resolves when that is done. */
+export function linkChanged(state: LinkState): Promise<void> {
+  if (state.status !== "connected") return Promise.resolve();
   const p = pending;
   pending = undefined;
-  void settle(p).catch((e: unknown) => console.warn("torii: launch policy not applied", e));
+  return settle(p).catch((e: unknown) => console.warn("torii: launch policy not applied", e));
 }
 
 async function settle(p: Pending | undefined): Promise<void> {

@@ -46,10 +46,18 @@ export function abortError(signal: AbortSignal, what: string): ToolError {
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return withDeadline(new Promise<never>(() => undefined), ms, "sleep", signal).catch((e: unknown) => {
-    if ((e as ToolError).code === "timeout") return;
-    throw e;
-  });
+  return atMost(new Promise<never>(() => undefined), ms, signal);
+}
+
+/** Waits for the event `p` stands for, or `ms` when it does not come; rejects only when cancelled. */
+export function atMost(p: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
+  return withDeadline(p, ms, "wait", signal).then(
+    () => undefined,
+    (e: unknown) => {
+      if ((e as ToolError).code === "timeout") return;
+      throw e;
+    },
+  );
 }
 
 /** Milliseconds left before `deadline` (epoch ms), capped to `cap`. */

@@ -59,6 +59,9 @@ const BUCKET = 50;
 const HEAD = "audit";
 const bucketKey = (b: number) => `${HEAD}.${b}`;
 
+/** A chrome.storage.local key the ring writes (its range or one of its buckets). */
+export const isAuditKey = (k: string): boolean => k === HEAD || k.startsWith(`${HEAD}.`);
+
 interface Bucket {
   /** Sequence number of e[0]. */
   s: number;

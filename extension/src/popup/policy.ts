@@ -4,7 +4,7 @@
 
 import { originOf } from "../policy/pattern.js";
 import { APPROVAL_LABELS, judgeUrl, withRule, type Policy } from "../policy/policy.js";
-import { auditToCSV, auditToJSON } from "../policy/audit.js";
+import { auditToCSV, auditToJSON, isAuditKey } from "../policy/audit.js";
 import { decide, download, el, getPolicy, listApprovals, listAudit, onPolicyChanged, setPolicy } from "../options/api.js";
 import { isStateMessage } from "../shared/messages.js";
 
@@ -114,6 +114,15 @@ void chrome.runtime.sendMessage({ type: "torii.getState" }).then((r: unknown) =>
   const s = (r as { state?: { paused?: boolean } } | undefined)?.state;
   pausedBanner.hidden = !s?.paused;
 });
+// Redrawn when what it shows changes, never on a timer: the policy, approvals and handoffs (the
+// worker says so), the audit (its saved buckets) and the tab it speaks of.
 onPolicyChanged(() => void refresh());
-setInterval(() => void refresh(), 2_000);
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && Object.keys(changes).some(isAuditKey)) void refresh();
+});
+chrome.tabs.onActivated.addListener(() => void refresh());
+chrome.tabs.onUpdated.addListener((_id, info) => {
+  if (info.url !== undefined) void refresh();
+});
+chrome.windows.onFocusChanged.addListener(() => void refresh());
 void refresh();

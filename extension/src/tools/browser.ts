@@ -140,6 +140,8 @@ export interface NavWatch {
   finished(): boolean;
   /** A navigation to another document committed (not a same-document one), loaded or not. */
   left(): boolean;
+  /** Resolves (never rejects) once started() or finished() turns true: no need to ask again. */
+  moved: Promise<void>;
   stop(): void;
 }
 
@@ -169,6 +171,8 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?
   let off: () => void = () => undefined;
   let buffer: NavEvent[] | null = tabId === undefined ? [] : null;
   let handle: (ev: NavEvent) => void = () => undefined;
+  let move: () => void = () => undefined;
+  const moved = new Promise<void>((r) => (move = r));
   const done = new Promise<{ url?: string; sameDocument: boolean }>((resolve, reject) => {
     off = onNav((ev) => {
       if (buffer) buffer.push(ev);
@@ -179,9 +183,13 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?
       if (ev.at !== undefined && ev.at < armedAt) return;
       if (o.toPage && (ev.kind === "committed" || ev.kind === "completed" || ev.kind === "error") && BLANK.test(ev.url ?? "")) return;
       if (ev.kind === "error" && o.from !== undefined && ev.documentId === o.from.documentId && ev.url === o.from.url) return;
-      if (ev.kind === "started") started = true;
-      else if (ev.kind === "committed") committed = left = true;
-      else if (ev.kind === "completed") {
+      if (ev.kind === "started") {
+        started = true;
+        move();
+      } else if (ev.kind === "committed") {
+        committed = left = true;
+        move();
+      } else if (ev.kind === "completed") {
         if (!committed) return;
         finished = true;
         off();
@@ -205,9 +213,10 @@ export function watchNav(tabId: number | undefined, o: { toPage?: boolean; from?
       }
     };
   });
-  done.catch(() => undefined);
+  done.then(move, move);
   return {
     done,
+    moved,
     committed: () => committed,
     started: () => started || committed,
     finished: () => finished,

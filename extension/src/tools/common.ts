@@ -3,7 +3,7 @@
 
 import { diffOutlines, paginate, stitchFrames } from "../page/outline.js";
 import type { FramePlaceholder, ReadTextResult, SnapshotResult } from "../page/types.js";
-import { left, sleep, withDeadline } from "../cdp/deadline.js";
+import { atMost, left, withDeadline } from "../cdp/deadline.js";
 import type { ToolContext, ToolOutput } from "./define.js";
 import { asToolError, toolError, ToolError } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
@@ -323,13 +323,9 @@ export async function act(
   try {
     if (looking) {
       // A navigation the page started takes a moment to reach the browser: when the page said one
-      // began, wait (bounded) until the browser reports it; when it cannot tell, give it a moment;
-      // when it said none began, look at once.
-      if (leaving === "left") {
-        for (let waited = 0; !watch.started() && waited < 1_000; waited += 20) await sleep(20, ctx.signal);
-      } else if (leaving === "unknown") {
-        await sleep(40, ctx.signal);
-      }
+      // began, wait (bounded) until the browser reports it; when it cannot tell, give it a moment
+      // to; when it said none began, look at once.
+      if (leaving !== "stayed") await atMost(watch.moved, leaving === "left" ? 1_000 : 40, ctx.signal);
       const tab = await resolveTab(tabId);
       seen = tab;
       // A navigation the action caused counts even when it also finished before this look (a tiny
@@ -360,7 +356,7 @@ export async function act(
   try {
     if (a.waitFor) {
       const wf = a.waitFor;
-      const w = await afterNavigation(ctx, () => waitForCond(tabId, wf, ctx));
+      const w = await afterNavigation(tabId, ctx, () => waitForCond(tabId, wf, ctx));
       data.waitFor = w;
       parts.push(`waitFor: ${w.found === false ? "not found (timed out)" : "ok"}`);
     }
@@ -387,7 +383,7 @@ export async function act(
 }
 
 async function observe(tabId: number, mode: "snapshot" | "diff" | "text", ctx: ToolContext): Promise<ToolOutput> {
-  return afterNavigation(ctx, () =>
+  return afterNavigation(tabId, ctx, () =>
     mode === "text" ? readText(tabId, { maxChars: 4_000 }, ctx) : takeSnapshot(tabId, { diff: mode === "diff", maxChars: 20_000 }, ctx),
   );
 }
@@ -395,15 +391,19 @@ async function observe(tabId: number, mode: "snapshot" | "diff" | "text", ctx: T
 /**
  * Runs a look (waitFor, observe) after an action. A navigation the action started late (e.g. a
  * button that navigates after a timer) interrupts it with navigation_failed: wait for the new
- * document and look there, a few times at most.
+ * document's load (300 ms at most: its commit may have come before the watch) and look there, a
+ * few times at most.
  */
-async function afterNavigation<T>(ctx: ToolContext, run: () => Promise<T>): Promise<T> {
+async function afterNavigation<T>(tabId: number, ctx: ToolContext, run: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    const nav = watchNav(tabId);
     try {
       return await run();
     } catch (e) {
       if (!(e instanceof ToolError && e.code === "navigation_failed") || attempt >= 3 || left(ctx.deadline) < 1_000) throw e;
-      await sleep(300, ctx.signal);
+      await atMost(nav.done.catch(() => undefined), 300, ctx.signal);
+    } finally {
+      nav.stop();
     }
   }
 }

@@ -1,5 +1,5 @@
 // The stable error codes of the browser tools, each with a one-line recovery hint. The daemon keeps
-// the same list in Go (brief decision 6); keep names stable. `busy` means nothing was sent to the
+// the same list in Go (internal/toolerr); keep names stable. `busy` means nothing was sent to the
 // page; `timeout` means the action may have run.
 
 export const ERROR_HINTS = {

@@ -1,5 +1,5 @@
-// The one gate every tool call passes before its handler (brief decision 2: the extension is the
-// last line of defence). It refuses while the person has paused Torii, then applies the person's
+// The one gate every tool call passes before its handler (the extension is the last line
+// of defence). It refuses while the person has paused Torii, then applies the person's
 // policy: origin allowlist, act mode, code-execution switches, handoff and human approval. The
 // checks run here, in the extension, on every call, whatever the daemon asks (SECURITY I-14…I-20).
 // Handlers add what can only be known while acting: the landing origin after a navigation and the

@@ -1,4 +1,4 @@
-// Ref bookkeeping owned by the worker (brief decision 5). SECURITY I-63: every document that issues
+// Ref bookkeeping owned by the worker, which outlives every page. SECURITY I-63: every document that issues
 // refs gets a tag no other document of any tab ever had; its refs are that tag and a number the
 // document counts from 1 (shared/refname.ts). The worker hands out tags from one counter and keeps,
 // per tab, which (frameId, docId) each tag belongs to, in chrome.storage.session, so a restarted

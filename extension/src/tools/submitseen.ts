@@ -2,7 +2,7 @@
 // typed into, or a navigation of the tab. The result says which, or that none was seen; it never
 // claims a submission the page did not make.
 
-import { left, sleep, withDeadline } from "../cdp/deadline.js";
+import { atMost, left, withDeadline } from "../cdp/deadline.js";
 import { watchNav, type NavWatch } from "./browser.js";
 import type { ToolContext } from "./define.js";
 
@@ -20,12 +20,26 @@ function armSubmitCount(): void {
   window.addEventListener("submit", () => (w.__toriiSubmits = (w.__toriiSubmits ?? 0) + 1), { capture: true });
 }
 
-function submitCount(): number {
-  return (self as unknown as { __toriiSubmits?: number }).__toriiSubmits ?? 0;
+// Runs in the page's isolated world (self-contained): true once the document has seen a submit
+// since armSubmitCount (at once, or on the next one within `ms`), false when none came.
+function submitSeen(ms: number): Promise<boolean> {
+  const w = self as unknown as { __toriiSubmits?: number };
+  if ((w.__toriiSubmits ?? 0) > 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const end = (seen: boolean) => {
+      clearTimeout(timer);
+      window.removeEventListener("submit", onSubmit, { capture: true });
+      resolve(seen);
+    };
+    const onSubmit = () => end(true);
+    const timer = setTimeout(() => end(false), ms);
+    window.addEventListener("submit", onSubmit, { capture: true });
+  });
 }
 
-async function inFrame<T>(tabId: number, frameId: number, func: () => T): Promise<T | undefined> {
-  const r = await withDeadline(chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, world: "ISOLATED", func }), 2_000, "submit check").catch(() => undefined);
+async function inFrame<A extends unknown[], T>(tabId: number, frameId: number, ms: number, func: (...args: A) => T | Promise<T>, ...args: A): Promise<T | undefined> {
+  const run = chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, world: "ISOLATED", func, args });
+  const r = await withDeadline(run, ms, "submit check").catch(() => undefined);
   return r?.[0]?.result as T | undefined;
 }
 
@@ -38,17 +52,22 @@ export interface SubmitWatch {
 /** Starts watching before the Enter: the tab's navigations, and submits in the frame typed into. */
 export async function watchSubmit(tabId: number, frameId: number): Promise<SubmitWatch> {
   const nav: NavWatch = watchNav(tabId);
-  await inFrame(tabId, frameId, armSubmitCount);
+  await inFrame(tabId, frameId, 2_000, armSubmitCount);
   return {
     async outcome(ctx) {
-      const until = Math.min(Date.now() + SETTLE_MS, ctx.deadline - 1_000);
-      for (;;) {
-        if (nav.started() || nav.finished()) return "navigated";
-        if (((await inFrame(tabId, frameId, submitCount)) ?? 0) > 0) return "submitted";
-        if (nav.started() || nav.finished()) return "navigated";
-        if (Date.now() >= until || left(ctx.deadline) < 1_000) return "none";
-        await sleep(50, ctx.signal);
-      }
+      const ms = Math.max(0, Math.min(SETTLE_MS, left(ctx.deadline) - 1_000));
+      const moved = () => nav.started() || nav.finished();
+      if (moved()) return "navigated";
+      // The first of: a navigation of the tab, a submit in the document (which a navigation may
+      // end before it answers: then wait on for the navigation's start).
+      const seen = inFrame(tabId, frameId, ms + 2_000, submitSeen, ms);
+      const first = await withDeadline(Promise.race([nav.moved.then(() => "moved" as const), seen]), ms + 2_000, "submit check", ctx.signal).catch((e: unknown) => {
+        if (ctx.signal.aborted) throw e;
+        return undefined;
+      });
+      if (first === undefined) await atMost(nav.moved, Math.max(0, Math.min(ms, left(ctx.deadline) - 1_000)), ctx.signal);
+      if (moved()) return "navigated";
+      return first === true ? "submitted" : "none";
     },
     stop: () => nav.stop(),
   };

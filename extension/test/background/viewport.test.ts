@@ -33,7 +33,6 @@ describe("the worker and the agent's window", () => {
   let win: { width: number; height: number };
   let chromeH: number[];
   const connected = { status: "connected" } as LinkState;
-  const settled = () => new Promise((r) => setTimeout(r, 10));
 
   async function worker() {
     vi.resetModules();
@@ -53,7 +52,7 @@ describe("the worker and the agent's window", () => {
       },
     });
     const m = await import("../../src/background/managed.js");
-    m.noteBrowserRun();
+    await m.noteBrowserRun();
     return m;
   }
 
@@ -68,8 +67,7 @@ describe("the worker and the agent's window", () => {
   it("a managed launch's viewport is kept; an agent window's page area is made exactly that", async () => {
     const m = await worker();
     await m.launchRequested({ headless: true, viewport: { width: 1600, height: 900 } });
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(session.torii_launch_viewport).toEqual({ width: 1600, height: 900 });
     await fitAgentWindow(7);
     expect(win).toEqual({ width: 1600, height: 987 });
@@ -84,8 +82,7 @@ describe("the worker and the agent's window", () => {
     installType = "normal";
     const m = await worker();
     await m.launchRequested({ viewport: { width: 1600, height: 900 } });
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(session.torii_launch_viewport).toBeUndefined();
     await fitAgentWindow(7);
     expect(win).toEqual({ width: 1280, height: 720 });

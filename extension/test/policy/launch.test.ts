@@ -106,10 +106,9 @@ describe("when the worker applies it (background/managed.ts)", () => {
       management: { getSelf: async () => ({ installType }) },
     });
     const m = await import("../../src/background/managed.js");
-    m.noteBrowserRun();
+    await m.noteBrowserRun();
     return m;
   }
-  const settled = () => new Promise((r) => setTimeout(r, 10));
   const policy = { rules: [{ pattern: "127.0.0.1:8080", act: true }] };
 
   beforeEach(() => {
@@ -123,23 +122,20 @@ describe("when the worker applies it (background/managed.ts)", () => {
     const m = await worker();
     await m.launchRequested({ launchPolicy: policy });
     expect(applied).toEqual([]); // not before the link is up
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(applied).toHaveLength(1);
     expect(applied[0]).toMatchObject({ rules: [{ pattern: "127.0.0.1:8080", act: true }], permissive: false });
     expect(local.torii_managed_profile).toBe(true);
 
     // A second `torii launch` (or anyone with a fresh secret) against the running browser.
     await m.launchRequested({ policy: "permissive" });
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(applied).toHaveLength(1);
 
     // The same browser run after a worker restart: still taken.
     const again = await worker();
     await again.launchRequested({ launchPolicy: policy });
-    again.linkChanged(connected);
-    await settled();
+    await again.linkChanged(connected);
     expect(applied).toHaveLength(1);
   });
 
@@ -147,19 +143,16 @@ describe("when the worker applies it (background/managed.ts)", () => {
     local.torii_managed_profile = true;
     const m = await worker();
     await m.launchRequested({ policy: "permissive" });
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(applied).toEqual(["permissive"]);
 
     session = {}; // a new browser run
     const late = await worker();
-    await settled();
     const now = Date.now();
     vi.spyOn(Date, "now").mockReturnValue(now + 61_000);
     try {
       await late.launchRequested({ launchPolicy: policy });
-      late.linkChanged(connected);
-      await settled();
+      await late.linkChanged(connected);
     } finally {
       vi.restoreAllMocks();
     }
@@ -168,14 +161,12 @@ describe("when the worker applies it (background/managed.ts)", () => {
 
   it("the person's own Chrome never takes one: its first connection was not a managed launch, or its extension is from the store", async () => {
     const m = await worker();
-    m.linkChanged(connected); // the person's pairing (or reconnect) comes first
-    await settled();
+    await m.linkChanged(connected); // the person's pairing (or reconnect) comes first
     expect(local.torii_managed_profile).toBe(false);
     session = {};
     const next = await worker();
     await next.launchRequested({ launchPolicy: policy });
-    next.linkChanged(connected);
-    await settled();
+    await next.linkChanged(connected);
     expect(applied).toEqual([]);
 
     local = {};
@@ -183,8 +174,7 @@ describe("when the worker applies it (background/managed.ts)", () => {
     installType = "normal";
     const store = await worker();
     await store.launchRequested({ policy: "permissive" });
-    store.linkChanged(connected);
-    await settled();
+    await store.linkChanged(connected);
     expect(applied).toEqual([]);
     expect(local.torii_managed_profile).toBe(false);
   });
@@ -193,8 +183,7 @@ describe("when the worker applies it (background/managed.ts)", () => {
     const m = await worker();
     await m.launchRequested({ headless: true });
     expect(session.torii_headless_run).toBeUndefined(); // not before the link is up
-    m.linkChanged(connected);
-    await settled();
+    await m.linkChanged(connected);
     expect(session.torii_headless_run).toBe(true);
     expect(applied).toEqual([]);
 
@@ -203,8 +192,7 @@ describe("when the worker applies it (background/managed.ts)", () => {
     session = {};
     const own = await worker();
     await own.launchRequested({ headless: true });
-    own.linkChanged(connected);
-    await settled();
+    await own.linkChanged(connected);
     expect(session.torii_headless_run).toBeUndefined();
   });
 
