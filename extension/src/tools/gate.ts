@@ -131,6 +131,9 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   // The URL argument is parsed before any policy is consulted: one that is not a URL is the
   // agent's mistake (invalid_argument naming the field), never a blocked origin, whatever the tab.
   const rawDest = tr.destination?.(args);
+  if (tr.target === "tab-or-new" && args.newTab === true && args.tabId !== undefined) {
+    throw toolError("invalid_argument", "newTab: give tabId to navigate that tab, or newTab: true to open another, not both", "Drop tabId to open a new tab, or drop newTab to navigate tab " + String(args.tabId) + ".", { field: "newTab" });
+  }
   if (await state.paused()) {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
@@ -172,7 +175,11 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       throw toolError("secret_unmaskable", `${tool.name}: tab ${tabId} received one of the person's secrets in this browser run, and what code returns cannot be checked for it; nothing ran`);
     }
     verdict = judgeUrl(policy, t.url);
-    if (!verdict.allowed) notAllowed(`the page in tab ${tabId}`);
+    if (!verdict.allowed) {
+      // A tab that navigate may leave for a new one says how (SECURITY I-87: it is the session's own).
+      if (tr.target !== "tab-or-new") notAllowed(`the page in tab ${tabId}`);
+      throw toolError("origin_not_allowed", `the page in tab ${tabId} is not on the person's allowlist; nothing was sent or read`, "Call navigate with newTab: true to open another tab, or close_tab to close this one.");
+    }
     origin = originOf(t.url);
     ctx.origin = origin;
     // Everything behind an open dialog would hang; only a tool that answers it, or is unaffected, runs.

@@ -25,7 +25,14 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   const s = owner ?? ANONYMOUS;
   touch(s);
   const tr = call.tool.traits;
-  if (tr.target === "none" || (tr.target === "tab-or-new" && call.args.tabId === undefined)) return;
+  if (tr.target === "none") return;
+  if (tr.target === "tab-or-new" && call.args.tabId === undefined) {
+    // SECURITY I-87: a call that may open a tab moves the session's current tab instead, only ever
+    // one the session owns; without one (or asked for newTab) it opens a new tab.
+    const cur = call.args.newTab === true ? undefined : await currentTab(s);
+    if (cur === undefined) return;
+    call.args.tabId = cur;
+  }
   let tabId = call.args.tabId as number | undefined;
   if (tabId === undefined) {
     tabId = st.last[s.id];
@@ -73,6 +80,23 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   }
   st.last[s.id] = tabId;
   save();
+}
+
+/**
+ * SECURITY I-87: the tab `navigate` without tabId moves. The session's last used tab, only when it
+ * is the session's own (never a tab the person granted, one of a room's window or another
+ * session's), still open, not looked at by the person (I-46: they took it back) and still in the
+ * window the session's tabs open in (the person did not move it into a window of theirs);
+ * otherwise none, and a new tab opens.
+ */
+export async function currentTab(s: SessionRef): Promise<number | undefined> {
+  const tabId = st.last[s.id];
+  const rec = tabId === undefined ? undefined : ownerOf(tabId);
+  if (tabId === undefined || rec?.session !== s.id || rec.looked) return undefined;
+  const t = await chrome.tabs.get(tabId).catch(() => undefined);
+  if (!t) return undefined;
+  const home = [st.sessions[s.id]?.window, windowGrantOf(s)?.windowId];
+  return home.includes(t.windowId) ? tabId : undefined;
 }
 
 function notOwned(tabId: number) {
