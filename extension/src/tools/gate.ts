@@ -139,7 +139,7 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
   }
   // SECURITY I-24: the session's own tabs and its grants only; fills in its default tab.
-  await checkOwnership(call, ctx.owner);
+  const { current } = await checkOwnership(call, ctx.owner);
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
   const policy = await env.policy();
@@ -160,9 +160,17 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   let verdict: Verdict = { allowed: false };
   let tabId: number | undefined;
   let origin = "";
-  const newTab = tr.target === "tab-or-new" && args.tabId === undefined;
-  if (!newTab) {
-    const t = await env.tab(args.tabId as number | undefined);
+  let newTab = tr.target === "tab-or-new" && args.tabId === undefined;
+  // SECURITY I-87: the session's current tab, named by the ownership check, when its page is one the
+  // person's list allows; on any other page (a blank tab whose load never started, a redirect's
+  // landing off the list) a new tab opens instead, as for a session with no current tab.
+  let t = newTab ? undefined : await env.tab(args.tabId as number | undefined);
+  if (current && t && !judgeUrl(policy, t.url).allowed) {
+    delete args.tabId;
+    newTab = true;
+    t = undefined;
+  }
+  if (t) {
     tabId = t.tabId;
     ctx.tabId = tabId;
     if (tr.handoff === "refused" && env.inHandoff(tabId)) {

@@ -7,7 +7,7 @@ import type { CallToolResult } from "../errors.js";
 import { toolError } from "../errors.js";
 import { selfOp } from "./attribution.js";
 import { docIdOf, grantFor, inGrantedWindow, originOf, windowGrantCovering, windowGrantOf } from "./grants.js";
-import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type Scope, type SessionRef } from "./state.js";
+import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type OwnerRec, type Scope, type SessionRef } from "./state.js";
 
 interface OwnershipCall {
   tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch" | "anyEffect"> };
@@ -19,19 +19,23 @@ interface OwnershipCall {
  * default tab when the call names none (never the person's active tab), and refuses any tab that
  * is not the session's own or granted to it. Without installOwnership (unit tests) it does nothing.
  */
-export async function checkOwnership(call: OwnershipCall, owner: SessionRef | undefined): Promise<void> {
-  if (!ownershipOn()) return;
+export async function checkOwnership(call: OwnershipCall, owner: SessionRef | undefined): Promise<{ current?: true }> {
+  if (!ownershipOn()) return {};
   await load();
   const s = owner ?? ANONYMOUS;
   touch(s);
   const tr = call.tool.traits;
-  if (tr.target === "none") return;
+  if (tr.target === "none") return {};
   if (tr.target === "tab-or-new" && call.args.tabId === undefined) {
     // SECURITY I-87: a call that may open a tab moves the session's current tab instead, only ever
     // one the session owns; without one (or asked for newTab) it opens a new tab.
     const cur = call.args.newTab === true ? undefined : await currentTab(s);
-    if (cur === undefined) return;
+    if (cur === undefined) return {};
     call.args.tabId = cur;
+    const rec = ownerOf(cur) as OwnerRec;
+    rec.used = Date.now();
+    save();
+    return { current: true };
   }
   let tabId = call.args.tabId as number | undefined;
   if (tabId === undefined) {
@@ -47,7 +51,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     st.last[s.id] = tabId;
     save();
     if (tr.reads === "pixels") await showInOwnWindow(tabId);
-    return;
+    return {};
   }
   // Code execution (a page function's call included, SECURITY I-71) needs the evaluate scope, any
   // other effect write, a read read.
@@ -57,7 +61,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   if (w?.scopes.includes(need)) {
     st.last[s.id] = tabId;
     save();
-    return;
+    return {};
   }
   const g = grantFor(tabId, s.id);
   if (!g && w) {
@@ -80,6 +84,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   }
   st.last[s.id] = tabId;
   save();
+  return {};
 }
 
 /**
