@@ -2,7 +2,7 @@
 // through the real daemon, real `torii mcp` sessions (the official MCP SDK client), the real
 // extension and headless Chromium. The current tab is reused call after call; it gives way to a
 // new tab when it was closed, when the person looked at it or moved it into a window of theirs,
-// when the session's last used tab is one the person granted, and when newTab asks for one; two
+// and when newTab asks for one; after a tab the person granted, the session's own tab moves; two
 // sessions each keep their own; a tab still loading is navigated again; newTab with tabId is
 // invalid_argument and opens nothing.
 //
@@ -136,7 +136,7 @@ describeBrowser("navigate without tabId: the session's own current tab (SECURITY
     expect(await tabUrl(tb)).toBe(site.url("session.html?id=B2"));
   });
 
-  test("the session's last used tab is one the person granted: a new tab opens, the person's tab stays", async () => {
+  test("the session's last used tab is one the person granted: its own tab moves, the person's tab stays", async () => {
     const m = await connect("cur-grant");
     const own = (await go(m, "G1")).data.tabId as number;
     const sid = (await session("cur-grant"))!.id;
@@ -144,10 +144,17 @@ describeBrowser("navigate without tabId: the session's own current tab (SECURITY
     expect(grant.error).toBeUndefined();
     expect((await m.ok("read_text", { tabId: personTab })).text).toContain("Owner person"); // now its last used tab
     const next = await go(m, "G2");
-    expect(next.data).toMatchObject({ created: true });
-    expect([personTab, own]).not.toContain(next.data.tabId);
+    expect(next.data.tabId, "the session's own tab").toBe(own);
+    expect(next.data.created).toBeUndefined();
     expect(await tabUrl(personTab), "the person's tab is not moved").toBe(site.url("session.html?id=person"));
-    expect(await tabUrl(own)).toBe(site.url("session.html?id=G1"));
+    expect(await tabUrl(own)).toBe(site.url("session.html?id=G2"));
+    // With no tab of its own left, a new one opens: still never the granted tab.
+    await m.ok("close_tab", { tabId: own });
+    expect((await m.ok("read_text", { tabId: personTab })).text).toContain("Owner person");
+    const fresh = await go(m, "G3");
+    expect(fresh.data).toMatchObject({ created: true });
+    expect([personTab, own]).not.toContain(fresh.data.tabId);
+    expect(await tabUrl(personTab)).toBe(site.url("session.html?id=person"));
     await send({ type: "torii.sessions.revoke", id: grant.id });
   });
 

@@ -515,13 +515,19 @@ describe("navigate without tabId moves the session's own current tab only (SECUR
     expect(await picks(s)).toBe("new");
   });
 
-  it("never a granted tab, a room window's tab or another session's: the last used one of those means a new tab", async () => {
+  it("never a granted tab, a room window's tab or another session's: after one of those, its own tab used last", async () => {
     const s = stdio("cur-grant");
     const mine = await own.openAgentTab(s);
     const lent = tab(1, "https://bank.example/");
     await own.createGrant({ tabId: lent, sessionId: "cur-grant", scopes: ["read", "write"], minutes: 5 });
     expect(await check(READ, { tabId: lent }, s)).toBe("ok"); // now its last used tab
-    expect(await picks(s)).toBe("new");
+    expect(await picks(s)).toBe(mine);
+    const another = await own.openAgentTab(s);
+    expect(await check(READ, { tabId: mine }, s)).toBe("ok");
+    expect(await check(READ, { tabId: lent }, s)).toBe("ok");
+    expect(await picks(s), "the own tab it used most recently").toBe(mine);
+    expect(await check(READ, { tabId: another }, s)).toBe("ok");
+    expect(await picks(s)).toBe(another);
     expect(await picks(s, { tabId: lent })).toBe(lent); // named: the grant decides, as before
 
     const a = agent("cur-room", "gw-cur");
@@ -539,6 +545,7 @@ describe("navigate without tabId moves the session's own current tab only (SECUR
     expect(await picks(other)).toBe(theirs);
     expect(await picks(s, { tabId: mine })).toBe(mine);
     expect(await picks(s)).toBe(mine);
+    expect(await picks(s, { tabId: another })).toBe(another);
     expect(await picks(other)).toBe(theirs);
   });
 });

@@ -32,8 +32,8 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     const cur = call.args.newTab === true ? undefined : await currentTab(s);
     if (cur === undefined) return {};
     call.args.tabId = cur;
-    const rec = ownerOf(cur) as OwnerRec;
-    rec.used = Date.now();
+    (ownerOf(cur) as OwnerRec).used = Date.now();
+    st.last[s.id] = cur;
     save();
     return { current: true };
   }
@@ -88,20 +88,24 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
 }
 
 /**
- * SECURITY I-87: the tab `navigate` without tabId moves. The session's last used tab, only when it
- * is the session's own (never a tab the person granted, one of a room's window or another
- * session's), still open, not looked at by the person (I-46: they took it back) and still in the
- * window the session's tabs open in (the person did not move it into a window of theirs);
- * otherwise none, and a new tab opens.
+ * SECURITY I-87: the tab `navigate` without tabId moves: the session's last used tab when it is one
+ * of its own, else the own tab it used most recently. Only a tab the session owns (never a tab the
+ * person granted, one of a room's window or another session's), still open, not looked at by the
+ * person (I-46: they took it back) and still in the window the session's tabs open in (the person
+ * did not move it into a window of theirs). None: a new tab opens.
  */
 export async function currentTab(s: SessionRef): Promise<number | undefined> {
-  const tabId = st.last[s.id];
-  const rec = tabId === undefined ? undefined : ownerOf(tabId);
-  if (tabId === undefined || rec?.session !== s.id || rec.looked) return undefined;
-  const t = await chrome.tabs.get(tabId).catch(() => undefined);
-  if (!t) return undefined;
+  const last = st.last[s.id];
+  const mine = Object.entries(st.owners)
+    .filter(([, r]) => r.session === s.id && !r.looked)
+    .map(([k, r]) => ({ tabId: Number(k), used: Number(k) === last ? Infinity : r.used }))
+    .sort((a, b) => b.used - a.used);
   const home = [st.sessions[s.id]?.window, windowGrantOf(s)?.windowId];
-  return home.includes(t.windowId) ? tabId : undefined;
+  for (const { tabId } of mine) {
+    const t = await chrome.tabs.get(tabId).catch(() => undefined);
+    if (t && home.includes(t.windowId)) return tabId;
+  }
+  return undefined;
 }
 
 function notOwned(tabId: number) {
