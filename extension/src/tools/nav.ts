@@ -63,8 +63,8 @@ async function notStarted(tabId: number, timeoutMs: number): Promise<ToolError> 
 // answers, so its start and its load share the agent's timeoutMs.
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number, until: number) {
   // SECURITY I-84: on the agent's own tab the console and network are kept from this load on.
-  await captureLoad(tabId, url, ctx);
-  const from = await topDocument(tabId);
+  // The document the tab shows now is read meanwhile: neither waits for the other.
+  const [, from] = await Promise.all([captureLoad(tabId, url, ctx), topDocument(tabId)]);
   const w = watchNav(tabId, { toPage: toPage(url), ...(from ? { from } : {}) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
