@@ -2,9 +2,9 @@
 // through the real daemon, real `torii mcp` sessions (the official MCP SDK client), the real
 // extension and headless Chromium. The current tab is reused call after call; it gives way to a
 // new tab when it was closed, when the person looked at it or moved it into a window of theirs,
-// and when newTab asks for one; after a tab the person granted, the session's own tab moves; two
-// sessions each keep their own; a tab still loading is navigated again; newTab with tabId is
-// invalid_argument and opens nothing.
+// when its page is now off the person's list, and when newTab asks for one; after a tab the person
+// granted, the session's own tab moves; two sessions each keep their own; a tab still loading is
+// navigated again; newTab with tabId is invalid_argument and opens nothing.
 //
 // The person's moves (looking at a tab, dragging it into their window) are made the way the tab
 // strip makes them, from Playwright and an extension page: a headless browser has no tab strip.
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Browser, pairBrowser } from "../src/browser.ts";
 import { describeBrowser, useRig } from "../src/harness.ts";
 import { Mcp, type ToolResult } from "../src/mcp.ts";
+import { setPolicy } from "../src/safety.ts";
 import { Site } from "../src/site.ts";
 import { allowEverything } from "../src/tools-rig.ts";
 import type { Torii } from "../src/torii.ts";
@@ -156,6 +157,22 @@ describeBrowser("navigate without tabId: the session's own current tab (SECURITY
     expect([personTab, own]).not.toContain(fresh.data.tabId);
     expect(await tabUrl(personTab)).toBe(site.url("session.html?id=person"));
     await send({ type: "torii.sessions.revoke", id: grant.id });
+  });
+
+  test("its page is now off the person's list: a new tab opens, nothing of the old page is read", async () => {
+    const m = await connect("cur-offlist");
+    const cross = site.crossUrl("session.html?id=X1");
+    const t = (await m.ok("navigate", { url: cross })).data.tabId as number;
+    await setPolicy(ext, { rules: [{ pattern: new URL(site.url("")).host }], actMode: true });
+    try {
+      const next = await go(m, "X2");
+      expect(next.data).toMatchObject({ created: true });
+      expect(next.data.tabId).not.toBe(t);
+      expect(next.text).not.toContain(new URL(cross).host);
+      expect(await tabUrl(t)).toBe(cross);
+    } finally {
+      await allowEverything(ext);
+    }
   });
 
   test("moved by the person into a window of theirs: a new tab opens, the moved tab stays", async () => {
