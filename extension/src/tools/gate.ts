@@ -132,7 +132,8 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   // agent's mistake (invalid_argument naming the field), never a blocked origin, whatever the tab.
   const rawDest = tr.destination?.(args);
   if (tr.target === "tab-or-new" && args.newTab === true && args.tabId !== undefined) {
-    throw toolError("invalid_argument", "newTab: give tabId to navigate that tab, or newTab: true to open another, not both", "Drop tabId to open a new tab, or drop newTab to navigate tab " + String(args.tabId) + ".", { field: "newTab" });
+    const hint = `Drop tabId to open a new tab, or drop newTab to navigate tab ${String(args.tabId)}.`;
+    throw toolError("invalid_argument", "newTab: give tabId to navigate that tab, or newTab: true to open another, not both", hint, { field: "newTab" });
   }
   if (await state.paused()) {
     // SECURITY I-20: pause refuses every call at once.

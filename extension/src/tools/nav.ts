@@ -1,5 +1,5 @@
-// Navigation: navigate (the session's current tab, a new tab or a given tab), history, reload. Each waits for the load through
-// chrome.webNavigation and reports failures as navigation_failed.
+// Navigation: navigate (the session's current tab, a new tab or a given tab), history, reload.
+// Each waits for the load through chrome.webNavigation and reports failures as navigation_failed.
 
 import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
