@@ -71,7 +71,7 @@ describeBrowser("bench: capture cost per click-and-observe", () => {
       const ask = { submit: "ask", destructive_click: "ask", new_origin: "ask", evaluate: "ask", upload: "ask", download: "ask" };
       await setPolicy(popup, { rules: [{ pattern: site.aPattern, act: true, observe: true }], actMode: true, ...(ASK ? { approvals: ask } : {}) });
       const open = async () => {
-        const r = await mcp.ok("navigate", { url: `${site.a}/page`, observe: "snapshot" });
+        const r = await mcp.ok("navigate", { url: `${site.a}/page`, newTab: true, observe: "snapshot" });
         return { tabId: r.data.tabId as number, ref: refOf(r.text, "button", "Work") };
       };
       // Tab to tab, p50s differ by as much as the cost measured (one tab is often ~5 ms slower than the

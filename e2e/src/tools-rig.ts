@@ -86,7 +86,8 @@ export function useToolsRig(opts: { config?: Record<string, unknown> } = {}): { 
     const open = async (path: string, extra: Record<string, unknown> = {}): Promise<Tab> => {
       const u = new URL(site.url(path));
       u.searchParams.set("t", String(++seq)); // one URL per tab: maps the tab to its Playwright page
-      const res = await mcp.ok("navigate", { url: u.href, ...extra });
+      // Each test's own tab: a new one, not the session's current tab.
+      const res = await mcp.ok("navigate", { url: u.href, ...(extra.tabId === undefined ? { newTab: true } : {}), ...extra });
       const tabId = res.data.tabId as number;
       const page = await pageOf(tabId);
       opened.push(page);

@@ -68,7 +68,7 @@ describeBrowser("adversarial: captures and exports honour the read tools' switch
     });
   async function open(): Promise<{ tabId: number; page: Page }> {
     const url = `${site.origin.a}/page`;
-    const r = await ok("navigate", { url });
+    const r = await ok("navigate", { url, newTab: true });
     const page = await pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url() === url), { timeoutMs: 10_000, intervalMs: 50 });
     return { tabId: r.data.tabId as number, page };
   }

@@ -42,14 +42,14 @@ describeBrowser("adversarial: errors never name the attacker", () => {
 
     for (const kind of ["204", "blank", "reset", "500", "hang"] as const) {
       it(`navigate: a redirect to ${x} ending on ${kind === "hang" ? "a load that never ends" : kind === "reset" ? "a dropped connection" : kind === "blank" ? "an empty 200" : `HTTP ${kind}`}: nothing names ${x}`, async () => {
-        const res = await R().call("navigate", { url: R().site.url("a", "/redir-to", { x, kind }), timeoutMs: 2_500, observe: "snapshot" }, 15_000);
+        const res = await R().call("navigate", { url: R().site.url("a", "/redir-to", { x, kind }), newTab: true, timeoutMs: 2_500, observe: "snapshot" }, 15_000);
         await R().expectClean();
         expect(res.isError, res.text).toBe(true);
       });
     }
 
     it(`navigate with waitFor on a page that leaves for ${x}: nothing names ${x}`, async () => {
-      await R().call("navigate", { url: R().site.url("a", "/nav-later", { x, ms: 100 }), waitFor: { selector: "#never", timeoutMs: 2_000 }, observe: "text" }, 15_000);
+      await R().call("navigate", { url: R().site.url("a", "/nav-later", { x, ms: 100 }), newTab: true, waitFor: { selector: "#never", timeoutMs: 2_000 }, observe: "text" }, 15_000);
       await R().expectClean();
     });
 

@@ -62,7 +62,7 @@ describeBrowser("adversarial: exfiltration and pointer tricks", () => {
     });
 
     it(`${x}'s page rewrites its URL to an A-looking path (replaceState): still refused, nothing of ${x}`, async () => {
-      const res = await R().call("navigate", { url: R().site.url("a", "/hop", { to: x, path: "/catch?rs=1" }) }, 15_000);
+      const res = await R().call("navigate", { url: R().site.url("a", "/hop", { to: x, path: "/catch?rs=1" }), newTab: true }, 15_000);
       await pollUntil("the rewritten URL", () => R().browser.context.pages().some((p) => p.url().includes("looks=allowed")), { timeoutMs: 8_000, intervalMs: 30 });
       const snap = await R().call("snapshot", {}, 10_000);
       const tabs = await R().call("tabs");

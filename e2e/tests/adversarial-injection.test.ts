@@ -71,7 +71,7 @@ describeBrowser("adversarial: page text that addresses the agent comes back fram
 
   async function openInjection(): Promise<{ tabId: number; page: Page; opened: Raw }> {
     const url = rig().site.url(`injection.html?t=${Math.random().toString(36).slice(2)}`);
-    const opened = await raw("navigate", { url, observe: "text" });
+    const opened = await raw("navigate", { url, newTab: true, observe: "text" });
     expect(opened.isError, textView(opened).join("\n")).toBeFalsy();
     const tabId = opened.structuredContent?.tabId as number;
     const page = await rig().pageOf(tabId);

@@ -102,7 +102,7 @@ describeBrowser("adversarial: a secret written back through every channel", () =
 
   /** Opens the leaky page and fills the secret; waits until the page wrote it everywhere. */
   async function filled(): Promise<{ tabId: number; page: Page }> {
-    const nav = await call("navigate", { url: `${origin}/leaky` });
+    const nav = await call("navigate", { url: `${origin}/leaky`, newTab: true });
     expect(nav.isError, nav.text).toBe(false);
     const tabId = nav.data.tabId as number;
     const page = await pollUntil("the leaky page", () => browser.context.pages().find((p) => p.url().startsWith(`${origin}/leaky`)));
@@ -143,7 +143,7 @@ describeBrowser("adversarial: a secret written back through every channel", () =
   });
 
   it("URL, title, labels, storage, cookies, requests and console: every read masks it, in every encoding", async () => {
-    const nav = await call("navigate", { url: `${origin}/leaky` });
+    const nav = await call("navigate", { url: `${origin}/leaky`, newTab: true });
     const tabId = nav.data.tabId as number;
     // Capture starts at the first call on the tab: before the secret lands.
     await call("network_tail", { tabId });
@@ -214,7 +214,7 @@ describeBrowser("adversarial: a secret written back through every channel", () =
   });
 
   it("a capture's HAR export, read back as a resource, carries the requests that held it, masked", async () => {
-    const nav = await call("navigate", { url: `${origin}/leaky` });
+    const nav = await call("navigate", { url: `${origin}/leaky`, newTab: true });
     const tabId = nav.data.tabId as number;
     const start = await call("capture_start", { tabId });
     expect(start.isError, start.text).toBe(false);
@@ -239,7 +239,7 @@ describeBrowser("adversarial: a secret written back through every channel", () =
     const e = await call("evaluate", { tabId, expression: "[...document.querySelector('#q').value].reverse().join('')" });
     expect(e.error?.code, e.text).toBe("secret_unmaskable");
     expect(await page.evaluate(() => (window as unknown as { ran?: boolean }).ran)).toBeUndefined();
-    const other = await call("navigate", { url: `${origin}/landing?q=plain` });
+    const other = await call("navigate", { url: `${origin}/landing?q=plain`, newTab: true });
     const ok = await call("evaluate", { tabId: other.data.tabId, expression: "document.title" });
     expect(ok.text).toContain("Landing");
     expectClean();
@@ -251,7 +251,7 @@ describeBrowser("adversarial: a secret written back through every channel", () =
     expect(shot.error?.code, shot.text).toBe("secret_unmaskable");
     const pdf = await call("print_to_pdf", { tabId, name: "leak.pdf" });
     expect(pdf.error?.code, pdf.text).toBe("secret_unmaskable");
-    const other = await call("navigate", { url: `${origin}/landing?q=plain` });
+    const other = await call("navigate", { url: `${origin}/landing?q=plain`, newTab: true });
     const ok = await call("screenshot", { tabId: other.data.tabId });
     expect(ok.isError, ok.text).toBe(false);
     expectClean();

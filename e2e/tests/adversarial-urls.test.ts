@@ -50,7 +50,7 @@ describeBrowser("adversarial: URL tricks and redirect chains", () => {
   const R = useAttackRig("adv-urls");
 
   async function tricked(x: Attacker, url: string, tabId?: number) {
-    const res = await R().call("navigate", { url, ...(tabId !== undefined ? { tabId } : {}), timeoutMs: 3_000, observe: "text" }, 15_000);
+    const res = await R().call("navigate", { url, ...(tabId !== undefined ? { tabId } : { newTab: true }), timeoutMs: 3_000, observe: "text" }, 15_000);
     const reached = R().site.requests(x).map((e) => `${e.method} ${e.path}`);
     if (reached.length) throw new Error(`LEAK: the navigation reached ${x}: ${reached.join(", ")}`);
     await R().expectClean({ agentNamed: true, kinds: [] });
@@ -91,7 +91,7 @@ describeBrowser("adversarial: URL tricks and redirect chains", () => {
       [`a hop through ${x === "b" ? "c" : "b"}`, "/hop", { code: 302, to: x === "b" ? "c" : "b", path: `/redir-to?x=${x}&path=/catch` }],
     ] as const) {
       it(`navigate to A that ends on ${x} by ${name}: origin_not_allowed, nothing of ${x} returned`, async () => {
-        const res = await R().call("navigate", { url: R().site.url("a", path, q), observe: "snapshot" }, 15_000);
+        const res = await R().call("navigate", { url: R().site.url("a", path, q), newTab: true, observe: "snapshot" }, 15_000);
         const land = await pollUntil(`the tab to land on ${x}`, () => R().browser.context.pages().find((p) => p.url().startsWith(R().site.origin[x])), { timeoutMs: 8_000, intervalMs: 30 });
         // As below: read once x's document has loaded, not while the old one is going away.
         await withTimeout(land.waitForLoadState("load"), 8_000);
@@ -104,7 +104,7 @@ describeBrowser("adversarial: URL tricks and redirect chains", () => {
     }
 
     it(`navigate to A that bounces through ${x} and back to A: lands on A, nothing of ${x} in the result`, async () => {
-      const res = await R().call("navigate", { url: R().site.url("a", "/hop", { code: 302, to: x, path: `/hop?to=a&path=/nest-leaf` }), observe: "text" }, 15_000);
+      const res = await R().call("navigate", { url: R().site.url("a", "/hop", { code: 302, to: x, path: `/hop?to=a&path=/nest-leaf` }), newTab: true, observe: "text" }, 15_000);
       await R().expectClean({ kinds: [] });
       expect(res.isError, res.text).toBe(false);
     });

@@ -123,7 +123,7 @@ describeBrowser("network capture", () => {
     });
   async function open(path: string, origin = site.a): Promise<{ tabId: number; page: Page }> {
     const url = `${origin}${path}`;
-    const r = await ok("navigate", { url });
+    const r = await ok("navigate", { url, newTab: true });
     const page = await pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url() === url), { timeoutMs: 10_000, intervalMs: 50 });
     return { tabId: r.data.tabId as number, page };
   }

@@ -31,7 +31,7 @@ describeBrowser("input gates at the point of effect", () => {
     pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url().startsWith(url)), { timeoutMs: 10_000, intervalMs: 50 });
 
   async function openA(path: string): Promise<{ tabId: number; page: Page }> {
-    const r = await call("navigate", { url: `${site.a}${path}` });
+    const r = await call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pageAt(`${site.a}${path}`);
     return { tabId: r.data.tabId as number, page };

@@ -47,7 +47,7 @@ describeBrowser("password fields in another origin's frame", () => {
       actMode: true,
     });
     const url = `${site.a}/pw-top?b=${encodeURIComponent(foreign)}`;
-    const r = await mcp.call("navigate", { url });
+    const r = await mcp.call("navigate", { url, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const tabId = r.data.tabId as number;
     const page = await pollUntil("the tab", () => browser.context.pages().find((p) => p.url().startsWith(url)), { timeoutMs: 10_000, intervalMs: 50 });

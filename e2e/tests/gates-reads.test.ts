@@ -41,7 +41,7 @@ describeBrowser("reads by the document's real origin", () => {
   };
   const allowA = (extra: Record<string, unknown> = {}) => setPolicy(ext, { rules: [{ pattern: site.aPattern, ...extra }], actMode: true });
   async function openA(path: string): Promise<{ tabId: number; page: Page }> {
-    const r = await call("navigate", { url: `${site.a}${path}` });
+    const r = await call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pollUntil(`a page at ${path}`, () => browser.context.pages().find((p) => p.url() === `${site.a}${path}`), { timeoutMs: 10_000, intervalMs: 50 });
     return { tabId: r.data.tabId as number, page };
@@ -173,7 +173,7 @@ describeBrowser("reads by the document's real origin", () => {
   }
 
   it(`screenshots and tabs while the tab bounces between A and B: zero B pixels, titles or URLs in ${RACE_ROUNDS} rounds`, async () => {
-    const r0 = await call("navigate", { url: `${site.a}/bounce` });
+    const r0 = await call("navigate", { url: `${site.a}/bounce`, newTab: true });
     expectClean(r0, "navigate");
     const tabId = await pollUntil("the bouncing tab", async () => (await browserTabs()).find((t) => t.url.includes("/bounce"))?.id, { timeoutMs: 5_000, intervalMs: 50 });
     for (let i = 0; i < RACE_ROUNDS; i++) {
@@ -208,7 +208,7 @@ describeBrowser("reads by the document's real origin", () => {
   });
 
   it("a redirect to B that ends on an empty response names no B host, path or query", async () => {
-    const r = await call("navigate", { url: `${site.a}/redir-empty` });
+    const r = await call("navigate", { url: `${site.a}/redir-empty`, newTab: true });
     expect(r.isError, r.text).toBe(true);
     expectClean(r, "navigate");
     const { tabId } = await openA("/");

@@ -49,7 +49,7 @@ describeBrowser("frames, cookies, storage, set_viewport", () => {
 
   async function open(path: string, role: "a" | "b" = "a"): Promise<{ tabId: number; page: Page }> {
     const url = `${site.origin[role]}${path}`;
-    const r = await call("navigate", { url });
+    const r = await call("navigate", { url, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url() === url), { timeoutMs: 10_000, intervalMs: 50 });
     await page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: 10_000, polling: 50 });

@@ -165,13 +165,13 @@ describeBrowser("headless launch: approvals no one can answer", () => {
     expect(ev.error?.hint).toContain("--approve evaluate=allow");
 
     // allow, the person's choice at launch: the form is submitted.
-    const tabA = (await mcp.ok("navigate", { url: allow.url() })).data.tabId as number;
+    const tabA = (await mcp.ok("navigate", { url: allow.url(), newTab: true })).data.tabId as number;
     const sent = await mcp.call("click", { tabId: tabA, selector: "#go" });
     expect(sent.isError, sent.text).toBe(false);
     await pollUntil("the allowed submission to reach the server", () => (allow.posts === 1 ? true : undefined), { timeoutMs: 10_000, intervalMs: 50 });
 
     // deny: refused, nothing sent.
-    const tabD = (await mcp.ok("navigate", { url: deny.url() })).data.tabId as number;
+    const tabD = (await mcp.ok("navigate", { url: deny.url(), newTab: true })).data.tabId as number;
     const refused = await mcp.call("click", { tabId: tabD, selector: "#go" });
     expect(refused.error?.code, refused.text).toBe("approval_denied");
     expect(deny.posts).toBe(0);

@@ -36,7 +36,7 @@ describeBrowser("navigate into a new session tab", () => {
 
   test("four sessions open tabs at once, three rounds: every navigate reports its own allowed page", async () => {
     for (let round = 0; round < 3; round++) {
-      const rs = await Promise.all(clients.map((m, i) => m.call("navigate", { url: site.url(`session.html?id=R${round}S${i}`) })));
+      const rs = await Promise.all(clients.map((m, i) => m.call("navigate", { url: site.url(`session.html?id=R${round}S${i}`), newTab: true })));
       for (const [i, r] of rs.entries()) {
         expect(r.error?.code, r.text).toBeUndefined();
         expect(r.text).toContain(`session.html?id=R${round}S${i}`);

@@ -49,7 +49,7 @@ describeBrowser("tab ownership a page cannot widen", () => {
   const open = async (m: Mcp, path: string): Promise<{ tabId: number; page: Page; url: string }> => {
     const u = new URL(site.url(path));
     u.searchParams.set("t", String(++seq)); // one URL per tab: maps the tab to its Playwright page
-    const tabId = (await m.ok("navigate", { url: u.href })).data.tabId as number;
+    const tabId = (await m.ok("navigate", { url: u.href, newTab: true })).data.tabId as number;
     const page = await pollUntil(`the page of tab ${tabId}`, () => browser.context.pages().find((p) => p.url() === u.href), { timeoutMs: 5_000, intervalMs: 25 });
     return { tabId, page, url: u.href };
   };

@@ -213,8 +213,8 @@ describeBrowser("proxy profiles and a per-tab user agent", () => {
     const { mcp, browser } = rig();
     const at = (tag: string) => `http://127.0.0.1:${echo.port}/ua?tab=${tag}`;
     const seenAt = (tag: string) => pollUntil(`the echo server to see ${tag}`, () => echo.seen.find((s) => s.url === `/ua?tab=${tag}`));
-    const a = await mcp.ok("navigate", { url: at("A0") });
-    const b = await mcp.ok("navigate", { url: at("B0") });
+    const a = await mcp.ok("navigate", { url: at("A0"), newTab: true });
+    const b = await mcp.ok("navigate", { url: at("B0"), newTab: true });
     const own = (await seenAt("A0")).ua;
     expect(own).not.toBe(WIN_CHROME);
     const pageA = await rig().pageOf(a.data.tabId as number);

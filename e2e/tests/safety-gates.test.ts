@@ -40,7 +40,7 @@ describeBrowser("safety gates", () => {
     expect(r.text).not.toContain(BLOCKED_MARK);
   };
   async function openA(path: string): Promise<{ tabId: number; page: Page }> {
-    const r = await call("navigate", { url: `${site.a}${path}` });
+    const r = await call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const tabId = r.data.tabId as number;
     return { tabId, page: await pageAt(`${site.a}${path}`) };
@@ -102,7 +102,7 @@ describeBrowser("safety gates", () => {
 
   it("a redirect chain ending off the list → origin_not_allowed, nothing read", async () => {
     await allowA();
-    const r = await call("navigate", { url: `${site.a}/redir?n=2`, observe: "snapshot" });
+    const r = await call("navigate", { url: `${site.a}/redir?n=2`, newTab: true, observe: "snapshot" });
     expect(r.error?.code, r.text).toBe("origin_not_allowed");
     expectNoBlockedHost(r);
     expect(r.text).not.toContain("Secret page");

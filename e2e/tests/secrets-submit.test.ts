@@ -41,7 +41,7 @@ describeBrowser("secrets: type with submit into a password field", () => {
   const pageAt = (url: string) =>
     pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url().startsWith(url)), { timeoutMs: 10_000, intervalMs: 50 });
   async function open(path: string): Promise<{ tabId: number; page: Page; pw: string; snap: string }> {
-    const r = await call("navigate", { url: `${site.a}${path}` });
+    const r = await call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pageAt(`${site.a}${path}`);
     if (path === "/submit-frame") await page.frameLocator("#other").locator("#bpw").waitFor({ timeout: 10_000 });

@@ -70,7 +70,7 @@ describeBrowser("secrets", () => {
   const pageAt = (url: string) =>
     pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url().startsWith(url)), { timeoutMs: 10_000, intervalMs: 50 });
   async function open(path: string, frame = path === "/attack" ? "#leafframe" : "#other"): Promise<{ tabId: number; page: Page; snap: string }> {
-    const r = await call("navigate", { url: `${site.a}${path}` });
+    const r = await call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pageAt(`${site.a}${path}`);
     const tabId = r.data.tabId as number;

@@ -86,7 +86,7 @@ describeBrowser("agents' tab groups", () => {
     await m.waitForCatalogue();
     return m;
   };
-  const navigate = async (m: Mcp, id: string): Promise<number> => (await m.ok("navigate", { url: site.url(`session.html?id=${id}`) })).data.tabId as number;
+  const navigate = async (m: Mcp, id: string): Promise<number> => (await m.ok("navigate", { url: site.url(`session.html?id=${id}`), newTab: true })).data.tabId as number;
   const groupOf = (tabId: number) =>
     pollUntil(`tab ${tabId} to be in a group`, async () => {
       const g = (await tab(tabId)).groupId;

@@ -29,7 +29,7 @@ describeBrowser("browser tools: actions", () => {
     expect(await text(a.page, "#final")).toBe("Redirected here");
 
     // A background tab is opened but not focused.
-    const bg = await mcp.ok("navigate", { url: site.url("landing.html?bg=1"), background: true });
+    const bg = await mcp.ok("navigate", { url: site.url("landing.html?bg=1"), newTab: true, background: true });
     expect(bg.data).toMatchObject({ created: true });
     const tabs = (await mcp.ok("tabs")).data.tabs as { tabId: number; url: string }[];
     expect(tabs.find((t) => t.tabId === bg.data.tabId)?.url).toBe(site.url("landing.html?bg=1"));

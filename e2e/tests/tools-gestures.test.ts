@@ -30,7 +30,7 @@ describeBrowser("invoke and drag", () => {
     pollUntil(`a page at ${url}`, () => browser.context.pages().find((p) => p.url().startsWith(url)), { timeoutMs: 10_000, intervalMs: 50 });
 
   async function open(path: string, m: Mcp = mcp): Promise<{ tabId: number; page: Page }> {
-    const r = await m.call("navigate", { url: `${site.a}${path}` });
+    const r = await m.call("navigate", { url: `${site.a}${path}`, newTab: true });
     expect(r.isError, r.text).toBe(false);
     const page = await pageAt(`${site.a}${path}`);
     await page.waitForLoadState("load");

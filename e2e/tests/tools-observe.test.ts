@@ -54,7 +54,7 @@ describeBrowser("console_tail and network_tail", () => {
   const policy = (observe: boolean | undefined) =>
     setPolicy(ext, { rules: [{ pattern: site.aPattern, act: true, ...(observe === undefined ? {} : { observe }) }], actMode: true });
   async function openPage(): Promise<{ tabId: number; page: Page; snap: string }> {
-    const r = await call("navigate", { url: `${site.a}/page`, observe: "snapshot" });
+    const r = await call("navigate", { url: `${site.a}/page`, newTab: true, observe: "snapshot" });
     expect(r.isError, r.text).toBe(false);
     const page = await pollUntil("the fixture page", () => browser.context.pages().find((p) => p.url() === `${site.a}/page`), { timeoutMs: 10_000, intervalMs: 50 });
     // The B frame listens before anything is clicked.

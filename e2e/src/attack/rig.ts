@@ -169,7 +169,7 @@ export function useAttackRig(label: string, opts: { config?: Record<string, unkn
         site.tags.add(tag);
         const url = site.url("a", path, { ...query, t: tag });
         const before = new Set(browser.context.pages());
-        const res = await call("navigate", { url }, 20_000);
+        const res = await call("navigate", { url, newTab: true }, 20_000);
         if (res.isError) throw new Error(`navigate ${url} failed: ${res.text}`);
         const tabId = res.data.tabId as number;
         const page = await pollUntil(

@@ -24,8 +24,8 @@ const MAX_CONNECTIONS = 32;
  * a Go test pins it to docs/tools.md, which is generated from this).
  */
 export const INSTRUCTIONS =
-  "Tools for the person's real Chrome. You see your own tabs (navigate without tabId opens one) and tabs the person granted you; " +
-  "tabId defaults to your last used tab. snapshot gives interactive elements refs, the bracket after the name (button \"Save\" [b12]: pass ref \"b12\"; interactive:true lists only those and headings); " +
+  "Tools for the person's real Chrome. You see your own tabs and tabs the person granted you; " +
+  "tabId defaults to your last used tab; navigate without it reuses your own current tab, opening one only when you have none (newTab:true opens another). snapshot gives interactive elements refs, the bracket after the name (button \"Save\" [b12]: pass ref \"b12\"; interactive:true lists only those and headings); " +
   "act by ref or CSS selector (root and container take either). Refs are per tab and document: stale_ref means take a new snapshot. " +
   "Every action takes waitFor {selector|text|ref, state: appear|disappear, timeoutMs ≤ 30000, default 5000} and " +
   "observe none|snapshot|diff|text (diff: changes since this tab's last snapshot), to act and look in one call. " +

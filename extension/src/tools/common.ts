@@ -321,7 +321,9 @@ export async function act(
   let seen: chrome.tabs.Tab | undefined;
   const looking = a.waitFor !== undefined || (a.observe !== undefined && a.observe !== "none");
   try {
-    if (looking) {
+    // A navigating action (navigate, history, reload) waited for its own load and judged where it
+    // landed: while no top frame has had an event since, the look is of that page, at once.
+    if (looking && !stillLanded(out.landed)) {
       // A navigation the page started takes a moment to reach the browser: when the page said one
       // began, wait (bounded) until the browser reports it; when it cannot tell, give it a moment
       // to; when it said none began, look at once.

@@ -132,12 +132,16 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   // The URL argument is parsed before any policy is consulted: one that is not a URL is the
   // agent's mistake (invalid_argument naming the field), never a blocked origin, whatever the tab.
   const rawDest = tr.destination?.(args);
+  if (tr.target === "tab-or-new" && args.newTab === true && args.tabId !== undefined) {
+    const hint = `Drop tabId to open a new tab, or drop newTab to navigate tab ${String(args.tabId)}.`;
+    throw toolError("invalid_argument", "newTab: give tabId to navigate that tab, or newTab: true to open another, not both", hint, { field: "newTab" });
+  }
   if (await state.paused()) {
     // SECURITY I-20: pause refuses every call at once.
     throw toolError("paused", `${tool.name} refused: Torii is paused`);
   }
   // SECURITY I-24: the session's own tabs and its grants only; fills in its default tab.
-  await checkOwnership(call, ctx.owner);
+  const { current } = await checkOwnership(call, ctx.owner);
   const env = state.env;
   if (!env) throw toolError("origin_not_allowed", "no policy is loaded in the extension; nothing was sent");
   const policy = await env.policy();
@@ -158,9 +162,17 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
   let verdict: Verdict = { allowed: false };
   let tabId: number | undefined;
   let origin = "";
-  const newTab = tr.target === "tab-or-new" && args.tabId === undefined;
-  if (!newTab) {
-    const t = await env.tab(args.tabId as number | undefined);
+  let newTab = tr.target === "tab-or-new" && args.tabId === undefined;
+  // SECURITY I-87: the session's current tab, named by the ownership check, when its page is one the
+  // person's list allows; on any other page (a blank tab whose load never started, a redirect's
+  // landing off the list) a new tab opens instead, as for a session with no current tab.
+  let t = newTab ? undefined : await env.tab(args.tabId as number | undefined);
+  if (current && t && !judgeUrl(policy, t.url).allowed) {
+    delete args.tabId;
+    newTab = true;
+    t = undefined;
+  }
+  if (t) {
     tabId = t.tabId;
     ctx.tabId = tabId;
     if (tr.handoff === "refused" && env.inHandoff(tabId)) {
@@ -173,7 +185,11 @@ export async function gate(call: GateCall, ctx: GateContext): Promise<void> {
       throw toolError("secret_unmaskable", `${tool.name}: tab ${tabId} received one of the person's secrets in this browser run, and what code returns cannot be checked for it; nothing ran`);
     }
     verdict = judgeUrl(policy, t.url);
-    if (!verdict.allowed) notAllowed(`the page in tab ${tabId}`);
+    if (!verdict.allowed) {
+      // A tab that navigate may leave for a new one says how (SECURITY I-87: it is the session's own).
+      if (tr.target !== "tab-or-new") notAllowed(`the page in tab ${tabId}`);
+      throw toolError("origin_not_allowed", `the page in tab ${tabId} is not on the person's allowlist; nothing was sent or read`, "Call navigate with newTab: true to open another tab, or close_tab to close this one.");
+    }
     origin = originOf(t.url);
     ctx.origin = origin;
     // Everything behind an open dialog would hang; only a tool that answers it, or is unaffected, runs.

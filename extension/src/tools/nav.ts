@@ -1,5 +1,5 @@
-// Navigation: navigate (new tab or given tab), history, reload. Each waits for the load through
-// chrome.webNavigation and reports failures as navigation_failed.
+// Navigation: navigate (the session's current tab, a new tab or a given tab), history, reload.
+// Each waits for the load through chrome.webNavigation and reports failures as navigation_failed.
 
 import { cdp } from "../cdp/debugger.js";
 import { left, withDeadline } from "../cdp/deadline.js";
@@ -63,8 +63,8 @@ async function notStarted(tabId: number, timeoutMs: number): Promise<ToolError> 
 // answers, so its start and its load share the agent's timeoutMs.
 async function navigateTab(tabId: number, url: string, ctx: ToolContext, timeoutMs: number, until: number) {
   // SECURITY I-84: on the agent's own tab the console and network are kept from this load on.
-  await captureLoad(tabId, url, ctx);
-  const from = await topDocument(tabId);
+  // The document the tab shows now is read meanwhile: neither waits for the other.
+  const [, from] = await Promise.all([captureLoad(tabId, url, ctx), topDocument(tabId)]);
   const w = watchNav(tabId, { toPage: toPage(url), ...(from ? { from } : {}) });
   try {
     // guarded: a beforeunload dialog holds the navigation; report it instead of hanging.
@@ -109,14 +109,15 @@ async function summary(tabId: number, extra: Record<string, unknown>) {
   };
 }
 
-export const navigate = defineTool<ActionArgs & { url: string; background?: boolean; timeoutMs?: number }>({
+export const navigate = defineTool<ActionArgs & { url: string; newTab?: boolean; background?: boolean; timeoutMs?: number }>({
   name: "navigate",
-  description: "Open a URL in a new tab, or in tabId; waits for load.",
+  description: "Open a URL in your current tab, tabId or a new tab; waits for load.",
   inputSchema: {
     type: "object",
     properties: {
       url: { type: "string", minLength: 1 },
-      tabId: { type: "integer", minimum: 0, doc: "Omit to open a new tab" },
+      tabId: { type: "integer", minimum: 0, doc: "Omit for your current tab" },
+      newTab: { type: "boolean", doc: "Open another tab (not with tabId)" },
       background: { type: "boolean", doc: "New tab not focused" },
       timeoutMs: S.timeoutMs(MAX_ARG_TIMEOUT_MS),
       ...ACTION_PROPS,
@@ -131,6 +132,8 @@ export const navigate = defineTool<ActionArgs & { url: string; background?: bool
     // From the handler's start: opening a tab takes from the same timeoutMs.
     const until = loadUntil(ctx, timeoutMs);
     let tabId: number;
+    // SECURITY I-87: the gate named the session's current tab as tabId when it has a usable one
+    // (ownership/check.ts currentTab) and newTab was not asked for; otherwise a new tab opens here.
     if (a.tabId === undefined && ownershipOn()) {
       // SECURITY I-24: the session's new tab, in its own unfocused window, owned from birth;
       // it starts blank and is navigated like any other tab.

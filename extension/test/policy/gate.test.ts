@@ -58,6 +58,13 @@ describe("gate", () => {
     expect(await code("navigate", { url: "evil.example/x" }, env(allowed(), "https://good.example/"))).toBe("origin_not_allowed");
     expect(await code("snapshot", {}, env(defaultPolicy(), "https://good.example/"))).toBe("origin_not_allowed");
   });
+  it("navigate: newTab with tabId is invalid_argument before the tab is looked at (SECURITY I-87)", async () => {
+    const e = env(allowed(), "https://good.example/", { tab: async () => { throw new Error("the tab was looked at"); } });
+    setGateState({ paused: () => false, env: e });
+    const err = await gate({ tool: getTool("navigate")!, args: { url: "https://good.example/", tabId: 7, newTab: true } }, { signal: new AbortController().signal }).catch((x: unknown) => x);
+    expect(err).toMatchObject({ code: "invalid_argument", data: { field: "newTab" } });
+    expect(await code("navigate", { url: "https://good.example/", newTab: true }, e)).toBe("ok");
+  });
   it("act mode", async () => {
     expect(await code("click", { selector: "#x" }, env(allowed({}, false), "https://good.example/"))).toBe("act_mode_off");
     expect(await code("click", { selector: "#x" }, env(allowed({ act: true }, false), "https://good.example/"))).toBe("ok");

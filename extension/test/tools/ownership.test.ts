@@ -483,3 +483,69 @@ describe("closing agent tabs: ownership ends only once the tab is gone", () => {
     expect(tabs.has(c)).toBe(false);
   });
 });
+
+describe("navigate without tabId moves the session's own current tab only (SECURITY I-87)", () => {
+  const NAV = getTool("navigate")!;
+  /** The tab navigate's ownership check picks: a number, "new" (it opens one) or the refusal's code. */
+  async function picks(s: ReturnType<typeof stdio>, extra: Record<string, unknown> = {}): Promise<number | string> {
+    const args: Record<string, unknown> = { url: "https://example.com/next", ...extra };
+    const r = await check(NAV, args, s);
+    if (r !== "ok") return r;
+    return (args.tabId as number | undefined) ?? "new";
+  }
+
+  it("reuses the tab the session opened, until newTab, a close, the person's look or a move says otherwise", async () => {
+    const s = stdio("cur-1");
+    expect(await picks(s)).toBe("new"); // none yet
+    const t = await own.openAgentTab(s);
+    expect(await picks(s)).toBe(t);
+    expect(await picks(s, { newTab: true })).toBe("new");
+    // The person took it back: looked at it (SECURITY I-46).
+    own.ownerOf(t)!.looked = true;
+    expect(await picks(s)).toBe("new");
+    const t2 = await own.openAgentTab(s);
+    expect(await picks(s)).toBe(t2);
+    // The person moved it into a window of theirs.
+    tabs.get(t2)!.windowId = 1;
+    expect(await picks(s)).toBe("new");
+    const t3 = await own.openAgentTab(s);
+    expect(await picks(s)).toBe(t3);
+    // Closed.
+    fake.closeTab(t3);
+    expect(await picks(s)).toBe("new");
+  });
+
+  it("never a granted tab, a room window's tab or another session's: after one of those, its own tab used last", async () => {
+    const s = stdio("cur-grant");
+    const mine = await own.openAgentTab(s);
+    const lent = tab(1, "https://bank.example/");
+    await own.createGrant({ tabId: lent, sessionId: "cur-grant", scopes: ["read", "write"], minutes: 5 });
+    expect(await check(READ, { tabId: lent }, s)).toBe("ok"); // now its last used tab
+    expect(await picks(s)).toBe(mine);
+    const another = await own.openAgentTab(s);
+    expect(await check(READ, { tabId: mine }, s)).toBe("ok");
+    expect(await check(READ, { tabId: lent }, s)).toBe("ok");
+    expect(await picks(s), "the own tab it used most recently").toBe(mine);
+    expect(await check(READ, { tabId: another }, s)).toBe("ok");
+    expect(await picks(s)).toBe(another);
+    expect(await picks(s, { tabId: lent })).toBe(lent); // named: the grant decides, as before
+
+    const a = agent("cur-room", "gw-cur");
+    await own.setWindowGrant("gw-cur", 1, "act");
+    const roomTab = tab(1);
+    expect(await check(READ, { tabId: roomTab }, a)).toBe("ok");
+    expect(await picks(a as ReturnType<typeof stdio>)).toBe("new");
+    // A tab it opened in its room's window (in the background) is its own, and its current tab.
+    const opened = await own.openAgentTab(a);
+    expect(await picks(a as ReturnType<typeof stdio>)).toBe(opened);
+
+    // Two sessions: each keeps its own current tab.
+    const other = stdio("cur-other");
+    const theirs = await own.openAgentTab(other);
+    expect(await picks(other)).toBe(theirs);
+    expect(await picks(s, { tabId: mine })).toBe(mine);
+    expect(await picks(s)).toBe(mine);
+    expect(await picks(s, { tabId: another })).toBe(another);
+    expect(await picks(other)).toBe(theirs);
+  });
+});

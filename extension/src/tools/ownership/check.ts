@@ -7,7 +7,7 @@ import type { CallToolResult } from "../errors.js";
 import { toolError } from "../errors.js";
 import { selfOp } from "./attribution.js";
 import { docIdOf, grantFor, inGrantedWindow, originOf, windowGrantCovering, windowGrantOf } from "./grants.js";
-import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type Scope, type SessionRef } from "./state.js";
+import { ANONYMOUS, load, ownerOf, ownershipOn, save, st, touch, type OwnerRec, type Scope, type SessionRef } from "./state.js";
 
 interface OwnershipCall {
   tool: { name: string; readOnly: boolean; traits: Pick<Traits, "target" | "reads" | "switch" | "anyEffect"> };
@@ -19,13 +19,24 @@ interface OwnershipCall {
  * default tab when the call names none (never the person's active tab), and refuses any tab that
  * is not the session's own or granted to it. Without installOwnership (unit tests) it does nothing.
  */
-export async function checkOwnership(call: OwnershipCall, owner: SessionRef | undefined): Promise<void> {
-  if (!ownershipOn()) return;
+export async function checkOwnership(call: OwnershipCall, owner: SessionRef | undefined): Promise<{ current?: true }> {
+  if (!ownershipOn()) return {};
   await load();
   const s = owner ?? ANONYMOUS;
   touch(s);
   const tr = call.tool.traits;
-  if (tr.target === "none" || (tr.target === "tab-or-new" && call.args.tabId === undefined)) return;
+  if (tr.target === "none") return {};
+  if (tr.target === "tab-or-new" && call.args.tabId === undefined) {
+    // SECURITY I-87: a call that may open a tab moves the session's current tab instead, only ever
+    // one the session owns; without one (or asked for newTab) it opens a new tab.
+    const cur = call.args.newTab === true ? undefined : await currentTab(s);
+    if (cur === undefined) return {};
+    call.args.tabId = cur;
+    (ownerOf(cur) as OwnerRec).used = Date.now();
+    st.last[s.id] = cur;
+    save();
+    return { current: true };
+  }
   let tabId = call.args.tabId as number | undefined;
   if (tabId === undefined) {
     tabId = st.last[s.id];
@@ -40,7 +51,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
     st.last[s.id] = tabId;
     save();
     if (tr.reads === "pixels") await showInOwnWindow(tabId);
-    return;
+    return {};
   }
   // Code execution (a page function's call included, SECURITY I-71) needs the evaluate scope, any
   // other effect write, a read read.
@@ -50,7 +61,7 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   if (w?.scopes.includes(need)) {
     st.last[s.id] = tabId;
     save();
-    return;
+    return {};
   }
   const g = grantFor(tabId, s.id);
   if (!g && w) {
@@ -73,6 +84,28 @@ export async function checkOwnership(call: OwnershipCall, owner: SessionRef | un
   }
   st.last[s.id] = tabId;
   save();
+  return {};
+}
+
+/**
+ * SECURITY I-87: the tab `navigate` without tabId moves: the session's last used tab when it is one
+ * of its own, else the own tab it used most recently. Only a tab the session owns (never a tab the
+ * person granted, one of a room's window or another session's), still open, not looked at by the
+ * person (I-46: they took it back) and still in the window the session's tabs open in (the person
+ * did not move it into a window of theirs). None: a new tab opens.
+ */
+export async function currentTab(s: SessionRef): Promise<number | undefined> {
+  const last = st.last[s.id];
+  const mine = Object.entries(st.owners)
+    .filter(([, r]) => r.session === s.id && !r.looked)
+    .map(([k, r]) => ({ tabId: Number(k), used: Number(k) === last ? Infinity : r.used }))
+    .sort((a, b) => b.used - a.used);
+  const home = [st.sessions[s.id]?.window, windowGrantOf(s)?.windowId];
+  for (const { tabId } of mine) {
+    const t = await chrome.tabs.get(tabId).catch(() => undefined);
+    if (t && home.includes(t.windowId)) return tabId;
+  }
+  return undefined;
 }
 
 function notOwned(tabId: number) {
