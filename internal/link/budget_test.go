@@ -61,7 +61,7 @@ func (b *blocker) total() int {
 	return n
 }
 
-// SECURITY I-34 (OpenAB review F2/F3): a connection has at most 16 requests
+// SECURITY I-34: a connection has at most 16 requests
 // in its handlers at once; past that its read loop stops reading, so the
 // peer is pushed back and the retained request bytes stay under 16 × 1 MiB
 // (plus one 8 MiB frame being read). The budget is per connection: another
