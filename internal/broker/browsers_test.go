@@ -32,6 +32,7 @@ func resultText(r *mcp.CallToolResult) string {
 // one goes it gets a typed error naming the next step, and never a call in
 // the other browser, which stays connected.
 func TestOwnBrowserNeverFallsOver(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
@@ -59,6 +60,7 @@ func TestOwnBrowserNeverFallsOver(t *testing.T) {
 // make another browser's tab 7 someone else's, and the per-tab scheduler
 // keeps them apart.
 func TestTabsArePerBrowser(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
@@ -86,6 +88,7 @@ func TestTabsArePerBrowser(t *testing.T) {
 // A default session moves to the most recently used live browser when its
 // own goes, with the notice in the text and _meta, once.
 func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
@@ -119,6 +122,7 @@ func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
 // A managed browser (`torii launch`) that is gone gets "run torii launch";
 // the person's own browser keeps "open Chrome".
 func TestManagedBrowserGoneHint(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	t.Cleanup(b.Close)
 	b.SetManaged(func(id string) bool { return id == "" || id == "dev-m" })

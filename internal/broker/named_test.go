@@ -36,6 +36,7 @@ const savedID = "s-0b5f2d3c-1111-4222-8333-444455556666"
 // extension owns tabs by) and its tabs come back; a call's result then
 // says which tabs it really has, and a tab gone meanwhile leaves the store.
 func TestNamedSessionResumesAndDropsUnknownTab(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{})
 	log := &savedLog{}
@@ -70,6 +71,7 @@ func TestNamedSessionResumesAndDropsUnknownTab(t *testing.T) {
 // resumed; the first browser to attach hears it ended (and closes its tabs
 // if it is a browser torii launched).
 func TestNamedSessionExpiredWhileDown(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{SessionIdleSec: 60})
 	log := &savedLog{}
@@ -92,6 +94,7 @@ func TestNamedSessionExpiredWhileDown(t *testing.T) {
 // An idle named session ends on time, without another call to sweep it,
 // and leaves the store; keepManagedTabs is passed on.
 func TestNamedSessionIdleEnd(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{KeepManagedTabs: true})
 	b.SetLabelLimits(300*time.Millisecond, 0)
@@ -126,6 +129,7 @@ func TestNamedSessionIdleEnd(t *testing.T) {
 // Ending a named session on request: a saved one not yet resumed is told
 // to the browser its tabs are in; an unknown name is false.
 func TestEndNamed(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{})
 	log := &savedLog{}

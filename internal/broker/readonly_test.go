@@ -22,6 +22,7 @@ func (timeoutServer) CallToolMeta(_ context.Context, name string, _ json.RawMess
 // A read-only tool's timeout says it changed nothing and can be retried,
 // from the tool's readOnlyHint; a tool that may act keeps "may have run".
 func TestReadOnlyTimeoutSaysNothingChanged(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	f := newFake()
 	b.AttachServer(timeoutServer{roServer{f}})

@@ -80,12 +80,8 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 	if st.Audit == nil || st.Audit.CrossCheck == nil || st.Audit.CrossCheck.OK || st.Audit.CrossCheck.Seq != 3 || st.Audit.CrossCheck.DeviceName != "witness browser" {
 		t.Fatalf("status audit: %+v", st.Audit)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "the store disagrees with what a browser saw") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning in the log:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := logs.Wait("the store disagrees with what a browser saw", 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "torii audit verify") {
 		t.Fatal("the log names no next step")
