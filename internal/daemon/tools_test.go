@@ -31,6 +31,34 @@ func tctx(t *testing.T) context.Context {
 // fakeTools: echo (fast), slow (until cancelled), fail (a tool error), boom
 // (an inner protocol error).
 func fakeProvider() *mcpbridgetest.Provider {
+	p, _ := observedProvider()
+	return p
+}
+
+// slowCalls tells when a call of the fake's "slow" tool starts, and when it
+// ends because its context did (the call was cancelled or abandoned).
+type slowCalls struct{ started, ended chan struct{} }
+
+func (s *slowCalls) wait(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no %s within 5 s", what)
+	}
+}
+
+// signal records an event; past the buffer (a test not watching) it is dropped.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// observedProvider is fakeProvider with the events of its "slow" calls.
+func observedProvider() (*mcpbridgetest.Provider, *slowCalls) {
+	slow := &slowCalls{started: make(chan struct{}, 1024), ended: make(chan struct{}, 1024)}
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
 		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
@@ -43,8 +71,10 @@ func fakeProvider() *mcpbridgetest.Provider {
 		case "echo":
 			return mcpbridgetest.TextResult(string(args)), nil
 		case "slow":
+			signal(slow.started)
 			select {
 			case <-ctx.Done():
+				signal(slow.ended)
 				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
 				return mcpbridgetest.TextResult("late"), nil
@@ -55,7 +85,7 @@ func fakeProvider() *mcpbridgetest.Provider {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
-	})
+	}), slow
 }
 
 func genA() map[string]any { return map[string]any{"type": "acp", "name": "torii", "id": serverID} }
@@ -165,7 +195,7 @@ func TestToolsServedAndRouted(t *testing.T) {
 func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	p := fakeProvider()
+	p, slow := observedProvider()
 	ext := d.Extension(t, ctx, p, genA())
 	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
@@ -186,9 +216,8 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 		r, err := ex.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaCtl <- out{r, err}
 	}()
-	for p.Inflight() < 2 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "first call in the extension")
+	slow.wait(t, slow.started, "second call in the extension")
 	start := time.Now()
 	ext.Close()
 	for _, ch := range []chan out{viaMCP, viaCtl} {
@@ -219,7 +248,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 func TestCancellationReachesTheExtension(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	p := fakeProvider()
+	p, slow := observedProvider()
 	d.Extension(t, ctx, p, genA())
 	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
@@ -253,13 +282,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		if string(cp.RequestID) != string(call.ID) || cp.ConnectionID == "" || cancel.ID != nil {
 			t.Fatalf("%s: mcp/cancel %s does not name the call's outer id %s", what, cancel.Params, call.ID)
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for p.Inflight() > 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the extension's call was not aborted", what)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		slow.wait(t, slow.ended, what+": the extension's call aborted")
 	}
 
 	// 1. The MCP client cancels its context: notifications/cancelled reaches
@@ -271,9 +294,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "slow"})
 		done <- err
 	}()
-	for p.Inflight() == 0 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "the call in the extension")
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client CallTool after cancel: %v", err)
@@ -290,9 +311,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		_, err := ex.CallTool(xctx, &mcp.CallToolParams{Name: "slow"})
 		exDone <- err
 	}()
-	for p.Inflight() == 0 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "the call in the extension")
 	xcancel()
 	if err := <-exDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("exec CallTool after cancel: %v", err)
