@@ -22,6 +22,7 @@ import (
 // so in `status`, its log and the answer — through the real daemon and
 // the real link.
 func TestAuditCrossCheckOnReconnect(t *testing.T) {
+	t.Parallel()
 	var logs linktest.LogBuffer
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	ctx := tctx(t)

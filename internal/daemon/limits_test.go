@@ -35,6 +35,7 @@ func mustPing(t *testing.T, ctx context.Context, c *linktest.Client) {
 }
 
 func TestFramingErrorsKeepTheConnection(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "framing")
@@ -92,6 +93,7 @@ func TestFramingErrorsKeepTheConnection(t *testing.T) {
 }
 
 func TestOnlyHandshakeBeforeAuth(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	c, err := linktest.Dial(ctx, td.url, nil)
@@ -113,6 +115,7 @@ func TestOnlyHandshakeBeforeAuth(t *testing.T) {
 }
 
 func TestUnauthenticatedConnectionCap(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	var conns []*linktest.Client
@@ -167,6 +170,7 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 }
 
 func TestSessionNewValidation(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "acp")

@@ -37,6 +37,7 @@ func status(t *testing.T, d *daemontest.Daemon) daemon.StatusResult {
 // A revoked token's /mcp sessions end at once: calls in flight are
 // cancelled in the extension, 100 queued calls fail, the streams close.
 func TestRevokedTokenEndsItsSessionsAndCalls(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p, slow := observedProvider()
@@ -109,6 +110,7 @@ func TestRevokedTokenEndsItsSessionsAndCalls(t *testing.T) {
 
 // An idle /mcp session expires, its standalone stream included.
 func TestIdleMCPSessionExpires(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) { daemon.SetSessionLimits(o, 300*time.Millisecond, 0, 0) })
 	ctx := tctx(t)
 	tok := d.Token(t, "idle")
@@ -128,6 +130,7 @@ func TestIdleMCPSessionExpires(t *testing.T) {
 // A token's sessions are capped: opening one more ends its least recently
 // used, so a client that never closes its sessions cannot grow the daemon.
 func TestMCPSessionsPerTokenCapped(t *testing.T) {
+	t.Parallel()
 	const perToken = 3
 	d := daemontest.Start(t, func(o *daemon.Options) { daemon.SetSessionLimits(o, 0, perToken, 0) })
 	ctx := tctx(t)
@@ -166,6 +169,7 @@ func TestMCPSessionsPerTokenCapped(t *testing.T) {
 // budget is held open, every other one is answered at once (409 or 503),
 // and the daemon keeps serving.
 func TestThousandEventStreams(t *testing.T) {
+	t.Parallel()
 	const requests = 32
 	d := daemontest.Start(t, func(o *daemon.Options) { daemon.SetSessionLimits(o, 0, 0, requests) })
 	ctx := tctx(t)
@@ -222,6 +226,7 @@ func TestThousandEventStreams(t *testing.T) {
 // session, one for every exec process of that label; a `torii mcp`
 // connection of the same label keeps a session of its own.
 func TestExecSharesItsLabelsSessionOnly(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	d.Extension(t, ctx, fakeProvider(), genA())
@@ -250,6 +255,7 @@ func TestExecSharesItsLabelsSessionOnly(t *testing.T) {
 // is capped and an idle one ends, so new labels cannot grow the daemon or
 // `status` without bound.
 func TestLabelSessionsAreBounded(t *testing.T) {
+	t.Parallel()
 	const maxLabels = 8
 	d := daemontest.Start(t, func(o *daemon.Options) { daemon.SetLabelLimits(o, 400*time.Millisecond, maxLabels) })
 	live := func() int {

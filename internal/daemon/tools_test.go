@@ -116,6 +116,7 @@ func text(r *mcp.CallToolResult) string {
 }
 
 func TestToolsServedAndRouted(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p := fakeProvider()
@@ -193,6 +194,7 @@ func TestToolsServedAndRouted(t *testing.T) {
 }
 
 func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p, slow := observedProvider()
@@ -246,6 +248,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 }
 
 func TestCancellationReachesTheExtension(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p, slow := observedProvider()
@@ -337,6 +340,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 }
 
 func TestMCPHTTPChecks(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
 	ctx := tctx(t)
 	tok := d.Token(t, "a")
@@ -400,6 +404,7 @@ func TestMCPHTTPChecks(t *testing.T) {
 }
 
 func TestGenBAndFailedInitialize(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 
@@ -462,6 +467,7 @@ func must(e mcpbridgetest.Event, err error) mcpbridgetest.Event {
 // connection is an agent session of its own, labelled "mcp"), and a timeoutMs below zero or past
 // the default leaves the default deadline.
 func TestRelayHelloBadParams(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	d.Extension(t, ctx, fakeProvider(), genA())
