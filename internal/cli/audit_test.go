@@ -20,6 +20,7 @@ import (
 // `torii audit` end to end: the real binary, a real daemon with a fake
 // extension; calls made with `torii exec` are listed, filtered and exported.
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.d.Extension(t, ctx, e.p, map[string]any{"type": "acp", "name": "torii", "id": fakeServerID})
@@ -159,6 +160,7 @@ func exportRecords(s string, recs *[]audit.Record) error {
 }
 
 func TestParseWhen(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
 		"":                     {},
@@ -181,6 +183,7 @@ func TestParseWhen(t *testing.T) {
 // `--out` is an export: every record unless --limit says otherwise; the
 // screen keeps the newest 100.
 func TestAuditOutExportsEverything(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)

@@ -24,6 +24,7 @@ func taggedExtension(tag string) *mcpbridgetest.Provider {
 // with distinct names; `torii mcp --browser` refuses an unknown name at
 // once, listing the paired ones, and acts in the one named (after a rename).
 func TestMCPBrowserFlagAndStatus(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	decl := map[string]any{"type": "acp", "name": "torii", "id": fakeServerID}
@@ -72,6 +73,7 @@ func TestMCPBrowserFlagAndStatus(t *testing.T) {
 }
 
 func TestManagedDeviceName(t *testing.T) {
+	t.Parallel()
 	host, _ := os.Hostname()
 	for _, c := range []struct {
 		browser, profile string

@@ -20,6 +20,7 @@ import (
 )
 
 func TestSecondServeFailsAndFirstKeepsServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first, addr := e.serve()
 	r := e.run("", "serve")
@@ -52,6 +53,7 @@ func TestSecondServeFailsAndFirstKeepsServing(t *testing.T) {
 }
 
 func TestServeRejectsBadListen(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "serve", "--listen", "0.0.0.0:7317")
 	if r.code != 1 || !strings.Contains(r.stderr, "non-loopback") {
@@ -84,6 +86,7 @@ func mcpConnect(t *testing.T, e *env) (*mcp.ClientSession, error) {
 }
 
 func TestMCPAutostartsDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := mcpClient(t, e)
 	ir := cs.InitializeResult()
@@ -150,6 +153,7 @@ func TestMCPAutostartsDaemon(t *testing.T) {
 }
 
 func TestConcurrentMCPStartOneDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const n = 3
 	var wg sync.WaitGroup

@@ -109,6 +109,7 @@ func mcpSession(t *testing.T, e *env, ctx context.Context, opts *mcp.ClientOptio
 // The stdio server lists the extension's catalogue and routes a call with
 // its arguments byte for byte; an unknown name gets a typed result.
 func TestMCPServesExtensionTools(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -163,6 +164,7 @@ func jsonEqualSet(t *testing.T, a, b []byte) bool {
 // client is told (notifications/tools/list_changed) and sees its tools —
 // for a legacy (initialize) client and for a current go-sdk client.
 func TestMCPToolsAppearLate(t *testing.T) {
+	t.Parallel()
 	builtin := []*mcp.Tool{{Name: "echo", Description: "Built in.", InputSchema: map[string]any{"type": "object"}}}
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Catalogue = builtin })
 	e := &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
@@ -209,6 +211,7 @@ func TestMCPToolsAppearLate(t *testing.T) {
 // A call the client cancels is cancelled in the daemon (tools.cancel) and
 // in the extension (mcp/cancel).
 func TestMCPCancelReachesExtension(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -244,6 +247,7 @@ func TestMCPCancelReachesExtension(t *testing.T) {
 }
 
 func TestExec(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -305,6 +309,7 @@ func TestExec(t *testing.T) {
 // in the extension; a --timeout ends the call with a typed timeout; an exec
 // without a daemon says how to start one.
 func TestExecInterruptedAndTimedOut(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -352,6 +357,7 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 }
 
 func TestToolsCommand(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	r := e.run("", "tools")
@@ -378,6 +384,7 @@ func TestToolsCommand(t *testing.T) {
 
 // No daemon: `torii tools` lists the catalogue built into the binary.
 func TestToolsOffline(t *testing.T) {
+	t.Parallel()
 	if !extension.Built() {
 		t.Skip("extension not built into this binary (make build)")
 	}
@@ -401,6 +408,7 @@ func TestToolsOffline(t *testing.T) {
 }
 
 func TestParseToolArgs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   []string
 		want string
