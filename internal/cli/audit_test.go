@@ -34,7 +34,7 @@ func TestAuditCommand(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no tools")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // tools.list offers no event: polled, bounded
 	}
 	const secret = "S3NT1N3L-cli-typed-value"
 	if r := e.run("", "exec", "--session-label", "alice", "echo", "text="+secret); r.code != 0 {
@@ -195,6 +195,7 @@ func TestAuditOutExportsEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Records are written in batches, with no event over the control socket: polled, bounded.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var p audit.Page
 		e.d.Call(t, "audit.query", audit.Filter{Limit: audit.MaxLimit}, &p)

@@ -38,7 +38,7 @@ func TestMCPBrowserFlagAndStatus(t *testing.T) {
 		if strings.Contains(out, "browsers:    2 connected") || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // another process's status: polled, bounded
 	}
 	for _, want := range []string{"browsers:    2 connected, serving tools (2 paired)", `"Chromium on host"`, `"Chromium on host (2)"`, "(new sessions act here)"} {
 		if !strings.Contains(out, want) {

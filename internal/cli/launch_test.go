@@ -56,7 +56,7 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("fake browser never started; launch stderr: %s", errb.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's file: polled, bounded
 	}
 	pgid, _ := strconv.Atoi(lines[0])
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })

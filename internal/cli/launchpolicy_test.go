@@ -356,7 +356,7 @@ func TestLaunchPolicyCommandLine(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("fake browser never started")
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's file: polled, bounded
 	}
 	if pid, _ := strconv.Atoi(lines[0]); pid > 0 {
 		t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })

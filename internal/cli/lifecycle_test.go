@@ -224,7 +224,7 @@ func killAndWait(t *testing.T, pid int) {
 	p.Kill()
 	deadline := time.Now().Add(5 * time.Second)
 	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // not our child: no Wait, so its death is polled
 	}
 }
 
@@ -243,6 +243,6 @@ func (e *env) waitLink(up bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("extension link never became up=%v", up)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }

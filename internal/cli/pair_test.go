@@ -44,7 +44,7 @@ func pairRequest(t *testing.T, addr string) (*linktest.Device, string, <-chan er
 		if err == nil && len(p.Requests) > 0 {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the control socket offers no event for a new request
 	}
 	return d, code, done
 }

@@ -20,7 +20,7 @@ func (e *env) waitStatus(want string) string {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("status never showed %q:\n%s%s", want, r.stdout, r.stderr)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // another process's status: polled, bounded
 	}
 }
 

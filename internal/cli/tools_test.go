@@ -30,7 +30,11 @@ var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAA
 
 // fakeExtension serves echo (R), slow (until cancelled), fail (not_found)
 // and shot (a PNG).
-func fakeExtension() *mcpbridgetest.Provider {
+func fakeExtension() *mcpbridgetest.Provider { return observedExtension(nil) }
+
+// observedExtension is fakeExtension that sends on slowEnded (if not nil)
+// each time a slow call ends because its context did.
+func observedExtension(slowEnded chan struct{}) *mcpbridgetest.Provider {
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
 		{"name": "echo", "description": "Echo the arguments.", "inputSchema": mcpbridgetest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
@@ -45,6 +49,10 @@ func fakeExtension() *mcpbridgetest.Provider {
 		case "slow":
 			select {
 			case <-ctx.Done():
+				select {
+				case slowEnded <- struct{}{}: // a nil channel never takes it
+				default:
+				}
 				return mcpbridgetest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
 				return mcpbridgetest.TextResult("late"), nil
@@ -67,11 +75,24 @@ type toolsEnv struct {
 	*env
 	d *daemontest.Daemon
 	p *mcpbridgetest.Provider
+	// slowEnded gets a value each time a slow call in p ends on its context.
+	slowEnded chan struct{}
+}
+
+// waitSlowEnded waits for a slow call in the extension to end on its context.
+func (e *toolsEnv) waitSlowEnded(what string) {
+	e.t.Helper()
+	select {
+	case <-e.slowEnded:
+	case <-time.After(5 * time.Second):
+		e.t.Fatalf("%s: the extension's call still runs", what)
+	}
 }
 
 func newToolsEnv(t *testing.T) *toolsEnv {
 	d := daemontest.Start(t, nil)
-	return &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
+	ended := make(chan struct{}, 64)
+	return &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: observedExtension(ended), slowEnded: ended}
 }
 
 func (e *toolsEnv) connect(ctx context.Context) {
@@ -232,13 +253,7 @@ func TestMCPCancelReachesExtension(t *testing.T) {
 	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.p.Inflight() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the extension's call still runs after cancel")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	e.waitSlowEnded("after cancel")
 	// The session still works.
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || textOf(r) != `{"text":"after"}` {
@@ -333,11 +348,7 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 	if _, err := e.p.WaitFor("mcp/cancel", "", 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); e.p.Inflight() > 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the extension's call still runs after the interrupt")
-		}
-	}
+	e.waitSlowEnded("after the interrupt")
 
 	start := time.Now()
 	r := e.run("", "exec", "--timeout", "300ms", "slow")

@@ -59,7 +59,7 @@ func waitBrowsers(t *testing.T, d *daemontest.Daemon, names ...string) daemon.St
 		if time.Now().After(deadline) {
 			t.Fatalf("status never showed serving browsers %q: %+v", names, st.Browsers)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }
 
@@ -204,7 +204,7 @@ func waitCalls(t *testing.T, d *daemontest.Daemon, tool string, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never reached the browser", tool)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }
 

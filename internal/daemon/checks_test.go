@@ -97,7 +97,7 @@ func waitToolNames(t *testing.T, td *testDaemon, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("tools %q, want %q", got, want)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // tools.list offers no event: polled, bounded
 	}
 }
 

@@ -149,6 +149,6 @@ func TestFilesOnlyForTheSessionsOwnBrowserAndReader(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("bytes for an ended session: %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the session ends asynchronously with no event: polled, bounded
 	}
 }

@@ -24,7 +24,7 @@ func (td *testDaemon) waitPending(n int) []PendingPair {
 		if len(res.Requests) >= n {
 			return res.Requests
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the control socket offers no event for a new request
 	}
 	td.t.Fatalf("never saw %d pending pairing requests", n)
 	return nil

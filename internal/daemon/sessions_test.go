@@ -80,7 +80,7 @@ func TestRevokedTokenEndsItsSessionsAndCalls(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("calls never queued: inflight %d, broker %+v", p.Inflight(), st.Broker)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the broker queue offers no event: polled, bounded
 	}
 	revoked := time.Now()
 	d.Call(t, "tokens.revoke", map[string]string{"id": tok.ID}, nil)
@@ -287,6 +287,6 @@ func TestLabelSessionsAreBounded(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d idle cli sessions never ended", live())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }
