@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/daemon"
 )
 
 func TestSecondServeFailsAndFirstKeepsServing(t *testing.T) {
@@ -131,22 +130,11 @@ func TestMCPAutostartsDaemon(t *testing.T) {
 	if st.PID == 0 || st.Listen == "" {
 		t.Fatalf("status of the auto-started daemon: %+v", st)
 	}
-	// The daemon outlives the MCP session that started it: once it has seen
-	// the session end, it still answers, with the same PID. Status has no
-	// event to wait on, so it is polled, bounded.
+	// The daemon outlives the MCP session that started it. A daemon that
+	// went with it would go at an unknown moment after the session ends; no
+	// event shows that it will not, so this waits a fixed time, then checks.
 	cs.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var full daemon.StatusResult
-		if err := e.control().Call(context.Background(), "status", nil, &full); err != nil {
-			t.Fatalf("the daemon ended with the MCP session: %v", err)
-		}
-		if len(full.Sessions) > 0 && !slices.ContainsFunc(full.Sessions, func(s broker.SessionInfo) bool { return s.Ended == nil }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon never saw the MCP session end: %+v", full.Sessions)
-		}
-	}
+	time.Sleep(200 * time.Millisecond)
 	if st2 := e.status(); st2.PID != st.PID {
 		t.Errorf("daemon changed after mcp exit: %d -> %d", st.PID, st2.PID)
 	}

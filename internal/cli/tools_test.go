@@ -349,6 +349,13 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
 	e.waitSlowEnded("after the interrupt")
+	// The session's slot frees once the extension's answer is in, which the
+	// daemon offers no event for: polled, bounded.
+	for deadline := time.Now().Add(5 * time.Second); e.p.Inflight() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the extension's call still runs after the interrupt")
+		}
+	}
 
 	start := time.Now()
 	r := e.run("", "exec", "--timeout", "300ms", "slow")

@@ -19,7 +19,6 @@ import (
 // folder in chunks; a transfer is its own link's only, and ends with that
 // link (SECURITY I-81).
 func TestFilesInChunksPastTheRequestCap(t *testing.T) {
-	t.Parallel()
 	root := filepath.Join(t.TempDir(), "sandbox")
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.FilesRoot = root })
 	ctx := tctx(t)

@@ -35,7 +35,6 @@ func mustPing(t *testing.T, ctx context.Context, c *linktest.Client) {
 }
 
 func TestFramingErrorsKeepTheConnection(t *testing.T) {
-	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "framing")

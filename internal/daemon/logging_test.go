@@ -53,7 +53,6 @@ func TestVerboseLogsCarryNoSecrets(t *testing.T) {
 // SECURITY I-50: a peer's values are cut before they reach the log, even
 // an 8 MiB method name sent before authentication, with --verbose.
 func TestVerboseLogIsBoundedAgainstHugeFields(t *testing.T) {
-	t.Parallel()
 	var buf linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	td := startDaemon(t, func(o *Options) { o.Logger = logger })

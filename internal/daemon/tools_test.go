@@ -248,7 +248,6 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 }
 
 func TestCancellationReachesTheExtension(t *testing.T) {
-	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p, slow := observedProvider()
