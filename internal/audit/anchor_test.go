@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/torii-browser/torii/internal/logwait"
 	"github.com/torii-browser/torii/internal/pairing"
 )
 
@@ -37,20 +39,21 @@ func retained(t *testing.T) (string, VerifyOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two batches: retention runs after each, leaving checkpoints at 2 and 4.
+	// Two batches, retention after each, leaving checkpoints at 2 and 4.
+	// They are written as the writer writes a batch, not through Add: how
+	// the writer would split queued records into batches depends on timing,
+	// and each batch runs retention.
+	var recs []*Record
 	for i := 1; i <= 10; i++ {
-		s.Add(Record{Time: t0.Add(time.Duration(i) * time.Second), Tool: fmt.Sprintf("t%d", i), Outcome: OutcomeOK})
-		if i == 8 {
-			if err := s.Flush(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+		recs = append(recs, &Record{Time: t0.Add(time.Duration(i) * time.Second), Tool: fmt.Sprintf("t%d", i), Outcome: OutcomeOK})
+	}
+	for _, batch := range [][]*Record{recs[:8], recs[8:]} {
+		if err := s.insert(context.Background(), batch); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := s.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Prune(context.Background()); err != nil {
-		t.Fatal(err)
+		if _, err := s.Prune(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -113,6 +116,7 @@ func wantProblem(t *testing.T, path string, o VerifyOptions, seq int64, problem,
 // and a retention checkpoint put in for them: however it is signed, it is
 // not the daemon's, and verify (and doctor's quick check) say so.
 func TestForgedCheckpointIsFound(t *testing.T) {
+	t.Parallel()
 	const invalid = "checkpoint signature invalid: the retention checkpoint at record 7 "
 	for _, c := range []struct {
 		name   string
@@ -197,6 +201,7 @@ func TestMissingCheckpointIsFound(t *testing.T) {
 // SECURITY I-74: the daemon's own checkpoint, and a first record that does
 // not follow it (replaced, with a hash of its own).
 func TestCheckpointThatDoesNotMatchTheNextRecord(t *testing.T) {
+	t.Parallel()
 	path, o := retained(t)
 	var r Record
 	db := openDB(t, path)
@@ -215,6 +220,7 @@ func TestCheckpointThatDoesNotMatchTheNextRecord(t *testing.T) {
 // with hashes recomputed, while the daemon is stopped: the head it signed
 // says so. A signed head that is not the daemon's is refused.
 func TestSignedHeadFindsTheEnd(t *testing.T) {
+	t.Parallel()
 	t.Run("newest deleted", func(t *testing.T) {
 		path, o := retained(t)
 		edit(t, path, `DELETE FROM calls WHERE id >= 8`)
@@ -286,6 +292,7 @@ func TestSignedHeadFindsTheEnd(t *testing.T) {
 // the head it signed, keeps that head as evidence: it is never replaced,
 // and the store's own check reports it while new records arrive.
 func TestOpenKeepsAContradictedHead(t *testing.T) {
+	t.Parallel()
 	path, o := retained(t)
 	edit(t, path, `DELETE FROM calls WHERE id >= 9`)
 	before, err := os.ReadFile(o.HeadFile)
@@ -319,7 +326,8 @@ func TestHeadSignedAsRecordsArrive(t *testing.T) {
 	t.Cleanup(func() { headEvery = old })
 	dir := t.TempDir()
 	path, head := filepath.Join(dir, "audit.db"), filepath.Join(dir, "audit.head")
-	s := open(t, path, Options{Key: testKey, HeadFile: head})
+	var logs logwait.Buffer
+	s := open(t, path, Options{Key: testKey, HeadFile: head, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if h, err := ReadSignedHead(head); err != nil || h.Head != (Link{Seq: 0, Hash: Genesis}) {
 		t.Fatalf("the head at open: %+v %v", h, err)
 	}
@@ -329,15 +337,11 @@ func TestHeadSignedAsRecordsArrive(t *testing.T) {
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if h, err := ReadSignedHead(head); err == nil && h.Head == s.Head() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the head was not signed within 5 s")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := logs.Wait(`msg="audit: head signed" seq=3`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := ReadSignedHead(head); err != nil || h.Head != s.Head() {
+		t.Fatalf("the signed head %+v (%v), the store's %+v", h, err, s.Head())
 	}
 	if ce, err := s.Check(context.Background()); ce != nil || err != nil {
 		t.Fatalf("check: %v %v", ce, err)
@@ -377,7 +381,7 @@ func TestVerifyWhileTheDaemonSignsAndPrunes(t *testing.T) {
 				return
 			default:
 				s.Add(Record{Tool: "more", Outcome: OutcomeOK})
-				time.Sleep(time.Millisecond)
+				_ = s.Flush(context.Background()) // one record on disk before the next
 			}
 		}
 	}()
@@ -408,6 +412,7 @@ func TestVerifyWhileTheDaemonSignsAndPrunes(t *testing.T) {
 // the daemon signs them the first time it starts with no signed head (trust
 // on first use), and never again once it has one.
 func TestCheckpointsAdoptedOnlyBeforeAnySignedHead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, head := filepath.Join(dir, "audit.db"), filepath.Join(dir, "audit.head")
 	s, err := Open(path, Options{MaxRows: 2, Interval: time.Hour}) // no key: as an older torii wrote it
@@ -444,6 +449,7 @@ func TestCheckpointsAdoptedOnlyBeforeAnySignedHead(t *testing.T) {
 // A database an older torii left at schema 3 (no signature columns):
 // verify reads it, and its retention checkpoint is unsigned.
 func TestVerifyUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
 	path, o := retained(t)
 	edit(t, path, `ALTER TABLE checkpoints DROP COLUMN sig`, `ALTER TABLE checkpoints DROP COLUMN key`, `DELETE FROM schema_migrations WHERE version = 4`)
 	o.HeadFile = ""

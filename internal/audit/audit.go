@@ -293,11 +293,14 @@ func (s *Store) writer(ctx context.Context) {
 				headDue = time.After(wait)
 			}
 		}
+		// Decided before the waiters wake: a woken Flush caller owns the
+		// store's options again (tests change MaxRows between batches).
+		due := since >= max(s.opts.MaxRows/10, 1)
 		for _, w := range waiters {
 			close(w)
 		}
 		waiters = waiters[:0]
-		if since >= max(s.opts.MaxRows/10, 1) {
+		if due {
 			since = 0
 			s.prune(ctx)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torii-browser/torii/internal/logwait"
 	"github.com/torii-browser/torii/internal/pairing"
 )
 
@@ -60,6 +62,7 @@ func tools(rs []Record) string {
 }
 
 func TestInsertFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	now := t0
 	s := open(t, filepath.Join(t.TempDir(), "audit.db"), Options{Now: func() time.Time { return now }})
 	recs := []Record{
@@ -113,6 +116,7 @@ func TestInsertFiltersAndPaging(t *testing.T) {
 }
 
 func TestRetentionByAgeAndCount(t *testing.T) {
+	t.Parallel()
 	now := t0
 	s := open(t, filepath.Join(t.TempDir(), "audit.db"), Options{MaxAge: 24 * time.Hour, MaxRows: 5, Interval: time.Hour,
 		Now: func() time.Time { return now }})
@@ -140,11 +144,14 @@ func TestRetentionByAgeAndCount(t *testing.T) {
 }
 
 func TestRetentionRunsOnTimer(t *testing.T) {
+	t.Parallel()
 	now := t0
 	var mu = make(chan struct{}, 1)
 	mu <- struct{}{}
 	clock := func() time.Time { <-mu; defer func() { mu <- struct{}{} }(); return now }
-	s := open(t, filepath.Join(t.TempDir(), "audit.db"), Options{MaxAge: time.Hour, Interval: 20 * time.Millisecond, Now: clock})
+	var logs logwait.Buffer
+	s := open(t, filepath.Join(t.TempDir(), "audit.db"), Options{MaxAge: time.Hour, Interval: 20 * time.Millisecond, Now: clock,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	s.Add(Record{Time: t0, Tool: "x", Outcome: OutcomeOK})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -152,16 +159,16 @@ func TestRetentionRunsOnTimer(t *testing.T) {
 	<-mu
 	now = t0.Add(2 * time.Hour)
 	mu <- struct{}{}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(all(t, s, Filter{})) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the timer never pruned the expired row")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := logs.Wait(`msg="audit: retention deleted rows" rows=1`, 5*time.Second); err != nil {
+		t.Fatalf("the timer never pruned the expired row: %v", err)
+	}
+	if n := len(all(t, s, Filter{})); n != 0 {
+		t.Fatalf("%d rows after retention", n)
 	}
 }
 
 func TestExportShape(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "audit.db"), Options{Now: func() time.Time { return t0 }})
 	s.Add(Record{Time: t0, Tool: "click", Session: "agent:x", Origin: "https://a.example", Outcome: OutcomeError, Code: "stale_ref", DurationMs: 12})
 	s.Add(Record{Time: t0.Add(1500 * time.Millisecond), Tool: "fill", Session: "=HYPERLINK(\"x\")", Outcome: OutcomeOK, Approval: "approved", DurationMs: 3})
@@ -213,6 +220,7 @@ func TestExportShape(t *testing.T) {
 }
 
 func TestFileModeAndReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.db")
 	s, err := Open(path, Options{})
@@ -257,6 +265,7 @@ func TestFileModeAndReopen(t *testing.T) {
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.db")
 	s, err := Open(path, Options{})
 	if err != nil {
@@ -274,6 +283,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 // A Record has only metadata fields (SECURITY I-31): adding a field that
 // could hold arguments, text or results must be a deliberate change here.
 func TestRecordFieldsAreMetadataOnly(t *testing.T) {
+	t.Parallel()
 	var names []string
 	rt := reflect.TypeFor[Record]()
 	for i := 0; i < rt.NumField(); i++ {
@@ -285,6 +295,7 @@ func TestRecordFieldsAreMetadataOnly(t *testing.T) {
 }
 
 func TestClip(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 200) // 400 bytes
 	if c := clip(long); len(c) > 256 || !strings.HasPrefix(long, c) {
 		t.Fatalf("clip: %d bytes", len(c))

@@ -96,6 +96,7 @@ func TestConcurrentSessionsFormOneChain(t *testing.T) {
 }
 
 func TestVerifyEmptyStore(t *testing.T) {
+	t.Parallel()
 	path, s := chained(t, 0)
 	rep, err := VerifyFile(context.Background(), path, keyed)
 	if err != nil || rep.Records != 0 || rep.Head.Seq != 0 || rep.Head.Hash != Genesis || rep.Checkpoint.Kind != CheckpointGenesis {
@@ -267,6 +268,7 @@ func TestMigrationStartsAtGenesis(t *testing.T) {
 }
 
 func TestVerifyNotChainedOrMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := VerifyFile(context.Background(), filepath.Join(dir, "none.db"), keyed); err == nil || !strings.Contains(err.Error(), "daemon creates it") {
 		t.Fatalf("missing: %v", err)
@@ -281,6 +283,7 @@ func TestVerifyNotChainedOrMissing(t *testing.T) {
 
 // Exports edited by hand, or cut short.
 func TestVerifyExportFindsEdits(t *testing.T) {
+	t.Parallel()
 	_, s := chained(t, 6)
 	var b bytes.Buffer
 	if err := s.Export(context.Background(), Filter{}, "json", &b); err != nil {
@@ -350,6 +353,7 @@ func TestVerifyExportFindsEdits(t *testing.T) {
 // A saved export still verifies after more records were written, and a
 // filtered one verifies record by record.
 func TestExportVerifiesLater(t *testing.T) {
+	t.Parallel()
 	_, s := chained(t, 5)
 	var saved, filtered bytes.Buffer
 	if err := s.Export(context.Background(), Filter{}, "json", &saved); err != nil {
@@ -384,6 +388,7 @@ func TestExportVerifiesLater(t *testing.T) {
 // A field Record gains later is covered by the hash without editing the
 // canonical form, and left out while empty.
 func TestCanonicalFormCoversEveryField(t *testing.T) {
+	t.Parallel()
 	r := Record{ID: 7, Time: t0, Tool: "click", Outcome: OutcomeOK, Prev: Genesis}
 	c := string(Canonical(&r))
 	want := HashPrefix + "id=1:7\noutcome=2:ok\nprev=64:" + Genesis + "\ntime=20:2026-08-01T12:00:00Z\ntool=5:click\n"
@@ -404,6 +409,7 @@ func TestCanonicalFormCoversEveryField(t *testing.T) {
 }
 
 func TestVerifyWhileTheDaemonWrites(t *testing.T) {
+	t.Parallel()
 	path, s := chained(t, 100)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -415,7 +421,7 @@ func TestVerifyWhileTheDaemonWrites(t *testing.T) {
 				return
 			default:
 				s.Add(Record{Tool: "more", Outcome: OutcomeOK})
-				time.Sleep(time.Millisecond)
+				_ = s.Flush(context.Background()) // one record on disk before the next
 			}
 		}
 	}()
@@ -431,6 +437,7 @@ func TestVerifyWhileTheDaemonWrites(t *testing.T) {
 // A row inserted by hand at the next id does not stop the audit: the
 // writer goes on after it, and verify names the forged row.
 func TestWriterGoesOnAfterAForgedRow(t *testing.T) {
+	t.Parallel()
 	path, s := chained(t, 3)
 	edit(t, path, `INSERT INTO calls(id, ts, tool, outcome, prev, hash) VALUES (4, 0, 'forged', 'ok', '', '`+strings.Repeat("ab", 32)+`')`)
 	s.Add(Record{Tool: "t5", Outcome: OutcomeOK}) // collides with 4, dropped

@@ -242,5 +242,6 @@ func (s *Store) writeHead(ctx context.Context, stopped bool) error {
 		return fmt.Errorf("audit: write the signed head: %w", err)
 	}
 	s.headWritten = &head
+	s.log.Debug("audit: head signed", "seq", head.Seq, "stopped", stopped)
 	return nil
 }

@@ -19,6 +19,7 @@ func (r *recorder) CallDone(a AuditRecord) { r.got = append(r.got, a) }
 // A client-declared server's tool, called through the gateway, reaches the
 // same Observer; its own _meta is never taken for the extension's report.
 func TestObserveExternal(t *testing.T) {
+	t.Parallel()
 	var nilBroker *Broker
 	nilBroker.ObserveExternal("s", "alpha.echo", time.Now(), nil) // no broker: nothing, no panic
 
@@ -63,6 +64,7 @@ func (roServer) Tools() []*mcp.Tool {
 // what is true and the next step, is never sent, and is audited like any
 // other refusal.
 func TestAccessRefusalsAudited(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	f := newFake()
 	b.AttachServer(roServer{f})

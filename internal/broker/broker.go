@@ -6,9 +6,9 @@
 //
 // Every call belongs to a Session the daemon minted (session.go): the
 // session's identity travels to the extension in the call's meta, and
-// the extension enforces tab ownership itself (brief decision 2: the
-// daemon's checks are never instead of the extension's). The daemon adds
-// its own: a tab the extension reported as another session's is refused
+// the extension enforces tab ownership itself, as the last line of defence:
+// the daemon's checks add to the extension's and never replace them. The
+// daemon adds its own: a tab the extension reported as another session's is refused
 // here with tab_not_owned without a round trip.
 package broker
 

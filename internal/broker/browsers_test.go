@@ -3,11 +3,14 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/internal/logwait"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -32,7 +35,8 @@ func resultText(r *mcp.CallToolResult) string {
 // one goes it gets a typed error naming the next step, and never a call in
 // the other browser, which stays connected.
 func TestOwnBrowserNeverFallsOver(t *testing.T) {
-	b := New(nil)
+	t.Parallel()
+	b, logs := loggedBroker(t)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
 	b.AttachBrowser("dev-a", "A", namedFake{fa, "a"})
@@ -43,7 +47,7 @@ func TestOwnBrowserNeverFallsOver(t *testing.T) {
 		t.Fatalf("own browser call: %+v", r)
 	}
 	fa.cancel() // A goes; B stays
-	waitFor(t, "A detached", func() bool { return len(b.Browsers()) == 1 })
+	waitDetached(t, logs, "dev-a")
 	r := s.CallTool(context.Background(), "work", nil, 0)
 	e := toolerr.FromResult(r)
 	if e == nil || e.Code != toolerr.ExtensionNotConnected || !strings.Contains(e.Message, `own browser "A"`) ||
@@ -59,6 +63,7 @@ func TestOwnBrowserNeverFallsOver(t *testing.T) {
 // make another browser's tab 7 someone else's, and the per-tab scheduler
 // keeps them apart.
 func TestTabsArePerBrowser(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
@@ -86,7 +91,8 @@ func TestTabsArePerBrowser(t *testing.T) {
 // A default session moves to the most recently used live browser when its
 // own goes, with the notice in the text and _meta, once.
 func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
-	b := New(nil)
+	t.Parallel()
+	b, logs := loggedBroker(t)
 	t.Cleanup(b.Close)
 	fa, fb := newFake(), newFake()
 	b.AttachBrowser("dev-a", "A", namedFake{fa, "a"})
@@ -97,7 +103,7 @@ func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
 		t.Fatalf("default must be the most recently connected: %+v", s.Info())
 	}
 	fb.cancel()
-	waitFor(t, "B detached", func() bool { return len(b.Browsers()) == 1 })
+	waitDetached(t, logs, "dev-b")
 	r := s.CallTool(context.Background(), "work", nil, 0)
 	if r.IsError || fa.startedN() != 1 || !strings.HasPrefix(resultText(r), `[torii] Now acting in browser "A": "B" disconnected.`) {
 		t.Fatalf("failover: %s", resultText(r))
@@ -109,7 +115,7 @@ func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
 		t.Fatalf("notice repeated: %s", resultText(r))
 	}
 	fa.cancel()
-	waitFor(t, "A detached", func() bool { return len(b.Browsers()) == 0 })
+	waitDetached(t, logs, "dev-a")
 	e := toolerr.FromResult(s.CallTool(context.Background(), "work", nil, 0))
 	if e == nil || e.Code != toolerr.ExtensionNotConnected || !strings.Contains(e.Message, `browser "A" disconnected and no other browser is connected`) {
 		t.Fatalf("last browser gone: %+v", e)
@@ -119,7 +125,8 @@ func TestDefaultSessionFailsOverWithNotice(t *testing.T) {
 // A managed browser (`torii launch`) that is gone gets "run torii launch";
 // the person's own browser keeps "open Chrome".
 func TestManagedBrowserGoneHint(t *testing.T) {
-	b := New(nil)
+	t.Parallel()
+	b, logs := loggedBroker(t)
 	t.Cleanup(b.Close)
 	b.SetManaged(func(id string) bool { return id == "" || id == "dev-m" })
 	fm := newFake()
@@ -129,7 +136,7 @@ func TestManagedBrowserGoneHint(t *testing.T) {
 		t.Fatalf("managed browser call: %s", resultText(r))
 	}
 	fm.cancel()
-	waitFor(t, "managed detached", func() bool { return len(b.Browsers()) == 0 })
+	waitDetached(t, logs, "dev-m")
 	e := toolerr.FromResult(s.CallTool(context.Background(), "work", nil, 0))
 	if e == nil || e.Code != toolerr.ExtensionNotConnected || !strings.Contains(e.Hint, "run `torii launch`") || strings.Contains(e.Hint, "open Chrome") {
 		t.Fatalf("managed browser gone: %+v", e)
@@ -144,5 +151,20 @@ func TestManagedBrowserGoneHint(t *testing.T) {
 	e = toolerr.FromResult(b.NewSession("own", KindStdio).CallTool(context.Background(), "work", nil, 0))
 	if e == nil || !strings.Contains(e.Hint, "open Chrome") {
 		t.Fatalf("no browser, none managed: %+v", e)
+	}
+}
+
+// loggedBroker is a broker whose log a test can wait on.
+func loggedBroker(t *testing.T) (*Broker, *logwait.Buffer) {
+	logs := &logwait.Buffer{}
+	return New(slog.New(slog.NewTextHandler(logs, nil))), logs
+}
+
+// waitDetached waits for the broker to log that device's browser went; it
+// logs once the browser is off its list.
+func waitDetached(t *testing.T, logs *logwait.Buffer, device string) {
+	t.Helper()
+	if err := logs.Wait(`msg="broker: browser tool server detached" device=`+device+" ", 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 // extension's own 50 s cap on a tool's run; no separate queue budget fires
 // first.
 func TestCallDeadlineDefaults(t *testing.T) {
+	t.Parallel()
 	if DefaultCallTimeout <= 50*time.Second || DefaultCallTimeout >= 60*time.Second {
 		t.Fatalf("DefaultCallTimeout %s: must sit above the extension's 50 s and under a client's 60 s", DefaultCallTimeout)
 	}
@@ -52,6 +53,7 @@ func TestCallDeadlineDefaults(t *testing.T) {
 // The call queued behind one that times out is not cancelled with it: it
 // runs once the tab is free, within what is left of its own deadline.
 func TestQueuedCallRunsBehindTimedOutCall(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{})
 	s := b.NewSession("s", KindStdio)
 	first := make(chan *mcp.CallToolResult, 1)
@@ -86,6 +88,7 @@ func TestQueuedCallRunsBehindTimedOutCall(t *testing.T) {
 // A queued call whose own deadline runs out before the tab is free fails
 // with busy, was never sent, and says why; the call in front runs on.
 func TestQueuedCallBusyAtItsOwnDeadline(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{})
 	s := b.NewSession("s", KindStdio)
 	first := make(chan *mcp.CallToolResult, 1)

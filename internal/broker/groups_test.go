@@ -34,6 +34,7 @@ func names(tools []*mcp.Tool) []string {
 // A group's tools are neither listed nor callable until the person turns the
 // group on; turning it on (or off) announces the new catalogue once.
 func TestToolGroups(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	f := newFake()
 	t.Cleanup(func() { b.Close(); f.cancel() })

@@ -11,6 +11,7 @@ import (
 // The agent-facing instructions are the extension's conventions, as
 // docs/tools.md (generated from the extension) shows them.
 func TestInstructionsMatchDocs(t *testing.T) {
+	t.Parallel()
 	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestInstructionsMatchDocs(t *testing.T) {
 // docs/tools.md states the status tool as the daemon serves it; the
 // served size it states counts this form (the e2e catalogue test pins it).
 func TestStatusToolMatchesDocs(t *testing.T) {
+	t.Parallel()
 	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +58,7 @@ func must(b []byte, err error) []byte {
 // every result that carries it, as docs/tools.md (generated from the
 // extension's define.ts) states them.
 func TestInstructionsSayPageTextIsData(t *testing.T) {
+	t.Parallel()
 	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMirror(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"},
@@ -75,6 +76,7 @@ func TestMirror(t *testing.T) {
 }
 
 func TestGateOrder(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	if _, e := b.Gate(&Call{Name: ""}); e == nil || e.Code != toolerr.InvalidArgument {
 		t.Fatalf("empty name: %v", e)

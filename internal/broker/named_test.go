@@ -37,6 +37,7 @@ const savedID = "s-0b5f2d3c-1111-4222-8333-444455556666"
 // extension owns tabs by) and its tabs come back; a call's result then
 // says which tabs it really has, and a tab gone meanwhile leaves the store.
 func TestNamedSessionResumesAndDropsUnknownTab(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{})
 	log := &savedLog{}
@@ -71,6 +72,7 @@ func TestNamedSessionResumesAndDropsUnknownTab(t *testing.T) {
 // resumed; the first browser to attach hears it ended (and closes its tabs
 // if it is a browser torii launched).
 func TestNamedSessionExpiredWhileDown(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{SessionIdleSec: 60})
 	log := &savedLog{}
@@ -93,6 +95,7 @@ func TestNamedSessionExpiredWhileDown(t *testing.T) {
 // An idle named session ends on time, without another call to sweep it,
 // and leaves the store; keepManagedTabs is passed on.
 func TestNamedSessionIdleEnd(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{KeepManagedTabs: true})
 	b.SetLabelLimits(300*time.Millisecond, 0)
@@ -127,6 +130,7 @@ func TestNamedSessionIdleEnd(t *testing.T) {
 // Ending a named session on request: a saved one not yet resumed is told
 // to the browser its tabs are in; an unknown name is false.
 func TestEndNamed(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	b.SetLimits(config.Broker{})
 	log := &savedLog{}

@@ -25,6 +25,7 @@ func (s traitServer) Call(_ context.Context, r browserlink.Request) *mcp.CallToo
 // timeout says it changed nothing): the broker hands the trait over from
 // the catalogue and rewrites nothing itself.
 func TestReadOnlyTraitHandedToTheLink(t *testing.T) {
+	t.Parallel()
 	b := New(nil)
 	f := newFake()
 	srv := traitServer{roServer{f}, map[string]bool{}}

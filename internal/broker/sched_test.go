@@ -101,6 +101,8 @@ func (f *fakeServer) startedN() int {
 	return len(f.started)
 }
 
+// waitFor polls cond, bounded. The scheduler's queue offers no event to
+// wait on, and one added only for tests would be a hook in production.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -140,6 +142,7 @@ func code(r *mcp.CallToolResult) string {
 // At most MaxInFlight calls reach the extension; the rest are admitted
 // first-come first-served as slots free up.
 func TestFIFOAdmissionAndInFlightCap(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{MaxInFlight: 2})
 	var wg sync.WaitGroup
 	sess := make([]*Session, 5)
@@ -171,6 +174,7 @@ func TestFIFOAdmissionAndInFlightCap(t *testing.T) {
 // One call at a time per tab, even across sessions; a blocked call does
 // not hold up a later call for another tab.
 func TestPerTabSerialisationNoHeadOfLineBlocking(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{MaxInFlight: 8})
 	a, c, d := b.NewSession("a", KindStdio), b.NewSession("c", KindStdio), b.NewSession("d", KindStdio)
 	var wg sync.WaitGroup
@@ -198,6 +202,7 @@ func TestPerTabSerialisationNoHeadOfLineBlocking(t *testing.T) {
 
 // A session's calls run one at a time, in the order they arrived.
 func TestSessionOrder(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{MaxInFlight: 8})
 	s := b.NewSession("one", KindStdio)
 	var wg sync.WaitGroup
@@ -224,6 +229,7 @@ func TestSessionOrder(t *testing.T) {
 // budget fails with busy; neither reaches the extension; other sessions
 // are unaffected.
 func TestBudgetBusyAndFlooding(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{MaxInFlight: 8, MaxQueuedPerSession: 3, QueueBudgetMs: 150})
 	flood := b.NewSession("flood", KindStdio)
 	var busy, other atomic.Int32
@@ -250,7 +256,9 @@ func TestBudgetBusyAndFlooding(t *testing.T) {
 	waitFor(t, "calm running beside the flood", func() bool { return f.startedN() == 2 })
 	f.gate <- struct{}{} // one of the two finishes
 	f.gate <- struct{}{}
-	time.Sleep(300 * time.Millisecond) // the flood's 3 waiting calls pass their budget
+	// The flood's queued calls either start (behind the finished ones) or
+	// pass their budget and come back busy.
+	waitFor(t, "every flood call refused or started", func() bool { return int(busy.Load())+f.startedN()-1 == 20 })
 	close(f.gate)
 	wg.Wait()
 	if busy.Load() != 19-int32(f.startedN()-2) || other.Load() != 1 {
@@ -266,6 +274,7 @@ func TestBudgetBusyAndFlooding(t *testing.T) {
 // Cancelling a caller's context removes its queued call (never sent) and
 // aborts its in-flight call; closing a session does both for all its calls.
 func TestCancellationQueuedAndInFlight(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{MaxInFlight: 8})
 	s := b.NewSession("s", KindStdio)
 	ctx1, cancel1 := context.WithCancel(context.Background())
@@ -318,6 +327,7 @@ func TestCancellationQueuedAndInFlight(t *testing.T) {
 // Shutdown fails every pending call with daemon_restarted, an extension
 // disconnect with extension_not_connected, promptly.
 func TestShutdownAndDisconnect(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"disconnect", "shutdown"} {
 		t.Run(how, func(t *testing.T) {
 			b, f := setup(t, config.Broker{MaxInFlight: 1})
@@ -350,6 +360,7 @@ func TestShutdownAndDisconnect(t *testing.T) {
 // The daemon mints identities; a label never selects a session, and a tab
 // the extension reported as another session's is refused before sending.
 func TestIdentityAndOwnership(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{})
 	close(f.gate)
 	a := b.NewSession("review", KindStdio)
@@ -402,6 +413,7 @@ func TestIdentityAndOwnership(t *testing.T) {
 // An agent session's calls name its gateway (chat) session for the
 // extension's window grant (SECURITY I-29); other kinds never carry one.
 func TestGatewaySessionInMeta(t *testing.T) {
+	t.Parallel()
 	b, f := setup(t, config.Broker{})
 	close(f.gate)
 	ag := b.NewSession("agent:alpha:1234", KindAgent)

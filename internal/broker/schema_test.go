@@ -11,6 +11,7 @@ import (
 // an object without properties, an enum without its type, an array
 // without items or a type list is refused by some of them.
 func TestDaemonToolSchemasConvert(t *testing.T) {
+	t.Parallel()
 	for _, tool := range DaemonTools() {
 		b, err := json.Marshal(tool.InputSchema)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 // The extension sends a page once; the agent gets it in both parts.
 func TestAddTextPutsTheTextBlockIntoStructuredContent(t *testing.T) {
+	t.Parallel()
 	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: "tab 1 · T · u\nbutton \"Go\" [b1]"}},
 		StructuredContent: map[string]any{"tabId": 1.0},

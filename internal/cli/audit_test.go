@@ -20,6 +20,7 @@ import (
 // `torii audit` end to end: the real binary, a real daemon with a fake
 // extension; calls made with `torii exec` are listed, filtered and exported.
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.d.Extension(t, ctx, e.p, map[string]any{"type": "acp", "name": "torii", "id": fakeServerID})
@@ -33,7 +34,7 @@ func TestAuditCommand(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no tools")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // tools.list offers no event: polled, bounded
 	}
 	const secret = "S3NT1N3L-cli-typed-value"
 	if r := e.run("", "exec", "--session-label", "alice", "echo", "text="+secret); r.code != 0 {
@@ -159,6 +160,7 @@ func exportRecords(s string, recs *[]audit.Record) error {
 }
 
 func TestParseWhen(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
 		"":                     {},
@@ -181,6 +183,7 @@ func TestParseWhen(t *testing.T) {
 // `--out` is an export: every record unless --limit says otherwise; the
 // screen keeps the newest 100.
 func TestAuditOutExportsEverything(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -192,6 +195,7 @@ func TestAuditOutExportsEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Records are written in batches, with no event over the control socket: polled, bounded.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var p audit.Page
 		e.d.Call(t, "audit.query", audit.Filter{Limit: audit.MaxLimit}, &p)

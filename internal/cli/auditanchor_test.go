@@ -67,6 +67,7 @@ func doctorAudit(t *testing.T, e *env) (status, detail, fix string) {
 // `torii status` and `torii doctor` each name what is wrong and the next
 // step, through the real binary and a real daemon.
 func TestAuditCheckpointForgedOrMissing(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		stmts []string

@@ -56,6 +56,7 @@ func sqlEdit(t *testing.T, path string, stmts ...string) {
 // recomputed), a row deleted, a pair of rows swapped in order. Each exits 1
 // naming the first broken record; the untouched file verifies.
 func TestAuditVerifyFindsHandEditsInTheFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	verify := func(path string) result { return e.run("", "audit", "verify", "--db", path) }
 

@@ -24,6 +24,7 @@ func taggedExtension(tag string) *browserlinktest.Provider {
 // with distinct names; `torii mcp --browser` refuses an unknown name at
 // once, listing the paired ones, and acts in the one named (after a rename).
 func TestMCPBrowserFlagAndStatus(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	decl := map[string]any{"type": "acp", "name": "torii", "id": fakeServerID}
@@ -37,7 +38,7 @@ func TestMCPBrowserFlagAndStatus(t *testing.T) {
 		if strings.Contains(out, "browsers:    2 connected") || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // another process's status: polled, bounded
 	}
 	for _, want := range []string{"browsers:    2 connected, serving tools (2 paired)", `"Chromium on host"`, `"Chromium on host (2)"`, "(new sessions act here)"} {
 		if !strings.Contains(out, want) {
@@ -72,6 +73,7 @@ func TestMCPBrowserFlagAndStatus(t *testing.T) {
 }
 
 func TestManagedDeviceName(t *testing.T) {
+	t.Parallel()
 	host, _ := os.Hostname()
 	for _, c := range []struct {
 		browser, profile string

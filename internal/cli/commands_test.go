@@ -10,6 +10,7 @@ import (
 )
 
 func TestUnknownCommandExits2(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "frobnicate")
 	if r.code != 2 || !strings.Contains(r.stderr, `unknown command "frobnicate"`) || !strings.Contains(r.stderr, "usage: torii COMMAND") {
@@ -22,6 +23,7 @@ func TestUnknownCommandExits2(t *testing.T) {
 
 // A mistyped command or flag names the nearest real one.
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
 		args []string
@@ -42,6 +44,7 @@ func TestDidYouMean(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, args := range [][]string{
 		{"status", "--bogus"},
@@ -68,6 +71,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "help")
 	if r.code != 0 || !strings.Contains(r.stdout, "launch") || !strings.Contains(r.stdout, "doctor") {
@@ -83,6 +87,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestStatusWithoutDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "status")
 	if r.code != 1 || !strings.Contains(r.stderr, "torii daemon is not running (start it with `torii serve` or `torii launch`)") {
@@ -91,6 +96,7 @@ func TestStatusWithoutDaemon(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "torii dev\n") || !strings.Contains(r.stdout, "go: go1.") {
@@ -99,6 +105,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestExtensionCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if r := e.run("", "extension", "id"); r.code != 0 || strings.TrimSpace(r.stdout) != extension.ID {
 		t.Errorf("id: %d %q", r.code, r.stdout)
@@ -120,6 +127,7 @@ func TestExtensionCommands(t *testing.T) {
 }
 
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if r := e.run("", "token", "new"); r.code != 1 || !strings.Contains(r.stderr, "not running") {
 		t.Fatalf("without daemon: %d %q", r.code, r.stderr)

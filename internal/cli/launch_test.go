@@ -32,6 +32,7 @@ func fakeBrowser(t *testing.T, dir string) (exe, argsFile string) {
 // browser's command line and pairs with its one-time secret over the real
 // link, as connect.html does. The e2e suite does the same with Chromium.
 func TestLaunchPairsThroughOTP(t *testing.T) {
+	t.Parallel()
 	if !extension.Built() {
 		t.Skip("extension not built into this binary (run npm run build in extension/)")
 	}
@@ -55,7 +56,7 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("fake browser never started; launch stderr: %s", errb.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's file: polled, bounded
 	}
 	pgid, _ := strconv.Atoi(lines[0])
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
@@ -129,6 +130,7 @@ func TestLaunchPairsThroughOTP(t *testing.T) {
 // TestLaunchBadWindowSize: a --window-size that is not W,H in bounds is refused before anything
 // starts, naming the fix.
 func TestLaunchBadWindowSize(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	exe, argsFile := fakeBrowser(t, e.state)
 	r := e.run("", "launch", "--browser", exe, "--headless", "--window-size", "1280x720")
@@ -141,6 +143,7 @@ func TestLaunchBadWindowSize(t *testing.T) {
 }
 
 func TestLaunchNoBrowser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.extraEnv = []string{"PATH=" + e.state}
 	r := e.run("", "launch", "--browser", filepath.Join(e.state, "nope"))
@@ -154,6 +157,7 @@ func TestLaunchNoBrowser(t *testing.T) {
 }
 
 func TestLaunchBrowserExitsEarly(t *testing.T) {
+	t.Parallel()
 	if !extension.Built() {
 		t.Skip("extension not built into this binary (run npm run build in extension/)")
 	}
@@ -168,6 +172,7 @@ func TestLaunchBrowserExitsEarly(t *testing.T) {
 }
 
 func TestConnectURL(t *testing.T) {
+	t.Parallel()
 	u, err := connectURL(otpResult{OTP: "s3cr&t"}, "127.0.0.1:7317", false, nil)
 	want := "chrome-extension://" + extension.ID + "/connect.html#daemon=ws%3A%2F%2F127.0.0.1%3A7317%2Facp&otp=s3cr%26t"
 	if err != nil || u != want {
@@ -195,6 +200,7 @@ func TestConnectURL(t *testing.T) {
 }
 
 func TestDoctorLooseKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := filepath.Join(e.state, "daemon.key")
 	os.WriteFile(key, []byte("x"), 0o644)
@@ -209,6 +215,7 @@ func TestDoctorLooseKey(t *testing.T) {
 }
 
 func TestDoctorWithDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.serve()
 	r := e.run("", "doctor")

@@ -8,6 +8,7 @@ import (
 // SECURITY I-80: what a headless launch prints as left at ask is what the extension will refuse
 // at once (its approvalChoice: the rule's choice, else the policy's, else ask).
 func TestHeadlessAsks(t *testing.T) {
+	t.Parallel()
 	allow := "allow"
 	cases := []struct {
 		name string
@@ -43,6 +44,7 @@ func TestHeadlessAsks(t *testing.T) {
 
 // Bad approval values get a typed PolicyError naming the field, with the nearest valid value.
 func TestApprovalDidYouMean(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ src, field, want string }{
 		{`{"approvals":{"sumbit":"allow"}}`, "approvals.sumbit", `unknown approval kind "sumbit" (did you mean "submit"?)`},
 		{`{"approvals":{"download":"alow"}}`, "approvals.download", `not "alow" (did you mean "allow"?)`},

@@ -18,6 +18,7 @@ import (
 )
 
 func TestCheckPattern(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"example.com", "*.example.com", "example.com:8080", "example.com:*", "https://example.com/path/*", "http://127.0.0.1:5173", "127.0.0.1:5173", "[::1]:8080", "bücher.example", "EXAMPLE.com."} {
 		if err := checkPattern(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
@@ -57,6 +58,7 @@ func TestCheckPattern(t *testing.T) {
 }
 
 func TestParsePolicyFile(t *testing.T) {
+	t.Parallel()
 	good := `{"version":1,"actMode":false,"rules":[{"pattern":"example.com","act":true,"evalExpression":true,"approvals":{"submit":"deny"}},{"pattern":"*.example.org","fetch":true}],"approvals":{"new_origin":"deny","download":"allow"},"approvalTimeoutMs":30000}`
 	p, err := parsePolicy([]byte(good))
 	if err != nil {
@@ -112,6 +114,7 @@ func TestParsePolicyFile(t *testing.T) {
 
 // The Console & network switch travels in a policy file like the other per-origin switches.
 func TestPolicyObserveSwitch(t *testing.T) {
+	t.Parallel()
 	p, err := parsePolicy([]byte(`{"rules":[{"pattern":"example.com","observe":true}]}`))
 	if err != nil || len(p.Rules) != 1 || p.Rules[0].Observe == nil || !*p.Rules[0].Observe {
 		t.Fatalf("parsePolicy = %+v, %v", p, err)
@@ -123,6 +126,7 @@ func TestPolicyObserveSwitch(t *testing.T) {
 }
 
 func TestReadPolicyFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
 	rules := make([]string, 0, 2000)
@@ -144,6 +148,7 @@ func TestReadPolicyFile(t *testing.T) {
 }
 
 func TestPolicyFlags(t *testing.T) {
+	t.Parallel()
 	f := launchPolicyFlags{allow: repeated{"127.0.0.1:8080", "example.com", "127.0.0.1:8080"}, act: true, code: "expression,fetch", passwords: true, approve: repeated{"submit=deny", "download=allow"}}
 	p, err := f.build(false)
 	if err != nil {
@@ -198,6 +203,7 @@ func TestPolicyFlags(t *testing.T) {
 }
 
 func TestLaunchParamProfiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pol := &launchPolicy{Version: 1, Rules: []launchRule{{Pattern: "example.com"}}}
 
@@ -270,6 +276,7 @@ func TestLaunchParamProfiles(t *testing.T) {
 // TestLaunchPolicyCommandLine runs the real `torii launch` with policy flags against a fake browser
 // and reads the policy back from the connect page's fragment; and the refusals, which start nothing.
 func TestLaunchPolicyCommandLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	exe, argsFile := fakeBrowser(t, e.state)
 
@@ -349,7 +356,7 @@ func TestLaunchPolicyCommandLine(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("fake browser never started")
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's file: polled, bounded
 	}
 	if pid, _ := strconv.Atoi(lines[0]); pid > 0 {
 		t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
@@ -377,6 +384,7 @@ func TestLaunchPolicyCommandLine(t *testing.T) {
 // TestApprovalKindsMatchExtension keeps the CLI's approval kinds equal to the extension's
 // APPROVAL_KINDS (extension/src/policy/policy.ts), which normalizes what the CLI sends.
 func TestApprovalKindsMatchExtension(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join("..", "..", "extension", "src", "policy", "policy.ts"))
 	if err != nil {
 		t.Fatal(err)

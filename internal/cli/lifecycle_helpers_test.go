@@ -59,7 +59,7 @@ func pairStarted(t *testing.T, argsFile string, notPID int, launch *exec.Cmd, st
 		if time.Now().After(deadline) {
 			t.Fatalf("fake browser never started; launch stderr: %s", stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's file: polled, bounded
 	}
 	pid, _ := strconv.Atoi(lines[0])
 	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })

@@ -24,6 +24,7 @@ func needExtension(t *testing.T) {
 // A second `torii launch` (and a second `make run`, which adds --reuse --permissive) finds
 // the managed browser running on its profile and reuses it: exit 0, no second browser.
 func TestSecondLaunchReusesTheBrowser(t *testing.T) {
+	t.Parallel()
 	needExtension(t)
 	e := newEnv(t)
 	exe, argsFile := lockingBrowser(t, e.state, false)
@@ -62,6 +63,7 @@ func TestSecondLaunchReusesTheBrowser(t *testing.T) {
 }
 
 func TestStopWithNothingRunning(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("", "stop")
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing to stop: no torii daemon and no managed browser is running") {
@@ -72,6 +74,7 @@ func TestStopWithNothingRunning(t *testing.T) {
 // stop ends the daemon and the browser launch started; one that ignores SIGTERM is killed
 // once the timeout passes.
 func TestStopEndsDaemonAndBrowser(t *testing.T) {
+	t.Parallel()
 	needExtension(t)
 	for _, stubborn := range []bool{false, true} {
 		t.Run("stubborn="+strconv.FormatBool(stubborn), func(t *testing.T) {
@@ -107,6 +110,7 @@ func TestStopEndsDaemonAndBrowser(t *testing.T) {
 
 // restart = stop + start, and the managed browser that ran is launched again on its profile.
 func TestRestartRelaunchesTheBrowser(t *testing.T) {
+	t.Parallel()
 	needExtension(t)
 	e := newEnv(t)
 	exe, argsFile := lockingBrowser(t, e.state, false)
@@ -157,6 +161,7 @@ func (e *env) shell(cmdline string) *exec.Cmd {
 // Each fix doctor prints works when run as printed, on a machine without a display: with the
 // daemon down, with the managed browser closed, and after the browser's device was revoked.
 func TestDoctorFixesRunAsPrinted(t *testing.T) {
+	t.Parallel()
 	needExtension(t)
 	e := newEnv(t)
 	e.noDisplay()
@@ -219,7 +224,7 @@ func killAndWait(t *testing.T, pid int) {
 	p.Kill()
 	deadline := time.Now().Add(5 * time.Second)
 	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // not our child: no Wait, so its death is polled
 	}
 }
 
@@ -238,6 +243,6 @@ func (e *env) waitLink(up bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("extension link never became up=%v", up)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }

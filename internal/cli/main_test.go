@@ -186,7 +186,7 @@ func (e *env) shutdown() {
 		if _, err := os.Stat(filepath.Join(e.state, "torii.sock")); os.IsNotExist(err) {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the daemon is not our child: its socket going is polled
 	}
 }
 

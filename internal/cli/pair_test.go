@@ -44,7 +44,7 @@ func pairRequest(t *testing.T, addr string) (*linktest.Device, string, <-chan er
 		if err == nil && len(p.Requests) > 0 {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the control socket offers no event for a new request
 	}
 	return d, code, done
 }
@@ -109,6 +109,7 @@ func TestPairInteractive(t *testing.T) {
 }
 
 func TestMatchRequest(t *testing.T) {
+	t.Parallel()
 	reqs := []pendingRequest{{RequestID: "r1", Code: "123456"}, {RequestID: "r2", Code: "654321"}}
 	for in, want := range map[string]string{"123456": "r1", "123 456": "r1", " 654 321 ": "r2", "r2": "r2"} {
 		got, err := matchRequest(reqs, in)

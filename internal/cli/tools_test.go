@@ -31,7 +31,11 @@ var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAA
 
 // fakeExtension serves echo (R), slow (until cancelled), fail (not_found)
 // and shot (a PNG).
-func fakeExtension() *browserlinktest.Provider {
+func fakeExtension() *browserlinktest.Provider { return observedExtension(nil) }
+
+// observedExtension is fakeExtension that sends on slowEnded (if not nil)
+// each time a slow call ends because its context did.
+func observedExtension(slowEnded chan struct{}) *browserlinktest.Provider {
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
 		{"name": "echo", "description": "Echo the arguments.", "inputSchema": browserlinktest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
@@ -46,6 +50,10 @@ func fakeExtension() *browserlinktest.Provider {
 		case "slow":
 			select {
 			case <-ctx.Done():
+				select {
+				case slowEnded <- struct{}{}: // a nil channel never takes it
+				default:
+				}
 				return browserlinktest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
 				return browserlinktest.TextResult("late"), nil
@@ -68,11 +76,24 @@ type toolsEnv struct {
 	*env
 	d *daemontest.Daemon
 	p *browserlinktest.Provider
+	// slowEnded gets a value each time a slow call in p ends on its context.
+	slowEnded chan struct{}
+}
+
+// waitSlowEnded waits for a slow call in the extension to end on its context.
+func (e *toolsEnv) waitSlowEnded(what string) {
+	e.t.Helper()
+	select {
+	case <-e.slowEnded:
+	case <-time.After(5 * time.Second):
+		e.t.Fatalf("%s: the extension's call still runs", what)
+	}
 }
 
 func newToolsEnv(t *testing.T) *toolsEnv {
 	d := daemontest.Start(t, nil)
-	return &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
+	ended := make(chan struct{}, 64)
+	return &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: observedExtension(ended), slowEnded: ended}
 }
 
 func (e *toolsEnv) connect(ctx context.Context) {
@@ -110,6 +131,7 @@ func mcpSession(t *testing.T, e *env, ctx context.Context, opts *mcp.ClientOptio
 // The stdio server lists the extension's catalogue and routes a call with
 // its arguments byte for byte; an unknown name gets a typed result.
 func TestMCPServesExtensionTools(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -164,6 +186,7 @@ func jsonEqualSet(t *testing.T, a, b []byte) bool {
 // client is told (notifications/tools/list_changed) and sees its tools —
 // for a legacy (initialize) client and for a current go-sdk client.
 func TestMCPToolsAppearLate(t *testing.T) {
+	t.Parallel()
 	builtin := []*mcp.Tool{{Name: "echo", Description: "Built in.", InputSchema: map[string]any{"type": "object"}}}
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Catalogue = builtin })
 	e := &toolsEnv{env: &env{t: t, state: d.Paths.StateDir, config: d.Paths.ConfigDir}, d: d, p: fakeExtension()}
@@ -210,6 +233,7 @@ func TestMCPToolsAppearLate(t *testing.T) {
 // A call the client cancels is cancelled in the daemon (tools.cancel) and
 // in the extension (mcp/cancel).
 func TestMCPCancelReachesExtension(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -230,13 +254,7 @@ func TestMCPCancelReachesExtension(t *testing.T) {
 	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.p.Inflight() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the extension's call still runs after cancel")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	e.waitSlowEnded("after cancel")
 	// The session still works.
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || textOf(r) != `{"text":"after"}` {
@@ -245,6 +263,7 @@ func TestMCPCancelReachesExtension(t *testing.T) {
 }
 
 func TestExec(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -306,6 +325,7 @@ func TestExec(t *testing.T) {
 // in the extension; a --timeout ends the call with a typed timeout; an exec
 // without a daemon says how to start one.
 func TestExecInterruptedAndTimedOut(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
@@ -329,6 +349,9 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 	if _, err := e.p.WaitFor(browserlink.MethodCancel, 10*time.Second); err != nil {
 		t.Fatalf("the extension never saw mcp/cancel: %v", err)
 	}
+	e.waitSlowEnded("after the interrupt")
+	// The session's slot frees once the extension's answer is in, which the
+	// daemon offers no event for: polled, bounded.
 	for deadline := time.Now().Add(5 * time.Second); e.p.Inflight() > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the extension's call still runs after the interrupt")
@@ -353,6 +376,7 @@ func TestExecInterruptedAndTimedOut(t *testing.T) {
 }
 
 func TestToolsCommand(t *testing.T) {
+	t.Parallel()
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	r := e.run("", "tools")
@@ -379,6 +403,7 @@ func TestToolsCommand(t *testing.T) {
 
 // No daemon: `torii tools` lists the catalogue built into the binary.
 func TestToolsOffline(t *testing.T) {
+	t.Parallel()
 	if !extension.Built() {
 		t.Skip("extension not built into this binary (make build)")
 	}
@@ -402,6 +427,7 @@ func TestToolsOffline(t *testing.T) {
 }
 
 func TestParseToolArgs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   []string
 		want string

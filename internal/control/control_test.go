@@ -55,6 +55,7 @@ func echo(ctx context.Context, method string, params json.RawMessage) (any, erro
 }
 
 func TestSocketModes(t *testing.T) {
+	t.Parallel()
 	path := startServer(t, echo)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -70,6 +71,7 @@ func TestSocketModes(t *testing.T) {
 }
 
 func TestCallRoundTripAndErrors(t *testing.T) {
+	t.Parallel()
 	path := startServer(t, echo)
 	ctx := context.Background()
 	c, err := Dial(ctx, path)
@@ -101,6 +103,7 @@ func TestCallRoundTripAndErrors(t *testing.T) {
 }
 
 func TestDialAbsentIsNotRunning(t *testing.T) {
+	t.Parallel()
 	_, err := Dial(context.Background(), filepath.Join(socketDir(t), "absent.sock"))
 	if !errors.Is(err, ErrDaemonNotRunning) {
 		t.Fatalf("got %v", err)
@@ -129,6 +132,7 @@ func rawConn(t *testing.T, path string) (net.Conn, *json.Decoder) {
 }
 
 func TestMalformedLines(t *testing.T) {
+	t.Parallel()
 	path := startServer(t, echo)
 	c, dec := rawConn(t, path)
 	for _, tc := range []struct {
@@ -162,6 +166,7 @@ func TestMalformedLines(t *testing.T) {
 }
 
 func TestOverlongLineDropsConnection(t *testing.T) {
+	t.Parallel()
 	path := startServer(t, echo)
 	c, dec := rawConn(t, path)
 	go func() {

@@ -33,6 +33,7 @@ func startLimited(t *testing.T, h Handler, l Limits) string {
 // taken longer than the line deadline; an idle connection between lines
 // is not.
 func TestEndlessSlowLineIsDropped(t *testing.T) {
+	t.Parallel()
 	path := startLimited(t, echo, Limits{LineTimeout: 300 * time.Millisecond})
 	idle, err := net.Dial("unix", path)
 	if err != nil {
@@ -47,6 +48,8 @@ func TestEndlessSlowLineIsDropped(t *testing.T) {
 	go func() {
 		c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":"`))
 		for {
+			// The trickle is what is tested: a byte every 20 ms keeps the
+			// connection busy but never ends the line.
 			time.Sleep(20 * time.Millisecond)
 			if _, err := c.Write([]byte("a")); err != nil {
 				return
@@ -76,6 +79,7 @@ func TestEndlessSlowLineIsDropped(t *testing.T) {
 // An endless line sent fast hits MaxLine: an error, then the connection
 // is dropped.
 func TestEndlessFastLineIsRefused(t *testing.T) {
+	t.Parallel()
 	path := startLimited(t, echo, Limits{})
 	c, err := net.Dial("unix", path)
 	if err != nil {
@@ -113,6 +117,7 @@ func (f *failingListener) Accept() (net.Conn, error) {
 
 // An accept error is retried with back-off, never the end of Serve.
 func TestAcceptErrorsAreSurvived(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(socketDir(t), "run", "torii.sock")
 	ln, err := Listen(path)
 	if err != nil {
@@ -145,6 +150,7 @@ func TestAcceptErrorsAreSurvived(t *testing.T) {
 
 // Past MaxConns a newcomer is closed at once; the others keep working.
 func TestControlConnectionCap(t *testing.T) {
+	t.Parallel()
 	path := startLimited(t, echo, Limits{MaxConns: 4})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -33,6 +33,7 @@ func closedWithin(t *testing.T, nc net.Conn, d time.Duration) time.Duration {
 // An idle keep-alive connection and a connection that never sends a
 // request are both closed by the daemon, so they cannot pile up.
 func TestIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) {
 		o.httpLimits = httpLimits{idle: 300 * time.Millisecond, header: 300 * time.Millisecond}
 	})
@@ -64,6 +65,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // A refused request is answered at once, even when its body never
 // finishes; an accepted one whose body stalls is cut at the body deadline.
 func TestBodiesThatNeverFinish(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) { o.httpLimits = httpLimits{body: 400 * time.Millisecond} })
 	var tok TokensCreateResult
 	td.call("tokens.create", map[string]string{"label": "slow"}, &tok)
@@ -113,6 +115,7 @@ func TestBodiesThatNeverFinish(t *testing.T) {
 // One Host rule for every endpoint: loopback names in any spelling pass,
 // anything else is refused with 403.
 func TestOneHostRuleForEveryEndpoint(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	var tok TokensCreateResult
 	td.call("tokens.create", map[string]string{"label": "hosts"}, &tok)
@@ -136,6 +139,7 @@ func TestOneHostRuleForEveryEndpoint(t *testing.T) {
 // At the connection budget the oldest idle connection makes room, so idle
 // connections can never keep a client out.
 func TestConnectionBudgetEvictsIdleConnections(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) { o.maxConns = 16 })
 	var idle []net.Conn
 	defer func() {
@@ -164,9 +168,10 @@ func TestConnectionBudgetEvictsIdleConnections(t *testing.T) {
 // a low descriptor limit, so the flood exhausts it without touching this
 // process's.
 func TestFDExhaustionDoesNotEndTheDaemon(t *testing.T) {
+	t.Parallel()
 	const nofile = 200
-	cmd, dir := startChild(t, "daemon", fmt.Sprintf("TORII_TEST_NOFILE=%d", nofile))
-	addr := childAddr(t, dir)
+	cmd, dir, stdout := startChild(t, "daemon", fmt.Sprintf("TORII_TEST_NOFILE=%d", nofile))
+	addr := childAddr(t, stdout)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var flood []net.Conn
@@ -214,6 +219,7 @@ func TestFDExhaustionDoesNotEndTheDaemon(t *testing.T) {
 // 10,000 connections opened and closed per second (bounded to two seconds
 // here) neither end the daemon nor keep a legitimate client out.
 func TestConnectChurn(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	stop := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup
@@ -251,6 +257,7 @@ func TestConnectChurn(t *testing.T) {
 
 // A temporary file left by a write cut short (kill -9) is removed at start.
 func TestStaleTempFilesRemovedAtStart(t *testing.T) {
+	t.Parallel()
 	paths := testPaths(t)
 	if err := paths.Ensure(); err != nil {
 		t.Fatal(err)
@@ -281,6 +288,7 @@ func TestStaleTempFilesRemovedAtStart(t *testing.T) {
 // at a random moment, again and again; each time the state must load and
 // a daemon must start on it with no temporary file left.
 func TestKillDuringWritesLeavesLoadableState(t *testing.T) {
+	t.Parallel()
 	rounds := 15
 	if testing.Short() {
 		rounds = 5
@@ -288,7 +296,9 @@ func TestKillDuringWritesLeavesLoadableState(t *testing.T) {
 	cut := 0 // rounds killed between a temporary file's creation and its rename
 	defer func() { t.Logf("%d of %d kills left a temporary file behind", cut, rounds) }()
 	for i := 0; i < rounds; i++ {
-		cmd, dir := startChild(t, "writer")
+		cmd, dir, _ := startChild(t, "writer")
+		// The kill lands at a different moment of the writer's loop each
+		// round: when it lands is what this test varies.
 		time.Sleep(time.Duration(40+i*11) * time.Millisecond)
 		_ = cmd.Process.Signal(os.Kill)
 		_, _ = cmd.Process.Wait()

@@ -29,6 +29,7 @@ const (
 // daemon log at debug level (--verbose), nor an export — through the real
 // daemon, the real link and a fake extension.
 func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
+	t.Parallel()
 	var logs linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = logger })
@@ -157,6 +158,7 @@ func TestAuditNeverRecordsArgumentsOrResults(t *testing.T) {
 // the record too, and never the agent: the literal "blocked" for a page off
 // the allowlist (SECURITY I-31/I-32: no host), and the person's "denied".
 func TestAuditOriginAndApprovalOfRefusals(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p := browserlinktest.New(serverID, []map[string]any{

@@ -26,6 +26,7 @@ func daemonKeyed(t *testing.T, p config.Paths) audit.VerifyOptions {
 // head; a checkpoint written into audit.db behind its back, over deleted
 // records, is reported by `status` with the next step, while it runs.
 func TestAuditStatusReportsAForgedCheckpoint(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.Audit.MaxRows = 2 })
 	ctx := tctx(t)
 	for i := 0; i < 5; i++ {
@@ -75,6 +76,7 @@ func TestAuditStatusReportsAForgedCheckpoint(t *testing.T) {
 // SECURITY I-74: records deleted from the end while the daemon runs: its
 // status compares the database with the head it wrote.
 func TestAuditStatusReportsDeletedNewestRecords(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	for i := 0; i < 4; i++ {
 		d.Exec(t, "agent", "nope", nil)

@@ -22,6 +22,7 @@ import (
 // so in `status`, its log and the answer — through the real daemon and
 // the real link.
 func TestAuditCrossCheckOnReconnect(t *testing.T) {
+	t.Parallel()
 	var logs linktest.LogBuffer
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	ctx := tctx(t)
@@ -80,12 +81,8 @@ func TestAuditCrossCheckOnReconnect(t *testing.T) {
 	if st.Audit == nil || st.Audit.CrossCheck == nil || st.Audit.CrossCheck.OK || st.Audit.CrossCheck.Seq != 3 || st.Audit.CrossCheck.DeviceName != "witness browser" {
 		t.Fatalf("status audit: %+v", st.Audit)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "the store disagrees with what a browser saw") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning in the log:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := logs.Wait("the store disagrees with what a browser saw", 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "torii audit verify") {
 		t.Fatal("the log names no next step")

@@ -59,7 +59,7 @@ func waitBrowsers(t *testing.T, d *daemontest.Daemon, names ...string) daemon.St
 		if time.Now().After(deadline) {
 			t.Fatalf("status never showed serving browsers %q: %+v", names, st.Browsers)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }
 
@@ -113,6 +113,7 @@ func twoBrowsers(t *testing.T, ctx context.Context, d *daemontest.Daemon) (a, b 
 // once, and the next goes to the other with a notice; status tells the
 // truth at every step.
 func TestTwoBrowsersServeAndFailOver(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	_, extB, nameA, nameB := twoBrowsers(t, ctx, d)
@@ -203,7 +204,7 @@ func waitCalls(t *testing.T, d *daemontest.Daemon, tool string, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never reached the browser", tool)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // status offers no event: polled, bounded
 	}
 }
 
@@ -211,6 +212,7 @@ func waitCalls(t *testing.T, d *daemontest.Daemon, tool string, n int) {
 // connected, gets a typed error listing the connected ones, never another
 // browser; a default session whose browser was revoked moves on and says so.
 func TestNamedBrowserErrorsAndRevokedFailover(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	_, extB, nameA, nameB := twoBrowsers(t, ctx, d)
@@ -267,6 +269,7 @@ func TestNamedBrowserErrorsAndRevokedFailover(t *testing.T) {
 // Renaming a device: distinct names only, by ID or current name, and the
 // new name is what --browser and status use.
 func TestDeviceRename(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	extA, _, nameA, nameB := twoBrowsers(t, ctx, d)
@@ -304,6 +307,7 @@ func TestDeviceRename(t *testing.T) {
 // `torii launch` names the browser it starts: the device paired with that
 // one-time secret takes the name, made distinct like any other.
 func TestLaunchOTPNamesTheDevice(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	for range 2 {

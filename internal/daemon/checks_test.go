@@ -21,6 +21,7 @@ import (
 // agents see, nor replace the paired extension's server. (As a foreign
 // server it is subject to mcpServers.allow and pins like any other name.)
 func TestTokenClientCannotPublishBrowserTools(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) {
 		o.Config.MCPServers = config.MCPServerPolicy{Allow: []string{"katashiro"}, Pins: map[string][]string{"katashiro": {"snapshot"}}}
 	})
@@ -97,7 +98,7 @@ func waitToolNames(t *testing.T, td *testDaemon, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("tools %q, want %q", got, want)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // tools.list offers no event: polled, bounded
 	}
 }
 
@@ -105,6 +106,7 @@ func waitToolNames(t *testing.T, td *testDaemon, want string) {
 // that token's live link connections and refuses it on /acp and /mcp,
 // while another token's connections and calls go on untouched.
 func TestTokensRevokedOneByOne(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	var a, b TokensCreateResult

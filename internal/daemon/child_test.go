@@ -1,12 +1,14 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childDaemon runs a daemon under a low file-descriptor limit and writes
-// its address to TORII_TEST_ADDR_FILE.
+// childDaemon runs a daemon under a low file-descriptor limit and prints
+// its address on stdout once it serves.
 func childDaemon() int {
 	if n, _ := strconv.Atoi(os.Getenv("TORII_TEST_NOFILE")); n > 0 {
 		rl := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
@@ -51,7 +53,7 @@ func childDaemon() int {
 	}()
 	select {
 	case addr := <-ready:
-		if err := os.WriteFile(os.Getenv("TORII_TEST_ADDR_FILE"), []byte(addr), 0o600); err != nil {
+		if _, err := fmt.Println(addr); err != nil {
 			return 2
 		}
 	case err := <-done:
@@ -107,40 +109,53 @@ func childWriter() int {
 	}
 }
 
-// startChild runs this test binary as a child selected by what.
-func startChild(t *testing.T, what string, env ...string) (*exec.Cmd, string) {
+// startChild runs this test binary as a child selected by what; stdout is
+// what the child prints.
+func startChild(t *testing.T, what string, env ...string) (cmd *exec.Cmd, dir string, stdout *bufio.Reader) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "torii")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{"TORII_TEST_CHILD=" + what, "TORII_TEST_DIR=" + dir,
-		"TORII_TEST_ADDR_FILE=" + filepath.Join(dir, "addr")}, env...)...)
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"TORII_TEST_CHILD=" + what, "TORII_TEST_DIR=" + dir}, env...)...)
 	cmd.Stderr = os.Stderr
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close() // the child holds its own copy: r ends when the child does
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
+		r.Close()
 	})
-	return cmd, dir
+	return cmd, dir, bufio.NewReader(r)
 }
 
-// childAddr waits for a child daemon's address.
-func childAddr(t *testing.T, dir string) string {
+// childAddr waits for a child daemon to print its address.
+func childAddr(t *testing.T, stdout *bufio.Reader) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(dir, "addr")); err == nil && len(b) > 0 {
-			return string(b)
+	line := make(chan string, 1)
+	go func() {
+		s, _ := stdout.ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case addr := <-line:
+		if addr == "" {
+			t.Fatal("child daemon exited before it served")
 		}
-		time.Sleep(20 * time.Millisecond)
+		return addr
+	case <-time.After(15 * time.Second):
+		t.Fatal("child daemon did not start in 15 s")
+		return ""
 	}
-	t.Fatal("child daemon did not start")
-	return ""
 }
 
 // pathsIn is the config/state layout a child uses under dir.

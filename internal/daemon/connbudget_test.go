@@ -11,6 +11,7 @@ import (
 // SECURITY I-49: the HTTP budget stays below the fd limit and under a fixed
 // cap, so a flood of held connections cannot grow what the runtime keeps.
 func TestConnectionBudgetIsCapped(t *testing.T) {
+	t.Parallel()
 	tcp, ctl := connBudgets()
 	limit := osproc.FDLimit()
 	if limit == 0 {
@@ -24,6 +25,7 @@ func TestConnectionBudgetIsCapped(t *testing.T) {
 // At the cap the oldest idle connection goes, passing over busy and
 // upgraded ones however old they are.
 func TestBudgetEvictsOldestIdleFirst(t *testing.T) {
+	t.Parallel()
 	l := newBudgetListener(nil, 3, 3)
 	var mine []net.Conn
 	admit := func() *budgetConn {

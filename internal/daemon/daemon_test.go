@@ -27,6 +27,7 @@ import (
 )
 
 func TestSecondDaemonFailsAndFirstKeepsServing(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	err := Run(ctx, td.opts)
@@ -54,6 +55,7 @@ func TestSecondDaemonFailsAndFirstKeepsServing(t *testing.T) {
 }
 
 func TestShutdownClosesLinksWith1001AndReleasesLock(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "bye")
@@ -73,6 +75,7 @@ func TestShutdownClosesLinksWith1001AndReleasesLock(t *testing.T) {
 }
 
 func TestShutdownOverControl(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	td.call("shutdown", nil, nil)
 	select {
@@ -87,6 +90,7 @@ func TestShutdownOverControl(t *testing.T) {
 }
 
 func TestNonLoopbackNeedsTLSAndToken(t *testing.T) {
+	t.Parallel()
 	paths := testPaths(t)
 	cfg := config.Default()
 	cfg.Listen = "0.0.0.0:0"

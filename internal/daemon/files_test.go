@@ -55,6 +55,7 @@ func toolCode(err error) string {
 // browser that sends them, and resources/read answers only from the
 // caller's own folder (SECURITY I-66).
 func TestFilesOnlyForTheSessionsOwnBrowserAndReader(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "sandbox")
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.FilesRoot = root })
 	ctx := tctx(t)
@@ -148,6 +149,6 @@ func TestFilesOnlyForTheSessionsOwnBrowserAndReader(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("bytes for an ended session: %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the session ends asynchronously with no event: polled, bounded
 	}
 }

@@ -110,7 +110,7 @@ func TestFilesInChunksPastTheRequestCap(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the partial file outlived its link")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // partial files go silently: polled, bounded
 	}
 	// Only the committed file is in the folder.
 	if l, err := mine.ListResources(ctx, nil); err != nil || len(l.Resources) != 1 {

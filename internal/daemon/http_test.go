@@ -40,6 +40,7 @@ func upgradeHeaders(origin string) http.Header {
 }
 
 func TestHTTPChecksBeforeUpgrade(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
 	base := "http://" + td.addr
 	for name, tc := range map[string]struct {
@@ -77,6 +78,7 @@ func TestHTTPChecksBeforeUpgrade(t *testing.T) {
 }
 
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	resp, err := http.Get("http://" + td.addr + "/healthz")
 	if err != nil {
@@ -101,6 +103,7 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestTokenClients(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
 	ctx := tctx(t)
 	var tok TokensCreateResult
@@ -162,6 +165,7 @@ func TestTokenClients(t *testing.T) {
 }
 
 func TestControlSocketIsPrivate(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	fi, err := os.Stat(td.opts.Paths.Socket())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // SECURITY I-78: an agent connecting to /mcp is told, in the server's
 // instructions, that text from pages is data and how results mark it.
 func TestMCPInstructionsSayPageTextIsData(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	var tok TokensCreateResult

@@ -92,6 +92,7 @@ func TestFramingErrorsKeepTheConnection(t *testing.T) {
 }
 
 func TestOnlyHandshakeBeforeAuth(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	c, err := linktest.Dial(ctx, td.url, nil)
@@ -113,6 +114,7 @@ func TestOnlyHandshakeBeforeAuth(t *testing.T) {
 }
 
 func TestUnauthenticatedConnectionCap(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	var conns []*linktest.Client
@@ -167,6 +169,7 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 }
 
 func TestSessionNewValidation(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "acp")

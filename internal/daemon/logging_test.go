@@ -10,6 +10,7 @@ import (
 
 // SECURITY I-10: even at debug level (--verbose) no secret reaches the log.
 func TestVerboseLogsCarryNoSecrets(t *testing.T) {
+	t.Parallel()
 	var buf linktest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	td := startDaemon(t, func(o *Options) { o.Logger = logger })

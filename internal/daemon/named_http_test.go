@@ -14,6 +14,7 @@ var sessionIDIn = regexp.MustCompile(`\(cli, (s-[0-9a-f-]+)\)`)
 // SECURITY I-82: /mcp sessions that send the same Torii-Session with the
 // same token are one named session; another token's same name is another.
 func TestToriiSessionHeaderIsPerToken(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	d.Extension(t, ctx, browserProvider("A"), genA())

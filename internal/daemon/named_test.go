@@ -14,6 +14,7 @@ import (
 const goodID = "s-0b5f2d3c-1111-4222-8333-444455556666"
 
 func TestNamedStoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), namedFile)
 	log := slog.New(slog.DiscardHandler)
 	if got := loadNamed(path, log); got != nil {
@@ -34,6 +35,7 @@ func TestNamedStoreRoundTrip(t *testing.T) {
 // A store that is not what the daemon writes is moved aside, not trusted,
 // and the daemon starts with no named sessions.
 func TestNamedStoreCorrupt(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.DiscardHandler)
 	for name, c := range map[string]struct {
 		body string
@@ -66,6 +68,7 @@ func TestNamedStoreCorrupt(t *testing.T) {
 // not of the daemon's shape, an empty name; tabs that are not positive
 // integers are dropped from the entry they are in.
 func TestNamedStoreBadEntries(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.DiscardHandler)
 	path := filepath.Join(t.TempDir(), namedFile)
 	body := `{"version":1,"sessions":{

@@ -24,13 +24,14 @@ func (td *testDaemon) waitPending(n int) []PendingPair {
 		if len(res.Requests) >= n {
 			return res.Requests
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the control socket offers no event for a new request
 	}
 	td.t.Fatalf("never saw %d pending pairing requests", n)
 	return nil
 }
 
 func TestPairByCodeThenAuthThenACP(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	c, err := linktest.Dial(ctx, td.url, nil)
@@ -138,6 +139,7 @@ func acpHandshake(t *testing.T, ctx context.Context, c *linktest.Client) {
 }
 
 func TestPairDeniedAndTimeout(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, func(o *Options) { o.pairTimeout = 300 * time.Millisecond })
 	ctx := tctx(t)
 	c, err := linktest.Dial(ctx, td.url, nil)
@@ -171,6 +173,7 @@ func TestPairDeniedAndTimeout(t *testing.T) {
 }
 
 func TestOTPAutoPairIsSingleUse(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	var otp LaunchOTPResult
@@ -225,6 +228,7 @@ func TestOTPAutoPairIsSingleUse(t *testing.T) {
 }
 
 func TestReplayedAndWrongSignaturesClose1008(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	dev, c1 := td.otpPairedDevice(ctx, "victim")
@@ -283,6 +287,7 @@ func TestReplayedAndWrongSignaturesClose1008(t *testing.T) {
 }
 
 func TestRevokeClosesLiveConnectionAndRefuses(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	dev, c := td.otpPairedDevice(ctx, "to revoke")
@@ -318,6 +323,7 @@ func TestRevokeClosesLiveConnectionAndRefuses(t *testing.T) {
 }
 
 func TestPairFloodIsRateLimited(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	pairOn := func() (*linktest.Client, chan error) {
@@ -362,6 +368,7 @@ func TestPairFloodIsRateLimited(t *testing.T) {
 }
 
 func TestPairInputValidation(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	c, err := linktest.Dial(ctx, td.url, nil)

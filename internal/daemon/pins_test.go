@@ -12,6 +12,7 @@ import (
 // Pins that can never match are said in the log as the daemon starts,
 // with the fix.
 func TestStartWarnsAboutPinsThatMatchNothing(t *testing.T) {
+	t.Parallel()
 	var buf linktest.LogBuffer
 	startDaemon(t, func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(&buf, nil))

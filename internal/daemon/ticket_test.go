@@ -62,6 +62,7 @@ func (td *testDaemon) holdAllSlots(ctx context.Context, deviceID string) {
 // every unauthenticated slot held, the extension's reconnect still gets
 // in and authenticates.
 func TestTicketSurvivesDaemonRestartUnderFlood(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	td2, dev, tk := td.ticketAcrossRestart(ctx)
@@ -91,6 +92,7 @@ func (td *testDaemon) ticketAcrossRestart(ctx context.Context) (*testDaemon, *li
 // A corrupt tickets file does not stop the daemon: it starts, and the next
 // authentication writes a good file that the next start uses.
 func TestCorruptTicketFileDoesNotStopDaemon(t *testing.T) {
+	t.Parallel()
 	paths := testPaths(t)
 	if err := paths.Ensure(); err != nil {
 		t.Fatal(err)
@@ -112,6 +114,7 @@ func TestCorruptTicketFileDoesNotStopDaemon(t *testing.T) {
 // goes the anonymous way and is refused, while another device's ticket
 // still gets in.
 func TestRevokedTicketDoesNotSurviveDaemonRestart(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	dev, c1 := td.otpPairedDevice(ctx, "revoked")

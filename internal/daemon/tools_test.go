@@ -33,6 +33,34 @@ func tctx(t *testing.T) context.Context {
 // fakeTools: echo (fast), slow (until cancelled), fail (a tool error), boom
 // (an inner protocol error).
 func fakeProvider() *browserlinktest.Provider {
+	p, _ := observedProvider()
+	return p
+}
+
+// slowCalls tells when a call of the fake's "slow" tool starts, and when it
+// ends because its context did (the call was cancelled or abandoned).
+type slowCalls struct{ started, ended chan struct{} }
+
+func (s *slowCalls) wait(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no %s within 5 s", what)
+	}
+}
+
+// signal records an event; past the buffer (a test not watching) it is dropped.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// observedProvider is fakeProvider with the events of its "slow" calls.
+func observedProvider() (*browserlinktest.Provider, *slowCalls) {
+	slow := &slowCalls{started: make(chan struct{}, 1024), ended: make(chan struct{}, 1024)}
 	ro := map[string]any{"readOnlyHint": true}
 	tools := []map[string]any{
 		{"name": "echo", "description": "Echo the arguments.", "inputSchema": browserlinktest.Schema(map[string]any{"text": map[string]any{"type": "string"}}), "annotations": ro},
@@ -45,8 +73,10 @@ func fakeProvider() *browserlinktest.Provider {
 		case "echo":
 			return browserlinktest.TextResult(string(args)), nil
 		case "slow":
+			signal(slow.started)
 			select {
 			case <-ctx.Done():
+				signal(slow.ended)
 				return browserlinktest.ErrorResult("cancelled", "cancelled by the client", "The call was cancelled."), nil
 			case <-time.After(60 * time.Second):
 				return browserlinktest.TextResult("late"), nil
@@ -57,7 +87,7 @@ func fakeProvider() *browserlinktest.Provider {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
-	})
+	}), slow
 }
 
 func genA() map[string]any { return map[string]any{"type": "acp", "name": "torii", "id": serverID} }
@@ -88,6 +118,7 @@ func text(r *mcp.CallToolResult) string {
 }
 
 func TestToolsServedAndRouted(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	p := fakeProvider()
@@ -158,9 +189,10 @@ func TestToolsServedAndRouted(t *testing.T) {
 }
 
 func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	p := fakeProvider()
+	p, slow := observedProvider()
 	ext := d.Extension(t, ctx, p, genA())
 	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
@@ -181,9 +213,8 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 		r, err := ex.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaCtl <- out{r, err}
 	}()
-	for p.Inflight() < 2 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "first call in the extension")
+	slow.wait(t, slow.started, "second call in the extension")
 	start := time.Now()
 	ext.Close()
 	for _, ch := range []chan out{viaMCP, viaCtl} {
@@ -214,7 +245,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 func TestCancellationReachesTheExtension(t *testing.T) {
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
-	p := fakeProvider()
+	p, slow := observedProvider()
 	d.Extension(t, ctx, p, genA())
 	d.WaitTools(t, 5)
 	s, err := d.MCP(t, ctx, d.Token(t, "a"), nil, nil)
@@ -247,13 +278,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		if cp.CallID == "" || cp.CallID != cc.CallID || string(call.ID) != `"`+cc.CallID+`"` || cancel.ID != nil {
 			t.Fatalf("%s: cancel %s does not name the call %s (id %s)", what, cancel.Params, call.Params, call.ID)
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for p.Inflight() > 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the extension's call was not aborted", what)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		slow.wait(t, slow.ended, what+": the extension's call aborted")
 	}
 
 	// 1. The MCP client cancels its context: notifications/cancelled reaches
@@ -265,9 +290,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "slow"})
 		done <- err
 	}()
-	for p.Inflight() == 0 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "the call in the extension")
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client CallTool after cancel: %v", err)
@@ -284,9 +307,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 		_, err := ex.CallTool(xctx, &mcp.CallToolParams{Name: "slow"})
 		exDone <- err
 	}()
-	for p.Inflight() == 0 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	slow.wait(t, slow.started, "the call in the extension")
 	xcancel()
 	if err := <-exDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("exec CallTool after cancel: %v", err)
@@ -312,6 +333,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 }
 
 func TestMCPHTTPChecks(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, func(o *daemon.Options) { o.Config.TokenOrigins = []string{"https://panel.example"} })
 	ctx := tctx(t)
 	tok := d.Token(t, "a")
@@ -374,7 +396,8 @@ func TestMCPHTTPChecks(t *testing.T) {
 	}
 }
 
-func TestRefusedCatalogueAndRedeclare(t *testing.T) {
+func TestGenBAndFailedInitialize(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 
@@ -453,6 +476,7 @@ func must(e browserlinktest.Event, err error) browserlinktest.Event {
 // connection is an agent session of its own, labelled "mcp"), and a timeoutMs below zero or past
 // the default leaves the default deadline.
 func TestRelayHelloBadParams(t *testing.T) {
+	t.Parallel()
 	d := daemontest.Start(t, nil)
 	ctx := tctx(t)
 	d.Extension(t, ctx, fakeProvider(), genA())

@@ -15,6 +15,7 @@ func sandbox(t *testing.T) *Sandbox {
 }
 
 func TestNamesWithPathSeparatorsAreRefused(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	for _, n := range []string{"../../.bashrc", "a/b.txt", `a\b.txt`, "..", ".", ".hidden", "", "x\x00y", strings.Repeat("a", MaxName+1), "/etc/passwd"} {
 		_, err := s.Put("f1", n, "text/plain", []byte("x"))
@@ -32,6 +33,7 @@ func TestNamesWithPathSeparatorsAreRefused(t *testing.T) {
 }
 
 func TestPutListReadAndUniqueNames(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	e, err := s.Put("f1", "report", "application/pdf", []byte("%PDF-1.7"))
 	if err != nil {
@@ -68,6 +70,7 @@ func TestPutListReadAndUniqueNames(t *testing.T) {
 }
 
 func TestMissingFileAndOtherSessionsFileLookTheSame(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	if _, err := s.Put("mine", "a.txt", "text/plain", []byte("mine")); err != nil {
 		t.Fatal(err)
@@ -88,6 +91,7 @@ func TestMissingFileAndOtherSessionsFileLookTheSame(t *testing.T) {
 }
 
 func TestSymlinkIntoEtcIsRefused(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	if _, err := s.Put("f1", "ok.txt", "text/plain", []byte("ok")); err != nil {
 		t.Fatal(err)
@@ -123,6 +127,7 @@ func TestSymlinkIntoEtcIsRefused(t *testing.T) {
 }
 
 func TestAdoptDownloadNamedDotDotBashrc(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	dl := filepath.Join(t.TempDir(), "Downloads")
 	in := filepath.Join(dl, "torii", "f1")
@@ -151,6 +156,7 @@ func TestAdoptDownloadNamedDotDotBashrc(t *testing.T) {
 }
 
 func TestAdoptRefusesPathsTheBrowserDidNotSaveForTheSession(t *testing.T) {
+	t.Parallel()
 	s := sandbox(t)
 	other := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(other, []byte("private"), 0o600); err != nil {
@@ -175,6 +181,7 @@ func TestAdoptRefusesPathsTheBrowserDidNotSaveForTheSession(t *testing.T) {
 }
 
 func TestSafeName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"../../.bashrc": "bashrc", `C:\x\y.pdf`: "y.pdf", "...": "download", "ok.txt": "ok.txt", "a\x07b": "ab", "invoice\u202Efdp.exe": "invoicefdp.exe", "\u2066x.pdf\u2069": "x.pdf"} {
 		if got := SafeName(in); got != want {
 			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
@@ -185,6 +192,7 @@ func TestSafeName(t *testing.T) {
 // SECURITY I-85: a name with a bidirectional control character is refused,
 // naming the character by its code point.
 func TestValidNameRefusesBidi(t *testing.T) {
+	t.Parallel()
 	for _, r := range []rune{0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069} {
 		name := "report" + string(r) + "fdp.exe"
 		err := ValidName(name)

@@ -53,6 +53,7 @@ func abuseServer(t *testing.T, mutate func(*link.Options)) (*link.Server, string
 // newcomer takes the slot of the oldest anonymous connection and the
 // extension names its paired device at once.
 func TestUnauthenticatedFloodCannotLockOutTheExtension(t *testing.T) {
+	t.Parallel()
 	srv, url, dev := abuseServer(t, nil)
 	c := ctx(t)
 	var flood []*linktest.Client
@@ -118,6 +119,7 @@ func TestUnauthenticatedFloodCannotLockOutTheExtension(t *testing.T) {
 
 // A connection that named a paired device is not evicted by newcomers.
 func TestNamedDeviceIsNotEvicted(t *testing.T) {
+	t.Parallel()
 	_, url, dev := abuseServer(t, nil)
 	c := ctx(t)
 	ec, err := linktest.Dial(c, url, nil)
@@ -223,6 +225,7 @@ func waitClosed(t *testing.T, nc net.Conn, br *bufio.Reader, within time.Duratio
 // A frame trickled one byte at a time must not hold the connection: once a
 // frame has begun it must finish within the frame deadline.
 func TestTrickledFrameIsCut(t *testing.T) {
+	t.Parallel()
 	_, url, _ := abuseServer(t, func(o *link.Options) {
 		link.SetDeadlines(o, 0, 0, 300*time.Millisecond)
 		link.SetAuthTimeout(o, time.Minute)
@@ -251,6 +254,7 @@ func TestTrickledFrameIsCut(t *testing.T) {
 // A peer that stops answering pings is closed after the pong deadline,
 // even when it is authenticated (so no auth deadline applies).
 func TestSilentPeerIsClosed(t *testing.T) {
+	t.Parallel()
 	_, url, dev := abuseServer(t, func(o *link.Options) {
 		link.SetDeadlines(o, 200*time.Millisecond, 200*time.Millisecond, 0)
 	})

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -29,6 +28,7 @@ type blocker struct {
 	running map[string]int
 	peak    map[string]int
 	release chan struct{}
+	started chan struct{} // one value per "block" call entering its handler
 }
 
 func (b *blocker) Handle(ctx context.Context, c *link.Conn, method string, _ json.RawMessage) (any, error) {
@@ -39,6 +39,7 @@ func (b *blocker) Handle(ctx context.Context, c *link.Conn, method string, _ jso
 	b.running[c.ID()]++
 	b.peak[c.ID()] = max(b.peak[c.ID()], b.running[c.ID()])
 	b.mu.Unlock()
+	b.started <- struct{}{}
 	select {
 	case <-b.release:
 	case <-ctx.Done():
@@ -51,60 +52,55 @@ func (b *blocker) Handle(ctx context.Context, c *link.Conn, method string, _ jso
 
 func (b *blocker) Closed(*link.Conn) {}
 
-func (b *blocker) total() int {
+func (b *blocker) peakOf() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := 0
-	for _, v := range b.running {
-		n += v
+	peak := 0
+	for _, v := range b.peak {
+		peak = max(peak, v)
 	}
-	return n
+	return peak
 }
 
-// SECURITY I-34 (OpenAB review F2/F3): a connection has at most 16 requests
+// SECURITY I-34: a connection has at most 16 requests
 // in its handlers at once; past that its read loop stops reading, so the
 // peer is pushed back and the retained request bytes stay under 16 × 1 MiB
 // (plus one 8 MiB frame being read). The budget is per connection: another
 // connection is served meanwhile.
 func TestPerConnectionInFlightBudget(t *testing.T) {
+	t.Parallel()
 	b, _, dial := budgetServer(t)
 	c := ctx(t)
 	a, other := dial("tok-a", nil), dial("tok-b", nil)
 
+	// All 24 requests are written before the handlers are waited on, so a
+	// reader that ignored the budget would find the 17th at hand.
 	const sent = 24
-	var answered atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < sent; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := a.Call(c, "block", map[string]any{}, nil); err == nil {
-				answered.Add(1)
-			}
-		}()
+	for i := 1; i <= sent; i++ {
+		if err := a.SendRaw(c, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"block","params":{}}`, i))); err != nil {
+			t.Fatal(err)
+		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.total() < 16 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	for i := 0; i < 16; i++ {
+		<-b.started
 	}
-	time.Sleep(100 * time.Millisecond) // give a 17th the chance to start, if it could
-	b.mu.Lock()
-	peak := 0
-	for _, v := range b.peak {
-		peak = max(peak, v)
-	}
-	b.mu.Unlock()
-	if peak != 16 {
-		t.Fatalf("peak in-flight on one connection = %d, want 16", peak)
-	}
-	// The other connection is not starved by the first one's budget.
+	// The other connection is not starved by the first one's budget; its
+	// round trip also gives a reader that ignored the budget the time to
+	// start a 17th.
 	if err := other.Call(c, "quick", map[string]any{}, nil); err != nil {
 		t.Fatalf("the other connection was blocked: %v", err)
 	}
+	if peak := b.peakOf(); peak != 16 {
+		t.Fatalf("peak in-flight on one connection = %d, want 16", peak)
+	}
 	close(b.release)
-	wg.Wait()
-	if answered.Load() != sent {
-		t.Fatalf("answered %d of %d once released", answered.Load(), sent)
+	for answered := 0; answered < sent; answered++ {
+		if m, err := a.Next(c); err != nil || m.Error != nil {
+			t.Fatalf("answered %d of %d once released: %+v %v", answered, sent, m, err)
+		}
+	}
+	if peak := b.peakOf(); peak != 16 {
+		t.Fatalf("peak in-flight on one connection = %d, want 16", peak)
 	}
 }
 
@@ -112,7 +108,7 @@ func budgetServer(t *testing.T) (*blocker, *link.Server, func(string, func(conte
 
 	dir := t.TempDir()
 	id, devs := linktest.Stores(t, dir)
-	b := &blocker{running: map[string]int{}, peak: map[string]int{}, release: make(chan struct{})}
+	b := &blocker{running: map[string]int{}, peak: map[string]int{}, release: make(chan struct{}), started: make(chan struct{}, 64)}
 	srv := link.NewServer(link.Options{Identity: id, Devices: devs, Handler: b, LoopbackBind: true,
 		Tokens: oneToken{map[string]string{"tok-a": "a", "tok-b": "b"}}})
 	hs := httptest.NewServer(srv)
@@ -138,53 +134,56 @@ func budgetServer(t *testing.T) (*blocker, *link.Server, func(string, func(conte
 // bounded too (MaxPending); past it Call fails at once with ErrBusy and
 // nothing is sent, and the budget is per connection.
 func TestPerConnectionPendingBudget(t *testing.T) {
+	t.Parallel()
 	_, srv, dial := budgetServer(t)
 	c := ctx(t)
-	var seen atomic.Int32
+	seen := make(chan string, 2*link.MaxPending) // each method the peer is asked
 	silent := func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
-		seen.Add(1)
+		seen <- method
 		<-ctx.Done() // never answers
 		return nil, ctx.Err()
 	}
 	dial("tok-a", silent)
 	dial("tok-b", func(context.Context, string, json.RawMessage) (any, error) { return map[string]bool{"ok": true}, nil })
 	var conns = map[string]*link.Conn{}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(conns) < 2 && time.Now().Before(deadline) {
+	waitHub(t, srv.Hub(), "both token connections", func() bool {
 		for _, ci := range srv.Hub().Connections() {
 			conns[ci.TokenID] = srv.Hub().Get(ci.ID)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return conns["a"] != nil && conns["b"] != nil
+	})
 	a, other := conns["a"], conns["b"]
-	if a == nil || other == nil {
-		t.Fatalf("connections: %v", conns)
-	}
 	cctx, cancel := context.WithCancel(c)
 	var wg sync.WaitGroup
 	for i := 0; i < link.MaxPending; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = a.Call(cctx, "wait", map[string]any{}, nil) }()
 	}
-	for seen.Load() < link.MaxPending && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	for range link.MaxPending {
+		<-seen
 	}
 	if err := a.Call(c, "one-more", map[string]any{}, nil); !errors.Is(err, link.ErrBusy) {
 		t.Fatalf("call past the budget: %v, want ErrBusy", err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if n := seen.Load(); n != link.MaxPending {
-		t.Fatalf("the peer saw %d requests, want %d: the refused one must not be sent", n, link.MaxPending)
 	}
 	if err := other.Call(c, "ping", map[string]any{}, nil); err != nil {
 		t.Fatalf("another connection's budget was affected: %v", err)
 	}
 	cancel()
 	wg.Wait()
-	// Freed budget is usable again.
-	short, cancel2 := context.WithTimeout(c, 100*time.Millisecond)
+	// Freed budget is usable again. Frames on one connection arrive in
+	// order, so a refused call that had been sent anyway would reach the
+	// peer before this one.
+	short, cancel2 := context.WithCancel(c)
 	defer cancel2()
-	if err := a.Call(short, "again", map[string]any{}, nil); errors.Is(err, link.ErrBusy) {
+	again := make(chan error, 1)
+	go func() { again <- a.Call(short, "again", map[string]any{}, nil) }()
+	for m := <-seen; m != "again"; m = <-seen {
+		if m == "one-more" {
+			t.Fatal("the peer was asked the refused call: it must not be sent")
+		}
+	}
+	cancel2()
+	if err := <-again; errors.Is(err, link.ErrBusy) {
 		t.Fatal("the budget was not released")
 	}
 }

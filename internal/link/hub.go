@@ -41,10 +41,31 @@ type Hub struct {
 	reservedBy  map[string]int
 	reservedFor map[*Conn]string
 	tickets     *tickets
+
+	// changed is closed, and replaced, whenever a connection comes or goes
+	// or a slot is taken or given back; see Changed.
+	changed chan struct{}
 }
 
 func newHub() *Hub {
-	return &Hub{conns: map[string]*Conn{}, reservedBy: map[string]int{}, reservedFor: map[*Conn]string{}, tickets: newTickets()}
+	return &Hub{conns: map[string]*Conn{}, reservedBy: map[string]int{}, reservedFor: map[*Conn]string{}, tickets: newTickets(),
+		changed: make(chan struct{})}
+}
+
+// Changed returns a channel that is closed at the hub's next change: a
+// connection added or removed, a slot taken or given back. A watcher reads
+// the state it cares about after taking the channel, then waits on it, so
+// no change is missed between the two.
+func (h *Hub) Changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+// signalLocked wakes every watcher of Changed. Under h.mu.
+func (h *Hub) signalLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
 }
 
 // reserveFor takes one of device's reserved slots for a connection about
@@ -56,6 +77,7 @@ func (h *Hub) reserveFor(device string) bool {
 		return false
 	}
 	h.reservedBy[device]++
+	h.signalLocked()
 	return true
 }
 
@@ -70,6 +92,7 @@ func (h *Hub) unreserveLocked(device string) {
 	if h.reservedBy[device]--; h.reservedBy[device] <= 0 {
 		delete(h.reservedBy, device)
 	}
+	h.signalLocked()
 }
 
 // bindReserved records that c holds a reserved slot of device.
@@ -98,6 +121,7 @@ func (h *Hub) reserve() (ok bool, victim *Conn) {
 	defer h.mu.Unlock()
 	if h.unauth < MaxUnauthenticated {
 		h.unauth++
+		h.signalLocked()
 		return true, nil
 	}
 	for _, c := range h.conns {
@@ -116,6 +140,7 @@ func (h *Hub) reserve() (ok bool, victim *Conn) {
 func (h *Hub) release() {
 	h.mu.Lock()
 	h.unauth--
+	h.signalLocked()
 	h.mu.Unlock()
 }
 
@@ -125,6 +150,7 @@ func (h *Hub) releaseLocked(c *Conn) {
 	if c.counted {
 		c.counted = false
 		h.unauth--
+		h.signalLocked()
 	}
 	if d, ok := h.reservedFor[c]; ok {
 		delete(h.reservedFor, c)
@@ -152,12 +178,14 @@ func (h *Hub) add(c *Conn) {
 	c.seq = h.seq
 	h.conns[c.id] = c
 	h.wg.Add(1)
+	h.signalLocked()
 	h.mu.Unlock()
 }
 
 func (h *Hub) remove(c *Conn) {
 	h.mu.Lock()
 	delete(h.conns, c.id)
+	h.signalLocked()
 	h.mu.Unlock()
 	h.wg.Done()
 }

@@ -57,6 +57,7 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestNoAuthWithinDeadlineCloses1008(t *testing.T) {
+	t.Parallel()
 	srv, url := newServer(t, 200*time.Millisecond, 0)
 	c, err := linktest.Dial(ctx(t), url, nil)
 	if err != nil {
@@ -78,16 +79,11 @@ func TestNoAuthWithinDeadlineCloses1008(t *testing.T) {
 	if el := time.Since(start); el > 3*time.Second {
 		t.Fatalf("closed after %v", el)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for srv.Hub().Unauthenticated() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("unauthenticated slot not released")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHub(t, srv.Hub(), "the unauthenticated slot's release", func() bool { return srv.Hub().Unauthenticated() == 0 })
 }
 
 func TestPairingSuspendsAuthDeadline(t *testing.T) {
+	t.Parallel()
 	srv, url := newServer(t, 200*time.Millisecond, 600*time.Millisecond)
 	d, _ := linktest.NewDevice("slow human")
 	// The person takes 3x the auth deadline to approve; the link must survive,
@@ -100,7 +96,16 @@ func TestPairingSuspendsAuthDeadline(t *testing.T) {
 	if srv.Hub().Unauthenticated() != 0 || !srv.Hub().ExtensionConnected() {
 		t.Fatal("hub does not show the authenticated device")
 	}
-	time.Sleep(400 * time.Millisecond) // past the deadline: authenticated links stay
+	// A connection opened now has the same auth deadline, and it starts
+	// later than the authenticated link's: once it is closed for missing
+	// it, the authenticated link's deadline has passed too. It stays.
+	probe, err := linktest.Dial(ctx(t), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err := probe.WaitClosed(ctx(t)); err != nil || code != websocket.StatusPolicyViolation {
+		t.Fatalf("probe closed %v (%v), want 1008", code, err)
+	}
 	var p link.PingResult
 	if err := c.Call(ctx(t), "torii/ping", struct{}{}, &p); err != nil {
 		t.Fatalf("authenticated link closed: %v", err)
@@ -124,6 +129,7 @@ func TestPairingSuspendsAuthDeadline(t *testing.T) {
 }
 
 func TestBinaryFrameIsParseError(t *testing.T) {
+	t.Parallel()
 	_, url := newServer(t, time.Second, 0)
 	c, err := linktest.Dial(ctx(t), url, nil)
 	if err != nil {
@@ -155,6 +161,7 @@ func (cb callback) Handle(ctx context.Context, c *link.Conn, method string, para
 func (cb callback) Closed(c *link.Conn) { cb.closed <- c.ID() }
 
 func TestDaemonToClientCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts, _ := tokens.Open(filepath.Join(dir, "tokens.json"))
 	_, tok, err := ts.Create("cb")
@@ -189,5 +196,22 @@ func TestDaemonToClientCalls(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("Handler.Closed not called")
+	}
+}
+
+// waitHub waits for cond to hold, checking it at each change of the hub.
+func waitHub(t *testing.T, h *link.Hub, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		changed := h.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

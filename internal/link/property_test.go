@@ -41,6 +41,7 @@ func (m *mconn) pending() bool { return m.kind == "ext" && m.state != mAuthed }
 // and the unauthenticated count stays exact, whatever order messages come
 // in, on extension and token connections alike.
 func TestHandshakeStateMachineProperty(t *testing.T) {
+	t.Parallel()
 	srv, url, dev := abuseServer(t, func(o *link.Options) {
 		o.Tokens = oneToken{ids: map[string]string{"good-token": "tok_1"}}
 		link.SetAuthTimeout(o, time.Minute)
@@ -112,13 +113,18 @@ func TestHandshakeStateMachineProperty(t *testing.T) {
 // waitCount waits (bounded) for the hub to reach want, as closes and
 // promotions land asynchronously, and returns the last count seen.
 func waitCount(srv *link.Server, want int) int {
-	deadline := time.Now().Add(3 * time.Second)
+	timeout := time.After(3 * time.Second)
 	for {
+		changed := srv.Hub().Changed()
 		got := srv.Hub().Unauthenticated()
-		if got == want || time.Now().After(deadline) {
+		if got == want {
 			return got
 		}
-		time.Sleep(2 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-timeout:
+			return got
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ func withTicket(tk string) *linktest.Options {
 // many anonymous connections arrive before it says anything; the same
 // connection without a ticket is (1013).
 func TestTicketReconnectIsNeverEvicted(t *testing.T) {
+	t.Parallel()
 	srv, url, _, dev, _ := ticketServer(t)
 	c, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -110,6 +111,7 @@ func TestTicketReconnectIsNeverEvicted(t *testing.T) {
 // A ticket reserves at most MaxReservedPerDevice connections; the next one
 // with it is an ordinary anonymous connection.
 func TestTicketReservesAtMostTwo(t *testing.T) {
+	t.Parallel()
 	srv, url, _, dev, _ := ticketServer(t)
 	c := ctx(t)
 	first, err := linktest.Dial(c, url, nil)
@@ -133,6 +135,7 @@ func TestTicketReservesAtMostTwo(t *testing.T) {
 // The slot is the ticket's device's only: authenticating as another paired
 // device on it fails and closes the connection (1008).
 func TestTicketConnectionMustBeItsDevice(t *testing.T) {
+	t.Parallel()
 	_, url, _, dev, other := ticketServer(t)
 	c := ctx(t)
 	first, err := linktest.Dial(c, url, nil)
@@ -160,6 +163,7 @@ func TestTicketConnectionMustBeItsDevice(t *testing.T) {
 // Only the two newest tickets of a device work, and none once the device is
 // revoked.
 func TestStaleOrRevokedTicketReservesNothing(t *testing.T) {
+	t.Parallel()
 	srv, url, devs, dev, _ := ticketServer(t)
 	c := ctx(t)
 	var tks []string

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -96,12 +95,7 @@ func probeUnauth(t *testing.T, srv *link.Server, url string, opts *linktest.Opti
 	if _, err := cl.WaitClosed(c); err != nil {
 		t.Fatal(err)
 	}
-	for srv.Hub().Unauthenticated() > before {
-		if c.Err() != nil {
-			t.Fatal("the server never forgot a closed connection")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitHub(t, srv.Hub(), "the server to forget a closed connection", func() bool { return srv.Hub().Unauthenticated() <= before })
 	return n
 }
 
@@ -110,6 +104,7 @@ func probeUnauth(t *testing.T, srv *link.Server, url string, opts *linktest.Opti
 // evicted however many anonymous connections arrive first; the file holds
 // hashes only, owner-only.
 func TestTicketSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dev := pairedAt(t, dir)
 	first := startAt(t, dir)
@@ -167,6 +162,7 @@ func TestTicketSurvivesRestart(t *testing.T) {
 // warning: the server starts, pairing and authentication work, and the
 // next authentication writes a good file.
 func TestCorruptTicketFileIsIgnored(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		data string
@@ -211,6 +207,7 @@ func TestCorruptTicketFileIsIgnored(t *testing.T) {
 // A revoked device's tickets leave the file with the revocation, and a
 // device removed while the server was down has its hashes dropped at load.
 func TestRevokedTicketDoesNotSurviveRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dev := pairedAt(t, dir)
 	other := pairedAt(t, dir)

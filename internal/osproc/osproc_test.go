@@ -11,6 +11,7 @@ import (
 
 // A second holder is refused while the first holds the lock, and gets it once released.
 func TestTryLockExcludesAnotherHolder(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lock")
 	a, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -46,6 +47,7 @@ func TestTryLockExcludesAnotherHolder(t *testing.T) {
 
 // A detached child is alive until stopped, and not alive after.
 func TestDetachedChildStopsAndDies(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +82,9 @@ func TestDetachedChildStopsAndDies(t *testing.T) {
 }
 
 func TestHelperSleep(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("OSPROC_HELPER") != "1" {
 		t.Skip("helper process for TestDetachedChildStopsAndDies")
 	}
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // a process that runs until it is stopped; Stop ends it long before
 }

@@ -1,5 +1,5 @@
 // Package toolerr is the one Go list of browser-tool error codes, each with
-// its one-line recovery hint (brief decision 6). The extension keeps the same
+// its one-line recovery hint, so an agent always learns its next step. The extension keeps the same
 // list in extension/src/tools/errors.ts; a test parses that file and fails
 // when the two drift. Tool failures travel as MCP results with isError:true,
 // never as protocol errors, so the agent can read the code and act on it.
