@@ -13,9 +13,9 @@ import (
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 type testDaemon struct {
@@ -157,7 +157,7 @@ func (td *testDaemon) otpPairedDevice(ctx context.Context, name string) (*linkte
 }
 
 func rpcCode(err error) int {
-	var re *jsonrpc.Error
+	var re *wire.Error
 	if errors.As(err, &re) {
 		return re.Code
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 const serverID = "0b6f5c6e-2d0b-4f36-9a43-2f3f2d6f7f11"
@@ -52,9 +52,9 @@ func fakeProvider() *mcpbridgetest.Provider {
 		case "fail":
 			return mcpbridgetest.ErrorResult("not_found", "no element matches #x", toolerr.NotFound.Hint()), nil
 		case "boom":
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "arguments: tabId must be an integer")
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "unknown tool %s", name)
 	})
 }
 
@@ -156,8 +156,8 @@ func TestToolsServedAndRouted(t *testing.T) {
 		t.Fatalf("exec echo: %+v", r)
 	}
 	// Calls go over MCP only: the control socket has no tools.call.
-	var je *jsonrpc.Error
-	if err := d.Control.Call(ctx, "tools.call", map[string]any{"name": "echo"}, nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+	var je *wire.Error
+	if err := d.Control.Call(ctx, "tools.call", map[string]any{"name": "echo"}, nil); !errors.As(err, &je) || je.Code != wire.CodeMethodNotFound {
 		t.Fatalf("control tools.call: %v", err)
 	}
 }

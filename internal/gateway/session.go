@@ -17,9 +17,9 @@ import (
 	"github.com/torii-browser/torii/internal/agents"
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Agent statuses (torii/agent_status).
@@ -111,13 +111,13 @@ type turn struct {
 
 func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (any, error) {
 	if g.opts.Initialized != nil && !g.opts.Initialized(c.ID()) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: call initialize first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: call initialize first")
 	}
 	if p.Cwd == nil || *p.Cwd == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: cwd is required")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: cwd is required")
 	}
 	if p.MCPServers == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
 	}
 	servers, perr := acp.ParseServers(p.MCPServers)
 	if perr != nil {
@@ -128,11 +128,11 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		name = g.conf().DefaultAgent
 	}
 	if name == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: no agents are configured; add \"agents\" to config.json (docs/gateway.md)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: no agents are configured; add \"agents\" to config.json (docs/gateway.md)")
 	}
 	spec, idx, ok := g.spec(name)
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: unknown agent %q; torii/agents lists them", name)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: unknown agent %q; torii/agents lists them", name)
 	}
 	if !agents.Available(spec) {
 		return nil, (&AgentMissingError{Agent: spec, Index: idx}).rpc()
@@ -147,7 +147,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		}
 	}
 	if access != AccessAct && access != AccessRead && access != AccessNone {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: browserAccess must be read, act or none")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: browserAccess must be read, act or none")
 	}
 	s := &Session{ID: uuid.NewString(), Agent: name, Room: p.Meta.Torii.Room, g: g, spec: spec, cwd: *p.Cwd,
 		principal: principalOf(c), buf: agents.NewBuffer(), done: make(chan struct{}), access: access, status: StatusStarting,
@@ -172,7 +172,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	g.mu.Lock()
 	if g.closed || len(g.sessions) >= maxSessions {
 		g.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: at most %d chat sessions at once; close one first", maxSessions)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: at most %d chat sessions at once; close one first", maxSessions)
 	}
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
@@ -191,7 +191,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	if err := s.spawn(sctx, false); err != nil {
 		// Fail closed (OpenAB review F5): no session, no live token.
 		s.close("start failed")
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/new: agent %q did not start: %v", name, err)
+		return nil, wire.Errorf(wire.CodeInternalError, "session/new: agent %q did not start: %v", name, err)
 	}
 	s.refreshTools()
 	go s.pump()
@@ -212,7 +212,7 @@ func (s *Session) spawn(ctx context.Context, load bool) error {
 	s.mu.Unlock()
 	proc, err := agents.Start(s.spec, s.cwd, agents.Handlers{
 		Notify: func(m string, p json.RawMessage) { s.onNotify(gen, m, p) },
-		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *jsonrpc.Error) {
+		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *wire.Error) {
 			return s.onRequest(ctx, gen, m, p)
 		},
 	}, g.log)
@@ -335,18 +335,18 @@ func (s *Session) onNotify(gen int, method string, params json.RawMessage) {
 	s.buf.Push(p.Update)
 }
 
-func (s *Session) onRequest(ctx context.Context, gen int, method string, params json.RawMessage) (any, *jsonrpc.Error) {
+func (s *Session) onRequest(ctx context.Context, gen int, method string, params json.RawMessage) (any, *wire.Error) {
 	s.mu.Lock()
 	stale := s.procGen != gen
 	s.mu.Unlock()
 	if stale {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session replaced")
+		return nil, wire.Errorf(wire.CodeInternalError, "session replaced")
 	}
 	if method == "session/request_permission" {
 		return s.relayPermission(ctx, params), nil
 	}
 	// fs/* and terminal/* are not offered in clientCapabilities.
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", method)
 }
 
 // handle serves a method for this session.
@@ -372,14 +372,14 @@ func (s *Session) handle(ctx context.Context, c *link.Conn, method string, param
 		}
 		_ = json.Unmarshal(params, &p)
 		if p.BrowserAccess != AccessAct && p.BrowserAccess != AccessRead && p.BrowserAccess != AccessNone {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/session/set_access: browserAccess must be read, act or none")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "torii/session/set_access: browserAccess must be read, act or none")
 		}
 		s.mu.Lock()
 		s.access = p.BrowserAccess
 		s.mu.Unlock()
 		return struct{}{}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", method)
 }
 
 // rewrite replaces params.sessionId with the agent's session id.
@@ -398,11 +398,11 @@ func (s *Session) forward(ctx context.Context, method string, params json.RawMes
 	proc, sid := s.proc, s.agentSID
 	s.mu.Unlock()
 	if proc == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the agent is not running", method)
+		return nil, wire.Errorf(wire.CodeInternalError, "%s: the agent is not running", method)
 	}
 	p, err := rewrite(params, sid)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: %v", method, err)
 	}
 	var res json.RawMessage
 	if err := proc.Call(ctx, method, p, &res); err != nil {
@@ -412,11 +412,11 @@ func (s *Session) forward(ctx context.Context, method string, params json.RawMes
 }
 
 func agentErr(method string, err error) error {
-	var e *jsonrpc.Error
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", method, err)
+	return wire.Errorf(wire.CodeInternalError, "%s: %v", method, err)
 }
 
 func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
@@ -424,17 +424,17 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "session/prompt: the session is closed")
+		return nil, wire.Errorf(CodeUnknownSession, "session/prompt: the session is closed")
 	case s.conn != c:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/prompt: this connection is not attached to the session; call session/resume first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/prompt: this connection is not attached to the session; call session/resume first")
 	case s.turn != nil:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/prompt: a prompt is already running; cancel it first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/prompt: a prompt is already running; cancel it first")
 	case s.proc == nil || s.status == StatusCrashed || s.status == StatusExited:
 		st, d := s.status, s.detail
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
+		return nil, wire.Errorf(wire.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
 	}
 	proc, sid, gen := s.proc, s.agentSID, s.procGen
 	t := &turn{cancelCh: make(chan struct{})}
@@ -450,7 +450,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	p, err := rewrite(params, sid)
 	if err != nil {
 		s.endTurn(t)
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/prompt: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/prompt: %v", err)
 	}
 	var res json.RawMessage
 	callCtx, stop := context.WithCancel(context.Background())
@@ -475,7 +475,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	case t.killed.Load():
 		return map[string]string{"stopReason": "cancelled"}, nil
 	case closed:
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
+		return nil, wire.Errorf(wire.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
 	case err != nil:
 		return nil, agentErr("session/prompt", err)
 	}
@@ -601,8 +601,8 @@ func (s *Session) relayPermission(ctx context.Context, params json.RawMessage) a
 		return cancelled
 	}
 	if err != nil {
-		var e *jsonrpc.Error
-		if errors.As(err, &e) && e.Code == jsonrpc.CodeMethodNotFound {
+		var e *wire.Error
+		if errors.As(err, &e) && e.Code == wire.CodeMethodNotFound {
 			return deny(params, "the client cannot grant permissions")
 		}
 		return deny(params, err.Error())
@@ -693,23 +693,23 @@ func (s *Session) reattach(c *link.Conn, method string, params json.RawMessage) 
 	// Every check comes before attach: a rejected resume opens no tunnel
 	// (OpenAB review, round 1 F1).
 	if s.g.opts.Initialized != nil && !s.g.opts.Initialized(c.ID()) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: call initialize first", method)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: call initialize first", method)
 	}
 	var p struct {
 		MCPServers []json.RawMessage `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(orEmpty(params), &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: %v", method, err)
 	}
 	servers, perr := acp.ParseServers(p.MCPServers)
 	if perr != nil {
-		return nil, jsonrpc.Errorf(perr.Code, "%s: %s", method, strings.TrimPrefix(perr.Message, "session/new: "))
+		return nil, wire.Errorf(perr.Code, "%s: %s", method, strings.TrimPrefix(perr.Message, "session/new: "))
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "%s: the session is closed", method)
+		return nil, wire.Errorf(CodeUnknownSession, "%s: the session is closed", method)
 	}
 	if method == "session/load" {
 		// Replay the kept updates to this connection before it goes live.
@@ -729,7 +729,7 @@ func (s *Session) restart(ctx context.Context) (any, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "torii/session/restart: the session is closed")
+		return nil, wire.Errorf(CodeUnknownSession, "torii/session/restart: the session is closed")
 	}
 	proc, t := s.proc, s.turn
 	s.proc = nil
@@ -751,7 +751,7 @@ func (s *Session) restart(ctx context.Context) (any, error) {
 		s.status, s.detail = StatusCrashed, err.Error()
 		s.mu.Unlock()
 		s.notifyStatus()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "torii/session/restart: %v", err)
+		return nil, wire.Errorf(wire.CodeInternalError, "torii/session/restart: %v", err)
 	}
 	s.notifyStatus()
 	s.g.log.Info("gateway: agent restarted", "session", s.ID, "agent", s.Agent)
