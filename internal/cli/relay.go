@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -216,7 +216,7 @@ func (r *relay) await(ctx context.Context) net.Conn {
 // daemon answers a ping sent after the replay, so a socket of a daemon
 // still going away never takes the client's requests.
 func (r *relay) attach(ctx context.Context, c net.Conn) error {
-	msgs := [][]byte{daemon.RelayHelloParams{SessionLabel: r.label, Browser: r.browser, Shared: r.named}.Line()}
+	msgs := [][]byte{mcpserver.RelayHelloParams{SessionLabel: r.label, Browser: r.browser, Shared: r.named}.Line()}
 	r.mu.Lock()
 	first := !r.attached
 	r.attached = true

@@ -3,6 +3,7 @@ package daemon
 import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
@@ -61,4 +62,18 @@ func (d *daemon) connectToolServer(conn *link.Conn, srv acp.MCPServer) {
 
 func (d *daemon) toolsList() ToolsListResult {
 	return ToolsListResult{Tools: orEmpty(d.broker.Tools()), ExtensionConnected: d.broker.Connected()}
+}
+
+// seedCatalogue gives the broker the catalogue agents see before the
+// browser connects.
+func (d *daemon) seedCatalogue() error {
+	tools := d.opts.Catalogue
+	if tools == nil {
+		var err error
+		if tools, err = extension.Catalogue(); err != nil {
+			return err
+		}
+	}
+	d.broker.SeedCatalogue(tools)
+	return nil
 }

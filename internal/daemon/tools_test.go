@@ -16,6 +16,7 @@ import (
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/mcpbridge/mcpbridgetest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/toolerr"
 	"github.com/torii-browser/torii/internal/wire"
 )
@@ -181,7 +182,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 		r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaMCP <- out{r, err}
 	}()
-	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
+	ex := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli", Shared: true})
 	go func() {
 		r, err := ex.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaCtl <- out{r, err}
@@ -283,7 +284,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	// 2. `torii exec` interrupted: the call's context ends and the process
 	// closes its connection at once; the call is cancelled all the same.
 	drain()
-	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
+	ex := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli", Shared: true})
 	xctx, xcancel := context.WithCancel(ctx)
 	exDone := make(chan error, 1)
 	go func() {
@@ -306,7 +307,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	start := time.Now()
 	// A session of its own: the call must not queue behind the interrupted one
 	// above, whose slot frees only once its cancellation has been answered.
-	short := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli-deadline", Shared: true, TimeoutMs: 150})
+	short := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli-deadline", Shared: true, TimeoutMs: 150})
 	r, err := short.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +471,7 @@ func TestRelayHelloBadParams(t *testing.T) {
 		t.Fatalf("no stdio session labelled mcp: %+v", status(t, d).Sessions)
 	}
 	for _, ms := range []int64{-5, 1 << 40} {
-		r := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "t", Shared: true, TimeoutMs: ms})
+		r := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "t", Shared: true, TimeoutMs: ms})
 		if res, err := r.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
 			t.Fatalf("timeoutMs %d: %v %+v", ms, err, res)
 		}

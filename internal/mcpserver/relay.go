@@ -1,4 +1,4 @@
-package daemon
+package mcpserver
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 // The MCP socket: `torii mcp` relays its agent's stdio here unchanged,
 // newline-delimited JSON-RPC both ways, and each connection is one session
-// of the shared MCP server (mcpserve.go). It is owner-only, like the
+// of the shared MCP server (server.go). It is owner-only, like the
 // control socket (SECURITY I-54).
 const (
 	// RelayHello is the one message of the relay's own: a notification sent
@@ -62,8 +62,8 @@ type relays struct {
 	conns map[*relayConn]bool
 }
 
-// serveRelays accepts relays on ln until it is closed.
-func (d *daemon) serveRelays(ctx context.Context, ln net.Listener, srv *mcp.Server) error {
+// ServeRelays accepts relays on ln until it is closed.
+func (d *Server) ServeRelays(ctx context.Context, ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -81,13 +81,13 @@ func (d *daemon) serveRelays(ctx context.Context, ln net.Listener, srv *mcp.Serv
 			c.Close()
 			continue
 		}
-		go d.serveRelay(ctx, rc, srv)
+		go d.serveRelay(ctx, rc)
 	}
 }
 
-func (d *daemon) serveRelay(ctx context.Context, rc *relayConn, srv *mcp.Server) {
+func (d *Server) serveRelay(ctx context.Context, rc *relayConn) {
 	defer d.relays.remove(rc)
-	ss, err := srv.Connect(context.WithValue(ctx, relayKey{}, rc), rc, nil)
+	ss, err := d.srv.Connect(context.WithValue(ctx, relayKey{}, rc), rc, nil)
 	if err != nil {
 		rc.Close()
 		return
@@ -115,8 +115,10 @@ func (r *relays) remove(c *relayConn) {
 	r.mu.Unlock()
 }
 
-// closeAll ends every relay session (daemon shutdown): each relay sees its
-// socket close and re-initialises against the next daemon.
+// CloseRelays ends every relay session (daemon shutdown): each relay sees
+// its socket close and re-initialises against the next daemon.
+func (d *Server) CloseRelays() { d.relays.closeAll() }
+
 func (r *relays) closeAll() {
 	r.mu.Lock()
 	cs := make([]*relayConn, 0, len(r.conns))
