@@ -56,9 +56,9 @@ type Call struct {
 	// queue included; <= 0 means DefaultCallTimeout, and more than
 	// MaxCallTimeout is MaxCallTimeout.
 	Timeout time.Duration
-	// Queued, if set, runs once the call has its place in its session's
-	// queue (or was refused): the caller may then submit the next one.
-	Queued func()
+	// Arrival, if set, is the call's place in its connection's arrival
+	// order (Arrive): it is queued after the calls read before it.
+	Arrival *Arrival
 	// Access is the browser access given to the calling session (a gateway
 	// session's browserAccess), enforced in the gate; the zero value limits
 	// nothing past the extension's own checks (which, for a panel agent's
@@ -126,7 +126,7 @@ type Broker struct {
 	maxLabels int                 // see MaxLabelSessions
 	order     []*Session
 	waiting   []*pending
-	seq       uint64
+	stamp     atomic.Uint64 // arrival stamps (Arrive, enqueue)
 	inflight  int
 	tabBusy   map[tabKey]bool
 	closed    bool
@@ -292,9 +292,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		call.Owner = b.labelSession(call.Session)
 	}
 	s := call.Owner
-	if call.Queued != nil {
-		defer call.Queued() // the early refusals below; must be idempotent
-	}
+	defer call.Arrival.Placed() // the early refusals below
 	if call.Name == StatusTool && call.Access != AccessNone {
 		return b.statusResult(s), nil
 	}
@@ -316,10 +314,12 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		timeout = DefaultCallTimeout
 	}
 	deadline := start.Add(timeout)
-	p, refused := b.enqueue(s, call.Name, tab, bw)
-	if call.Queued != nil {
-		call.Queued()
+	refused = turn(ctx, call.Arrival, call.Name, deadline)
+	var p *pending
+	if refused == nil {
+		p, refused = b.enqueue(s, call.Name, tab, bw, call.Arrival)
 	}
+	call.Arrival.Placed()
 	if refused == nil {
 		refused = b.wait(ctx, p, deadline)
 	}

@@ -86,8 +86,7 @@ func (d *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		if t := time.Duration(h.TimeoutMs) * time.Millisecond; t > 0 && t <= broker.MaxCallTimeout {
 			call.Timeout = t
 		}
-		// The relay reads its next message once this call holds its place.
-		call.Queued = rc.turn.releaser()
+		call.Arrival = rc.arrival(req.Extra)
 	} else {
 		call.Session = "http"
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
