@@ -222,7 +222,8 @@ func (b *Broker) Tools() []*mcp.Tool {
 // the extension. It returns the bridge to use, or the typed refusal.
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
-	bw, _, e := b.gate(call)
+	tab, valid := tabOf(call.Arguments)
+	bw, _, e := b.gate(call, tab, valid)
 	if e != nil {
 		return nil, e
 	}
@@ -230,8 +231,9 @@ func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 }
 
 // gate is Gate with the browser the call is routed to (browsers.go) and
-// the failover notice, if routing moved the session.
-func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
+// the failover notice, if routing moved the session. tab and valid are
+// tabOf's reading of the arguments, read once per call.
+func (b *Broker) gate(call *Call, tab int, valid bool) (*browser, *Notice, *toolerr.Error) {
 	b.mu.Lock()
 	tool, anyTools := b.byName[call.Name], len(b.tools) > 0
 	cur := len(b.liveLocked()) > 0
@@ -252,7 +254,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	if call.Access == AccessRead && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
 		return nil, nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)
 	}
-	if len(call.Arguments) > 0 && !json.Valid(call.Arguments) {
+	if !valid {
 		return nil, nil, toolerr.New(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
 	s := call.Owner
@@ -263,7 +265,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	if e != nil {
 		return nil, nil, e
 	}
-	if tab := tabOf(call.Arguments); tab >= 0 && b.ownedByOther(s, bw.id, tab) {
+	if tab >= 0 && b.ownedByOther(s, bw.id, tab) {
 		return nil, n, notOwned(tab)
 	}
 	return bw, n, nil
@@ -296,8 +298,8 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	if call.Name == StatusTool && call.Access != AccessNone {
 		return b.statusResult(s), nil
 	}
-	tab := tabOf(call.Arguments)
-	bw, notice, refused := b.gate(&call)
+	tab, valid := tabOf(call.Arguments)
+	bw, notice, refused := b.gate(&call, tab, valid)
 	if refused != nil {
 		b.record(s, call.Name, tab, start, 0, refused.Code, nil)
 		return refused.Result(), notice

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -59,18 +60,24 @@ func (p *pending) tabKey() tabKey {
 	return k
 }
 
-// tabOf reads a call's tabId argument (-1 when absent or not a number).
-func tabOf(args json.RawMessage) int {
+// tabOf reads a call's tabId argument (-1 when absent or not a number),
+// in the one pass that also says whether the arguments are JSON at all.
+func tabOf(args json.RawMessage) (tab int, valid bool) {
 	if len(args) == 0 {
-		return -1
+		return -1, true
 	}
 	var a struct {
 		TabID *float64 `json:"tabId"`
 	}
-	if json.Unmarshal(args, &a) != nil || a.TabID == nil || *a.TabID < 0 || *a.TabID != float64(int(*a.TabID)) {
-		return -1
+	err := json.Unmarshal(args, &a)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return -1, false
 	}
-	return int(*a.TabID)
+	if err != nil || a.TabID == nil || *a.TabID < 0 || *a.TabID != float64(int(*a.TabID)) {
+		return -1, true
+	}
+	return int(*a.TabID), true
 }
 
 // enqueue adds a call in the order of its arrival stamp (a fresh one if it

@@ -58,7 +58,7 @@ func (f *fakeServer) CallToolMeta(ctx context.Context, name string, args json.Ra
 	defer cancel()
 	sess := meta[MetaKey].(map[string]any)
 	id := sess["sessionId"].(string)
-	tab := tabOf(args)
+	tab, _ := tabOf(args)
 	f.mu.Lock()
 	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["session"], name, tab))
 	f.metaSeen = append(f.metaSeen, meta)
