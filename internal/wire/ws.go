@@ -71,9 +71,12 @@ func (f *WSFramer) ReadFrame() ([]byte, error) {
 // so once begun a write is bounded only by WriteTimeout and the
 // connection's lifetime, never by the caller's ctx.
 func (f *WSFramer) WriteFrame(ctx context.Context, b []byte) error {
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wctx context.Context
+	var cancel context.CancelFunc
 	if f.opts.WriteTimeout > 0 {
 		wctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.opts.WriteTimeout)
+	} else {
+		wctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
 	}
 	defer cancel()
 	stop := context.AfterFunc(f.ctx, cancel)
