@@ -83,7 +83,7 @@ FUZZTIME ?= 30s
 # The link target runs over real sockets, so its coverage is noisy; short
 # minimisation keeps the time on fuzzing rather than shrinking inputs.
 FUZZMINIMIZE ?= 10x
-FUZZ_TARGETS := internal/jsonrpc:FuzzDecode internal/link:FuzzHandshakeFrames \
+FUZZ_TARGETS := internal/wire:FuzzDecode internal/link:FuzzHandshakeFrames \
 	internal/pairing:FuzzTranscripts internal/control:FuzzControlStream \
 	internal/cli:FuzzLaunchPattern
 # Go's fuzzing coordinator (before Go 1.27) can fail a run with "context deadline exceeded" at

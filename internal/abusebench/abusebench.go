@@ -32,9 +32,9 @@ import (
 	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
-	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 const serverID = "7d1c1f0e-5a55-4f0b-9c8e-3b7f1a2e4d10"
@@ -289,7 +289,7 @@ func (b *bench) one(ctx context.Context, i int, name string) error {
 		var res *mcp.CallToolResult
 		var err error
 		if legit == nil {
-			legit, err = daemon.ConnectMCP(cctx, b.mcpSock(), daemon.RelayHelloParams{SessionLabel: "legit"}, &mcp.Implementation{Name: "legit"})
+			legit, err = mcpserver.ConnectMCP(cctx, b.mcpSock(), mcpserver.RelayHelloParams{SessionLabel: "legit"}, &mcp.Implementation{Name: "legit"})
 		}
 		if err == nil {
 			res, err = legit.CallTool(cctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})

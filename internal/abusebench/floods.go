@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 // flooder is what a flood needs of the daemon: it runs in a process of its
@@ -170,8 +170,8 @@ func (f *flooder) labels(ctx context.Context) int64 {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		// As `torii exec` calls: a connection per call, a label's shared session.
-		hello := daemon.RelayHelloParams{SessionLabel: fmt.Sprintf("flood-%d", i.Add(1)), Shared: true}
-		s, err := daemon.ConnectMCP(cctx, mcpSock, hello, &mcp.Implementation{Name: "flood"})
+		hello := mcpserver.RelayHelloParams{SessionLabel: fmt.Sprintf("flood-%d", i.Add(1)), Shared: true}
+		s, err := mcpserver.ConnectMCP(cctx, mcpSock, hello, &mcp.Implementation{Name: "flood"})
 		if err != nil {
 			return false
 		}

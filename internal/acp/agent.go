@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // ProtocolVersion is the ACP major version torii speaks.
@@ -63,7 +63,7 @@ func (a *Agent) Handle(ctx context.Context, c *link.Conn, method string, params 
 		// Browser clients probe liveness with <name>/ping; answer at once.
 		return struct{}{}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", method)
 }
 
 // Initialized reports whether the connection has called initialize.
@@ -139,10 +139,10 @@ type Implementation struct {
 func (a *Agent) initialize(c *link.Conn, params json.RawMessage) (any, error) {
 	var p initializeParams
 	if err := json.Unmarshal(orEmpty(params), &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initialize: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "initialize: %v", err)
 	}
 	if p.ProtocolVersion == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initialize: protocolVersion is required")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "initialize: protocolVersion is required")
 	}
 	a.mu.Lock()
 	a.initialized[c.ID()] = true

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/acp"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/tokens"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // A token client over a real socket: the agent sees real link connections.
@@ -83,7 +83,7 @@ func TestSessionRecordsDeclaredServers(t *testing.T) {
 	if err := c.Notify(ctx, "session/cancel", map[string]string{"sessionId": res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Call(ctx, "session/load", map[string]any{}, nil); err == nil || err.(*jsonrpc.Error).Code != jsonrpc.CodeMethodNotFound {
+	if err := c.Call(ctx, "session/load", map[string]any{}, nil); err == nil || err.(*wire.Error).Code != wire.CodeMethodNotFound {
 		t.Fatalf("session/load: %v", err)
 	}
 	// Closing the connection forgets its sessions. The hub drops a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Gen is the MCP-over-ACP wire generation a declaration used; replies and
@@ -65,17 +65,17 @@ func (a *Agent) newSession(c *link.Conn, params json.RawMessage) (any, error) {
 	inited := a.initialized[c.ID()]
 	a.mu.Unlock()
 	if !inited {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: call initialize first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: call initialize first")
 	}
 	var p newSessionParams
 	if err := json.Unmarshal(orEmpty(params), &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: %v", err)
 	}
 	if p.Cwd == nil || *p.Cwd == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: cwd is required")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: cwd is required")
 	}
 	if p.MCPServers == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
 	}
 	servers, err := parseServers(p.MCPServers)
 	if err != nil {
@@ -85,7 +85,7 @@ func (a *Agent) newSession(c *link.Conn, params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	if len(a.byConn[c.ID()]) >= maxSessions {
 		a.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: at most %d sessions per connection", maxSessions)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: at most %d sessions per connection", maxSessions)
 	}
 	if a.byConn[c.ID()] == nil {
 		a.byConn[c.ID()] = map[string]bool{}
@@ -103,23 +103,23 @@ func (a *Agent) newSession(c *link.Conn, params json.RawMessage) (any, error) {
 // ParseServers validates an mcpServers array as session/new does and
 // returns its type:"acp" declarations (the gateway's session/new,
 // session/resume and session/load use it too).
-func ParseServers(raw []json.RawMessage) ([]MCPServer, *jsonrpc.Error) { return parseServers(raw) }
+func ParseServers(raw []json.RawMessage) ([]MCPServer, *wire.Error) { return parseServers(raw) }
 
 // parseServers keeps the type:"acp" declarations (Gen A id or Gen B
 // serverId); stdio/http/sse servers are not ours to start and are skipped.
-func parseServers(raw []json.RawMessage) ([]MCPServer, *jsonrpc.Error) {
+func parseServers(raw []json.RawMessage) ([]MCPServer, *wire.Error) {
 	out := []MCPServer{}
 	seen := map[string]bool{}
 	for i, r := range raw {
 		var d serverDecl
 		if err := json.Unmarshal(r, &d); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: mcpServers[%d]: %v", i, err)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: mcpServers[%d]: %v", i, err)
 		}
 		if d.Type != "acp" {
 			continue
 		}
-		bad := func(why string, a ...any) *jsonrpc.Error {
-			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: mcpServers[%d]: %s", i, fmt.Sprintf(why, a...))
+		bad := func(why string, a ...any) *wire.Error {
+			return wire.Errorf(wire.CodeInvalidParams, "session/new: mcpServers[%d]: %s", i, fmt.Sprintf(why, a...))
 		}
 		if d.Name == "" {
 			return nil, bad("name is required")

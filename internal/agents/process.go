@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Info describes a configured agent (gateway method torii/agents).
@@ -53,7 +53,7 @@ func Describe(list []config.Agent) []Info {
 // Request runs on its own goroutine.
 type Handlers struct {
 	Notify  func(method string, params json.RawMessage)
-	Request func(ctx context.Context, method string, params json.RawMessage) (any, *jsonrpc.Error)
+	Request func(ctx context.Context, method string, params json.RawMessage) (any, *wire.Error)
 }
 
 // Process is one running agent and its ACP connection.
@@ -138,8 +138,8 @@ func Start(spec config.Agent, cwd string, h Handlers, log *slog.Logger) (*Proces
 		notify = func(string, json.RawMessage) {}
 	}
 	if request == nil {
-		request = func(_ context.Context, m string, _ json.RawMessage) (any, *jsonrpc.Error) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", m)
+		request = func(_ context.Context, m string, _ json.RawMessage) (any, *wire.Error) {
+			return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", m)
 		}
 	}
 	p.rpc = newRPCConn(pr, stdin, log, notify, request)

@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // MaxLine bounds one newline-delimited JSON-RPC message from an agent. A
@@ -35,31 +35,31 @@ var ErrClosed = errors.New("agents: connection to the agent closed")
 // bounded by MaxLine plus the session's update buffer. The scripted test
 // agent uses the SDK's typed agent side, so the wire is checked against it.
 type rpcConn struct {
-	peer *jsonrpc.Peer
+	peer *wire.Peer
 	ctx  context.Context // ends when the agent's stdout has
 }
 
 func newRPCConn(r io.Reader, w io.Writer, log *slog.Logger,
 	notify func(string, json.RawMessage),
-	handle func(context.Context, string, json.RawMessage) (any, *jsonrpc.Error)) *rpcConn {
+	handle func(context.Context, string, json.RawMessage) (any, *wire.Error)) *rpcConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	peer := jsonrpc.NewPeer(jsonrpc.NewLineFramer(r, w, MaxLine), jsonrpc.Options{
+	peer := wire.NewPeer(wire.NewLineFramer(r, w, MaxLine), wire.Options{
 		StringIDs:      true,
 		MaxInFlight:    maxAgentRequests,
 		QuietBadFrames: true, // an agent's garbled line is dropped, not argued with
-		Handle: func(ctx context.Context, m *jsonrpc.Message) (any, error) {
+		Handle: func(ctx context.Context, m *wire.Message) (any, error) {
 			res, e := handle(ctx, m.Method, m.Params)
 			if e != nil {
 				return nil, e
 			}
 			return res, nil
 		},
-		Notify: func(_ context.Context, m *jsonrpc.Message) { notify(m.Method, m.Params) },
+		Notify: func(_ context.Context, m *wire.Message) { notify(m.Method, m.Params) },
 	})
 	c := &rpcConn{peer: peer, ctx: ctx}
 	go func() {
 		err := peer.Run(ctx)
-		if errors.Is(err, jsonrpc.ErrLineTooLong) {
+		if errors.Is(err, wire.ErrLineTooLong) {
 			log.Warn("agents: a line from the agent is over the limit; connection ended", "limit", MaxLine)
 		}
 		cancel()
@@ -71,10 +71,10 @@ func newRPCConn(r io.Reader, w io.Writer, log *slog.Logger,
 func (c *rpcConn) Done() <-chan struct{} { return c.peer.Done() }
 
 // Call sends a request and waits for the answer; a JSON-RPC error comes
-// back as *jsonrpc.Error. result may be nil or *json.RawMessage.
+// back as *wire.Error. result may be nil or *json.RawMessage.
 func (c *rpcConn) Call(ctx context.Context, method string, params, result any) error {
 	err := c.peer.Call(ctx, method, params, result)
-	if errors.Is(err, jsonrpc.ErrClosed) {
+	if errors.Is(err, wire.ErrClosed) {
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
 	return err

@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
-	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 // benchDaemon: a real daemon on 127.0.0.1:0, a fake extension paired over
@@ -56,7 +56,7 @@ func BenchmarkNoopRoundTripMCP(b *testing.B) {
 // MCP socket → broker → link → fake extension → back.
 func BenchmarkNoopRoundTripSocket(b *testing.B) {
 	d, ctx := benchDaemon(b)
-	noops(b, ctx, d.Relay(b, ctx, daemon.RelayHelloParams{SessionLabel: "bench"}))
+	noops(b, ctx, d.Relay(b, ctx, mcpserver.RelayHelloParams{SessionLabel: "bench"}))
 }
 
 func noops(b *testing.B, ctx context.Context, s *mcp.ClientSession) {

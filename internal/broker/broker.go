@@ -57,9 +57,9 @@ type Call struct {
 	// queue included; <= 0 means DefaultCallTimeout, and more than
 	// MaxCallTimeout is MaxCallTimeout.
 	Timeout time.Duration
-	// Queued, if set, runs once the call has its place in its session's
-	// queue (or was refused): the caller may then submit the next one.
-	Queued func()
+	// Arrival, if set, is the call's place in its connection's arrival
+	// order (Arrive): it is queued after the calls read before it.
+	Arrival *Arrival
 	// Access is the browser access given to the calling session (a gateway
 	// session's browserAccess), enforced in the gate; the zero value limits
 	// nothing past the extension's own checks (which, for a panel agent's
@@ -130,7 +130,7 @@ type Broker struct {
 	maxLabels int                 // see MaxLabelSessions
 	order     []*Session
 	waiting   []*pending
-	seq       uint64
+	stamp     atomic.Uint64 // arrival stamps (Arrive, enqueue)
 	inflight  int
 	tabBusy   map[tabKey]bool
 	closed    bool
@@ -226,7 +226,8 @@ func (b *Broker) Tools() []*mcp.Tool {
 // the extension. It returns the tool server to use, or the typed refusal.
 // Tab ownership is checked here too (ownership.go).
 func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
-	bw, _, e := b.gate(call)
+	tab, valid := tabOf(call.Arguments)
+	bw, _, e := b.gate(call, tab, valid)
 	if e != nil {
 		return nil, e
 	}
@@ -234,8 +235,9 @@ func (b *Broker) Gate(call *Call) (ToolServer, *toolerr.Error) {
 }
 
 // gate is Gate with the browser the call is routed to (browsers.go) and
-// the failover notice, if routing moved the session.
-func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
+// the failover notice, if routing moved the session. tab and valid are
+// tabOf's reading of the arguments, read once per call.
+func (b *Broker) gate(call *Call, tab int, valid bool) (*browser, *Notice, *toolerr.Error) {
 	b.mu.Lock()
 	tool, anyTools := b.byName[call.Name], len(b.tools) > 0
 	cur := len(b.liveLocked()) > 0
@@ -256,7 +258,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	if call.Access == AccessRead && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
 		return nil, nil, accessRefusal("this agent has read-only browser access and %s may change the page; nothing was sent", call.Name)
 	}
-	if len(call.Arguments) > 0 && !json.Valid(call.Arguments) {
+	if !valid {
 		return nil, nil, toolerr.New(toolerr.InvalidArgument, "arguments are not valid JSON")
 	}
 	s := call.Owner
@@ -267,7 +269,7 @@ func (b *Broker) gate(call *Call) (*browser, *Notice, *toolerr.Error) {
 	if e != nil {
 		return nil, nil, e
 	}
-	if tab := tabOf(call.Arguments); tab >= 0 && b.ownedByOther(s, bw.id, tab) {
+	if tab >= 0 && b.ownedByOther(s, bw.id, tab) {
 		return nil, n, notOwned(tab)
 	}
 	return bw, n, nil
@@ -296,14 +298,12 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		call.Owner = b.labelSession(call.Session)
 	}
 	s := call.Owner
-	if call.Queued != nil {
-		defer call.Queued() // the early refusals below; must be idempotent
-	}
+	defer call.Arrival.Placed() // the early refusals below
 	if call.Name == StatusTool && call.Access != AccessNone {
 		return b.statusResult(s), nil
 	}
-	tab := tabOf(call.Arguments)
-	bw, notice, refused := b.gate(&call)
+	tab, valid := tabOf(call.Arguments)
+	bw, notice, refused := b.gate(&call, tab, valid)
 	if refused != nil {
 		b.record(s, call.Name, tab, start, 0, refused.Code, nil)
 		return refused.Result(), notice
@@ -320,10 +320,12 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		timeout = DefaultCallTimeout
 	}
 	deadline := start.Add(timeout)
-	p, refused := b.enqueue(s, call.Name, tab, bw)
-	if call.Queued != nil {
-		call.Queued()
+	refused = turn(ctx, call.Arrival, call.Name, deadline)
+	var p *pending
+	if refused == nil {
+		p, refused = b.enqueue(s, call.Name, tab, bw, call.Arrival)
 	}
+	call.Arrival.Placed()
 	if refused == nil {
 		refused = b.wait(ctx, p, deadline)
 	}

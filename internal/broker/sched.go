@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -59,23 +60,30 @@ func (p *pending) tabKey() tabKey {
 	return k
 }
 
-// tabOf reads a call's tabId argument (-1 when absent or not a number).
-func tabOf(args json.RawMessage) int {
+// tabOf reads a call's tabId argument (-1 when absent or not a number),
+// in the one pass that also says whether the arguments are JSON at all.
+func tabOf(args json.RawMessage) (tab int, valid bool) {
 	if len(args) == 0 {
-		return -1
+		return -1, true
 	}
 	var a struct {
 		TabID *float64 `json:"tabId"`
 	}
-	if json.Unmarshal(args, &a) != nil || a.TabID == nil || *a.TabID < 0 || *a.TabID != float64(int(*a.TabID)) {
-		return -1
+	err := json.Unmarshal(args, &a)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return -1, false
 	}
-	return int(*a.TabID)
+	if err != nil || a.TabID == nil || *a.TabID < 0 || *a.TabID != float64(int(*a.TabID)) {
+		return -1, true
+	}
+	return int(*a.TabID), true
 }
 
-// enqueue adds a call, or refuses it at once with busy (session queue full)
-// or extension_not_connected (the broker is closed).
-func (b *Broker) enqueue(s *Session, tool string, tab int, bw *browser) (*pending, *toolerr.Error) {
+// enqueue adds a call in the order of its arrival stamp (a fresh one if it
+// has none), or refuses it at once with busy (session queue full) or
+// daemon_restarted (the broker is closed).
+func (b *Broker) enqueue(s *Session, tool string, tab int, bw *browser, a *Arrival) (*pending, *toolerr.Error) {
 	b.smu.Lock()
 	defer b.smu.Unlock()
 	if b.closed {
@@ -84,13 +92,28 @@ func (b *Broker) enqueue(s *Session, tool string, tab int, bw *browser) (*pendin
 	if len(s.queue) >= b.limits.MaxQueuedPerSession {
 		return nil, toolerr.New(toolerr.Busy, "this session already has %d calls waiting; nothing was sent", len(s.queue))
 	}
-	b.seq++
-	p := &pending{seq: b.seq, sess: s, tool: tool, tab: tab, bw: bw, enq: time.Now(), admit: make(chan struct{})}
-	s.queue = append(s.queue, p)
+	seq := uint64(0)
+	if a != nil {
+		seq = a.seq
+	} else {
+		seq = b.stamp.Add(1)
+	}
+	p := &pending{seq: seq, sess: s, tool: tool, tab: tab, bw: bw, enq: time.Now(), admit: make(chan struct{})}
+	s.queue = insertBySeq(s.queue, p)
 	s.used = p.enq
-	b.waiting = append(b.waiting, p)
+	b.waiting = insertBySeq(b.waiting, p)
 	b.pumpLocked()
 	return p, nil
+}
+
+// insertBySeq inserts p into q, which is sorted by seq: a call read
+// earlier than calls already queued goes ahead of them.
+func insertBySeq(q []*pending, p *pending) []*pending {
+	i := len(q)
+	for i > 0 && q[i-1].seq > p.seq {
+		i--
+	}
+	return slices.Insert(q, i, p)
 }
 
 // pumpLocked admits every waiting call that may run now, oldest first.

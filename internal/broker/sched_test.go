@@ -61,7 +61,7 @@ func (f *fakeServer) Call(ctx context.Context, r browserlink.Request) *mcp.CallT
 	defer cancel()
 	sess := meta[MetaKey].(map[string]any)
 	id := sess["sessionId"].(string)
-	tab := tabOf(args)
+	tab, _ := tabOf(args)
 	f.mu.Lock()
 	f.started = append(f.started, fmt.Sprintf("%s:%s:%d", sess["session"], name, tab))
 	f.metaSeen = append(f.metaSeen, meta)

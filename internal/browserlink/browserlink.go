@@ -28,9 +28,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // The link methods of the browser-tool leg.
@@ -57,7 +57,7 @@ type Conn interface {
 	ID() string
 	Context() context.Context
 	Call(ctx context.Context, method string, params, result any) error
-	Start(ctx context.Context, id json.RawMessage, method string, params any) (*jsonrpc.Pending, error)
+	Start(ctx context.Context, id json.RawMessage, method string, params any) (*wire.Pending, error)
 	Notify(ctx context.Context, method string, params any) error
 }
 
@@ -261,10 +261,10 @@ func (s *Server) call(ctx context.Context, r Request) outcome {
 	defer cancel()
 	// The server closing (a reconnect replaced it) ends the wait too.
 	defer context.AfterFunc(s.ctx, cancel)()
-	p, err := s.conn.Start(cctx, jsonrpc.RawID(id), MethodCall,
+	p, err := s.conn.Start(cctx, wire.RawID(id), MethodCall,
 		CallParams{CallID: id, Tool: r.Tool, Arguments: args, Meta: r.Meta, Deadline: r.Deadline.UnixMilli()})
 	if err != nil {
-		if errors.Is(err, jsonrpc.ErrBusy) {
+		if errors.Is(err, wire.ErrBusy) {
 			return outcome{f: &failure{code: toolerr.Busy, msg: fmt.Sprintf("too many calls are waiting on this browser's link; %s was not sent", r.Tool)}}
 		}
 		if cctx.Err() == nil || s.conn.Context().Err() != nil {
@@ -277,13 +277,13 @@ func (s *Server) call(ctx context.Context, r Request) outcome {
 			return outcome{res: &res}
 		}
 	}
-	var rpcErr *jsonrpc.Error
+	var rpcErr *wire.Error
 	switch {
 	case errors.As(err, &rpcErr):
 		return outcome{f: rpcFailure(r.Tool, rpcErr)}
 	case errors.Is(err, link.ErrFrameTooLarge):
 		return outcome{f: &failure{code: toolerr.TooLarge, msg: fmt.Sprintf("the extension's answer to %s was over the link's %d MiB frame cap; the link was closed and the extension reconnects; it may have run", r.Tool, link.MaxFrame>>20)}}
-	case s.conn.Context().Err() != nil || errors.Is(err, jsonrpc.ErrClosed):
+	case s.conn.Context().Err() != nil || errors.Is(err, wire.ErrClosed):
 		return outcome{f: s.gone(r, "during "+r.Tool+"; it may have run")}
 	case s.ctx.Err() != nil:
 		s.cancelCall(id)
@@ -300,11 +300,11 @@ func (s *Server) call(ctx context.Context, r Request) outcome {
 
 // rpcFailure maps a JSON-RPC error answer: the extension refused the
 // request itself, so nothing ran.
-func rpcFailure(tool string, e *jsonrpc.Error) *failure {
+func rpcFailure(tool string, e *wire.Error) *failure {
 	switch e.Code {
-	case jsonrpc.CodeInvalidParams:
+	case wire.CodeInvalidParams:
 		return &failure{code: toolerr.InvalidArgument, msg: fmt.Sprintf("%s: %s; nothing ran", tool, e.Message)}
-	case jsonrpc.CodeMethodNotFound:
+	case wire.CodeMethodNotFound:
 		return &failure{code: toolerr.ExtensionNotConnected, msg: fmt.Sprintf("the extension does not serve %s; nothing ran", MethodCall),
 			hint: "Update the Torii extension to the daemon's version (`torii version`), then call again."}
 	}

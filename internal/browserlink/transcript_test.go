@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/browserlink"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // transcript is one file of testdata/link (its README describes the format).
@@ -46,7 +46,7 @@ var transcripts = filepath.Join("..", "..", "testdata", "link")
 // pipe is one link connection: the daemon's JSON-RPC peer on one end,
 // the test (playing the extension) on the other.
 type pipe struct {
-	peer   *jsonrpc.Peer
+	peer   *wire.Peer
 	ctx    context.Context
 	in     chan []byte // frames to the daemon
 	out    chan []byte // frames from the daemon
@@ -76,7 +76,7 @@ func (p *pipe) Context() context.Context { return p.ctx }
 func (p *pipe) Call(ctx context.Context, method string, params, result any) error {
 	return p.peer.Call(ctx, method, params, result)
 }
-func (p *pipe) Start(ctx context.Context, id json.RawMessage, method string, params any) (*jsonrpc.Pending, error) {
+func (p *pipe) Start(ctx context.Context, id json.RawMessage, method string, params any) (*wire.Pending, error) {
 	return p.peer.Start(ctx, id, method, params)
 }
 func (p *pipe) Notify(ctx context.Context, method string, params any) error {
@@ -85,7 +85,7 @@ func (p *pipe) Notify(ctx context.Context, method string, params any) error {
 
 func newPipe(t *testing.T) *pipe {
 	p := &pipe{in: make(chan []byte, 16), out: make(chan []byte, 16), closed: make(chan struct{})}
-	p.peer = jsonrpc.NewPeer(p, jsonrpc.Options{IDPrefix: "d"})
+	p.peer = wire.NewPeer(p, wire.Options{IDPrefix: "d"})
 	ctx, cancel := context.WithCancel(context.Background())
 	p.ctx = ctx
 	go func() {

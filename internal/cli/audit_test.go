@@ -15,6 +15,7 @@ import (
 
 	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 // `torii audit` end to end: the real binary, a real daemon with a fake
@@ -187,7 +188,7 @@ func TestAuditOutExportsEverything(t *testing.T) {
 	e := newToolsEnv(t)
 	ctx := tctx(t)
 	e.connect(ctx)
-	s := e.d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "many", Shared: true})
+	s := e.d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "many", Shared: true})
 	defer s.Close()
 	const n = 105
 	for i := range n {

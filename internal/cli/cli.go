@@ -14,8 +14,8 @@ import (
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/suggest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Stdio is where a command reads and writes; tests substitute buffers.
@@ -123,7 +123,7 @@ func Main(args []string, s Stdio) int {
 func report(s Stdio, name string, err error) int {
 	var ue *UsageError
 	var ee exitError
-	var re *jsonrpc.Error
+	var re *wire.Error
 	switch {
 	case err == nil:
 		return ExitOK

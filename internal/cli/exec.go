@@ -19,6 +19,7 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/suggest"
 	"github.com/torii-browser/torii/internal/toolerr"
 	"github.com/torii-browser/torii/internal/version"
@@ -76,8 +77,8 @@ func runExec(ctx context.Context, s Stdio, args []string) error {
 	defer stop()
 	// The same MCP path as every agent's, in the named session of the label:
 	// each exec is its own process, and sees the tabs the ones before it opened.
-	hello := daemon.RelayHelloParams{SessionLabel: *label, Shared: true, TimeoutMs: timeout.Milliseconds()}
-	cs, err := daemon.ConnectMCP(ctx, p.MCPSocket(), hello, &mcp.Implementation{Name: "torii-exec", Version: version.Version})
+	hello := mcpserver.RelayHelloParams{SessionLabel: *label, Shared: true, TimeoutMs: timeout.Milliseconds()}
+	cs, err := mcpserver.ConnectMCP(ctx, p.MCPSocket(), hello, &mcp.Implementation{Name: "torii-exec", Version: version.Version})
 	if errors.Is(err, control.ErrDaemonNotRunning) {
 		return ErrNotRunning
 	}

@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/daemon"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
 
@@ -36,21 +37,28 @@ type relay struct {
 
 	wmu sync.Mutex // one whole message per write to out
 
-	mu        sync.Mutex
-	conn      net.Conn      // nil while reconnecting
-	ready     chan struct{} // closed once conn is set
-	inflight  map[string]owed
-	changed   chan struct{}     // signalled whenever an owed request is answered
-	initLine  []byte            // the client's initialize request
-	initedMsg []byte            // its notifications/initialized
-	listens   map[string][]byte // its open subscriptions/listen requests, by id
-	replayKey string            // id of the replayed initialize, whose reply is swallowed
-	probeKey  string            // id of the ping whose reply publishes pendingConn
-	pending   net.Conn          // a reconnection not yet answered
-	notes     [][]byte          // what to tell the client once pending is published
-	replays   int               // reconnections so far
-	attached  bool              // a connection was made before
-	closing   bool
+	mu         sync.Mutex
+	conn       net.Conn      // nil while reconnecting
+	ready      chan struct{} // closed once conn is set
+	inflight   map[string]owed
+	changed    chan struct{}     // signalled whenever an owed request is answered
+	initParams json.RawMessage   // the params of the client's initialize request
+	initedMsg  []byte            // its notifications/initialized
+	listens    map[string]listen // its open subscriptions/listen requests, by id key
+	replayKey  string            // id of the replayed initialize, whose reply is swallowed
+	probeKey   string            // id of the ping whose reply publishes pendingConn
+	pending    net.Conn          // a reconnection not yet answered
+	notes      [][]byte          // what to tell the client once pending is published
+	replays    int               // reconnections so far
+	attached   bool              // a connection was made before
+	closing    bool
+}
+
+// listen is an open subscriptions/listen request: its line, replayed to
+// a new daemon, and its id, which the relay's notice names.
+type listen struct {
+	line []byte
+	id   json.RawMessage
 }
 
 // owed is a client request sent to the daemon and not yet answered.
@@ -73,7 +81,7 @@ const (
 
 func newRelay(label string, dial func(context.Context) (net.Conn, error), out, errw io.Writer) *relay {
 	return &relay{label: label, dial: dial, out: out, errw: errw, ready: make(chan struct{}),
-		inflight: map[string]owed{}, listens: map[string][]byte{}, changed: make(chan struct{}, 1)}
+		inflight: map[string]owed{}, listens: map[string]listen{}, changed: make(chan struct{}, 1)}
 }
 
 // run relays until in reaches EOF (then owed answers get drainTimeout) or
@@ -117,19 +125,40 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	return nil
 }
 
+// envelope is all the relay reads of a client's message, in its one
+// decode: params are kept raw (the initialize replayed after a restart)
+// and only a cancel's are read, for the request it names.
 type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
-// idKey is a request id in one spelling for both directions (1, 1.0).
+// idKey is a request id in one spelling for both directions (1, 1.0),
+// read from its raw JSON without decoding the message again.
 func idKey(raw json.RawMessage) string {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	switch c := raw[0]; {
+	case c == '"':
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return "s" + string(raw[1:len(raw)-1])
+		}
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return ""
+		}
+		return "s" + v
+	case c == '-' || (c >= '0' && c <= '9'):
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return ""
+		}
+		return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return "" // null, or not an id
 }
 
 func (r *relay) fromClient(ctx context.Context, line []byte) {
@@ -146,23 +175,21 @@ func (r *relay) fromClient(ctx context.Context, line []byte) {
 	switch {
 	case !parsed:
 	case e.Method == "initialize" && key != "":
-		r.initLine = bytes.Clone(line)
+		r.initParams = e.Params
 	case e.Method == "notifications/initialized":
 		r.initedMsg = bytes.Clone(line)
 	case e.Method == "subscriptions/listen" && key != "":
 		// A stream answered only when it ends: not owed, but replayed to a
 		// new daemon so the client keeps hearing of changes.
-		r.listens[key] = bytes.Clone(line)
+		r.listens[key] = listen{line: bytes.Clone(line), id: e.ID}
 	case e.Method == "notifications/cancelled":
 		// The daemon need not answer a cancelled request.
 		var p struct {
-			Params struct {
-				RequestID json.RawMessage `json:"requestId"`
-			} `json:"params"`
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(line, &p) == nil {
-			delete(r.inflight, idKey(p.Params.RequestID))
-			delete(r.listens, idKey(p.Params.RequestID))
+		if json.Unmarshal(e.Params, &p) == nil {
+			delete(r.inflight, idKey(p.RequestID))
+			delete(r.listens, idKey(p.RequestID))
 		}
 	}
 	r.mu.Unlock()
@@ -216,7 +243,7 @@ func (r *relay) await(ctx context.Context) net.Conn {
 // daemon answers a ping sent after the replay, so a socket of a daemon
 // still going away never takes the client's requests.
 func (r *relay) attach(ctx context.Context, c net.Conn) error {
-	msgs := [][]byte{daemon.RelayHelloParams{SessionLabel: r.label, Browser: r.browser, Shared: r.named}.Line()}
+	msgs := [][]byte{mcpserver.RelayHelloParams{SessionLabel: r.label, Browser: r.browser, Shared: r.named}.Line()}
 	r.mu.Lock()
 	first := !r.attached
 	r.attached = true
@@ -228,15 +255,13 @@ func (r *relay) attach(ctx context.Context, c net.Conn) error {
 			id, _ := json.Marshal(fmt.Sprintf("%s%s-%d", relayTag, what, r.replays))
 			return id
 		}
-		if r.initLine != nil {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(r.initLine, &m) == nil {
-				m["id"] = tag("initialize")
-				if b, err := json.Marshal(m); err == nil {
-					msgs = append(msgs, append(b, '\n'))
-					replayKey = string(m["id"])
-				}
-			}
+		if r.initParams != nil {
+			// Rebuilt from what was kept: the client's line is not read again.
+			id := tag("initialize")
+			b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+			b = append(append(append(b, `,"method":"initialize","params":`...), r.initParams...), "}\n"...)
+			msgs = append(msgs, b)
+			replayKey = idKey(id)
 			if r.initedMsg != nil {
 				msgs = append(msgs, r.initedMsg)
 			}
@@ -246,18 +271,15 @@ func (r *relay) attach(ctx context.Context, c net.Conn) error {
 		// A client that listens hears it on its stream (the listen's id in
 		// _meta, as the SDK marks it).
 		for _, l := range r.listens {
-			msgs = append(msgs, l)
-			var e envelope
-			if json.Unmarshal(l, &e) == nil {
-				n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-					"params": map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": e.ID}}})
-				notes = append(notes, append(n, '\n'))
-			}
+			msgs = append(msgs, l.line)
+			n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+				"params": map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": l.id}}})
+			notes = append(notes, append(n, '\n'))
 		}
 		id := tag("ping")
 		ping, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "ping"})
 		msgs = append(msgs, append(ping, '\n'))
-		probeKey = string(id)
+		probeKey = idKey(id)
 	}
 	r.mu.Unlock()
 	for _, m := range msgs {
@@ -344,11 +366,11 @@ func (r *relay) fromDaemon(ctx context.Context, c net.Conn) {
 // answered notes a reply to an owed request; false for the replies to the
 // relay's own replayed initialize and ping, which the client must not see.
 func (r *relay) answered(c net.Conn, line []byte) bool {
-	var e envelope
-	if json.Unmarshal(line, &e) != nil || e.Method != "" {
+	id, method, ok := peekReply(line)
+	if !ok || method != "" {
 		return true
 	}
-	key := idKey(e.ID)
+	key := idKey(id)
 	if key == "" {
 		return true
 	}
@@ -371,6 +393,51 @@ func (r *relay) answered(c net.Conn, line []byte) bool {
 		r.signal()
 	}
 	return true
+}
+
+// peekReply reads the id and method of a daemon line from its first keys,
+// where the daemon's SDK writes them ({"jsonrpc":"2.0","id":…,"result":…}),
+// so a large result is not decoded to find its id; a line laid out
+// otherwise is decoded whole.
+func peekReply(line []byte) (id json.RawMessage, method string, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", false
+	}
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return nil, "", false
+		}
+		switch k {
+		case "jsonrpc":
+			var v json.RawMessage
+			if d.Decode(&v) != nil {
+				return nil, "", false
+			}
+		case "id":
+			if d.Decode(&id) != nil {
+				return nil, "", false
+			}
+		case "method":
+			if d.Decode(&method) != nil {
+				return nil, "", false
+			}
+			return id, method, true
+		default:
+			if id == nil {
+				// Not the SDK's layout: read the line whole.
+				var e envelope
+				if json.Unmarshal(line, &e) != nil {
+					return nil, "", false
+				}
+				return e.ID, e.Method, true
+			}
+			// result or error after the id: the envelope has been read.
+			return id, method, true
+		}
+	}
+	return id, method, true
 }
 
 func (r *relay) reconnect(ctx context.Context) {

@@ -20,8 +20,8 @@ import (
 	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 const fakeServerID = "6a0c7f8e-3c57-4a0b-9d0e-5f7f00c0ffee"
@@ -66,7 +66,7 @@ func observedExtension(slowEnded chan struct{}) *browserlinktest.Provider {
 				map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(pngBytes)},
 			}}, nil
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "unknown tool %s", name)
 	})
 }
 

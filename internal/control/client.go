@@ -7,8 +7,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/osproc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // ErrDaemonNotRunning means no daemon answers on the control socket.
@@ -17,7 +17,7 @@ var ErrDaemonNotRunning = errors.New("torii daemon is not running; start it with
 // Client is a control-socket connection. Calls may run concurrently.
 type Client struct {
 	conn net.Conn
-	peer *jsonrpc.Peer
+	peer *wire.Peer
 }
 
 // DialSocket connects to one of the daemon's unix sockets (control or MCP);
@@ -54,22 +54,22 @@ func Dial(ctx context.Context, socketPath string) (*Client, error) {
 		return nil, err
 	}
 	// The daemon sends nothing but answers; a line it garbles is dropped.
-	cl := &Client{conn: c, peer: jsonrpc.NewPeer(jsonrpc.NewLineFramer(c, c, MaxLine), jsonrpc.Options{QuietBadFrames: true})}
+	cl := &Client{conn: c, peer: wire.NewPeer(wire.NewLineFramer(c, c, MaxLine), wire.Options{QuietBadFrames: true})}
 	go cl.peer.Run(context.Background())
 	return cl, nil
 }
 
 // Call sends method with params and decodes the result into result (may be
-// nil). An error the daemon answered is returned as *jsonrpc.Error; a
-// closed or broken connection gives jsonrpc.ErrClosed.
+// nil). An error the daemon answered is returned as *wire.Error; a
+// closed or broken connection gives wire.ErrClosed.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	p, err := c.peer.Start(ctx, nil, method, params)
 	if err != nil {
 		return err
 	}
 	if err := p.Wait(ctx, result); err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) || errors.Is(err, jsonrpc.ErrClosed) || ctx.Err() != nil {
+		var rpcErr *wire.Error
+		if errors.As(err, &rpcErr) || errors.Is(err, wire.ErrClosed) || ctx.Err() != nil {
 			return err
 		}
 		return fmt.Errorf("control: decode %s result: %w", method, err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 func socketDir(t *testing.T) string {
@@ -44,14 +44,14 @@ func echo(ctx context.Context, method string, params json.RawMessage) (any, erro
 	case "echo":
 		return params, nil
 	case "fail":
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "nope")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "nope")
 	case "boom":
 		return nil, errors.New("kaput")
 	case "slow":
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "unknown method %q", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "unknown method %q", method)
 }
 
 func TestSocketModes(t *testing.T) {
@@ -83,14 +83,14 @@ func TestCallRoundTripAndErrors(t *testing.T) {
 	if err := c.Call(ctx, "echo", map[string]int{"a": 1}, &out); err != nil || out["a"] != 1 {
 		t.Fatalf("echo: %v %v", out, err)
 	}
-	var rpcErr *jsonrpc.Error
-	if err := c.Call(ctx, "fail", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+	var rpcErr *wire.Error
+	if err := c.Call(ctx, "fail", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != wire.CodeInvalidParams {
 		t.Fatalf("fail: %v", err)
 	}
-	if err := c.Call(ctx, "boom", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || !strings.Contains(rpcErr.Message, "kaput") {
+	if err := c.Call(ctx, "boom", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != wire.CodeInternalError || !strings.Contains(rpcErr.Message, "kaput") {
 		t.Fatalf("boom: %v", err)
 	}
-	if err := c.Call(ctx, "nosuch", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
+	if err := c.Call(ctx, "nosuch", nil, nil); !errors.As(err, &rpcErr) || rpcErr.Code != wire.CodeMethodNotFound {
 		t.Fatalf("nosuch: %v", err)
 	}
 	// A slow call does not block others on the same connection.
@@ -139,13 +139,13 @@ func TestMalformedLines(t *testing.T) {
 		line string
 		code int
 	}{
-		{"{nope\n", jsonrpc.CodeParseError},
-		{`{"id":1,"method":"echo"}` + "\n", jsonrpc.CodeInvalidRequest},
+		{"{nope\n", wire.CodeParseError},
+		{`{"id":1,"method":"echo"}` + "\n", wire.CodeInvalidRequest},
 	} {
 		c.Write([]byte(tc.line))
 		var m struct {
 			ID    json.RawMessage `json:"id"`
-			Error *jsonrpc.Error  `json:"error"`
+			Error *wire.Error     `json:"error"`
 		}
 		if err := dec.Decode(&m); err != nil {
 			t.Fatal(err)
@@ -177,8 +177,8 @@ func TestOverlongLineDropsConnection(t *testing.T) {
 			}
 		}
 	}()
-	var m struct{ Error *jsonrpc.Error }
-	if err := dec.Decode(&m); err != nil || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest {
+	var m struct{ Error *wire.Error }
+	if err := dec.Decode(&m); err != nil || m.Error == nil || m.Error.Code != wire.CodeInvalidRequest {
 		t.Fatalf("got %+v %v", m, err)
 	}
 	if err := dec.Decode(&m); err == nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/fuzzseed"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // FuzzControlStream feeds a byte stream to one control connection, then a
@@ -28,7 +28,7 @@ func FuzzControlStream(f *testing.F) {
 			if method == "echo" {
 				return params, nil
 			}
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %q", method)
+			return nil, wire.Errorf(wire.CodeMethodNotFound, "no %q", method)
 		}, nil)
 		s.SetLimits(Limits{MaxInFlight: 4, LineTimeout: 2 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -54,7 +54,7 @@ func FuzzControlStream(f *testing.F) {
 				}
 				return // dropped: only for a line over MaxLine
 			}
-			m, e := jsonrpc.Decode(line)
+			m, e := wire.Decode(line)
 			if e != nil || !m.IsResponse() {
 				t.Fatalf("not a response: %q", line)
 			}

@@ -16,14 +16,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // MaxLine bounds one request line, so a client that never sends a newline
 // cannot grow the daemon's memory without limit.
 const MaxLine = 8 << 20
 
-// Handler answers one control method. Returning a *jsonrpc.Error sends it
+// Handler answers one control method. Returning a *wire.Error sends it
 // as is; any other error becomes -32603 with its message.
 type Handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
@@ -183,14 +183,14 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	f := jsonrpc.NewLineFramer(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, c, MaxLine)
-	peer := jsonrpc.NewPeer(f, jsonrpc.Options{
+	f := wire.NewLineFramer(&lineDeadline{Conn: c, timeout: s.limits.LineTimeout}, c, MaxLine)
+	peer := wire.NewPeer(f, wire.Options{
 		// SECURITY I-49: a connection's requests in flight are bounded; the
 		// next line is read only when one finishes. Each request runs on its
 		// own goroutine: `pair.decide` and other long calls must not block
 		// the connection's other calls.
 		MaxInFlight: s.limits.MaxInFlight,
-		Arrive: func(ctx context.Context, msg *jsonrpc.Message) context.Context {
+		Arrive: func(ctx context.Context, msg *wire.Message) context.Context {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if s.closed {
@@ -200,15 +200,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			s.calls.Add(1)
 			return ctx
 		},
-		Handle: func(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+		Handle: func(ctx context.Context, msg *wire.Message) (any, error) {
 			if ctx.Value(refusedKey{}) != nil {
-				return nil, jsonrpc.NoReply
+				return nil, wire.NoReply
 			}
 			defer s.calls.Done()
 			return s.handler(ctx, msg.Method, msg.Params)
 		},
 		// Control clients send requests only; a notification is run inline.
-		Notify: func(ctx context.Context, msg *jsonrpc.Message) { _, _ = s.handler(ctx, msg.Method, msg.Params) },
+		Notify: func(ctx context.Context, msg *wire.Message) { _, _ = s.handler(ctx, msg.Method, msg.Params) },
 	})
 	_ = peer.Run(ctx)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // openAudit opens the audit database in the state directory with the
@@ -50,13 +50,13 @@ func (d *daemon) handleAuditQuery(ctx context.Context, raw json.RawMessage) (any
 		return nil, err
 	}
 	if err := f.Validate(); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "audit.query: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "audit.query: %v", err)
 	}
 	if f.Limit > audit.MaxLimit {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "audit.query: limit must be at most %d (page with beforeId)", audit.MaxLimit)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "audit.query: limit must be at most %d (page with beforeId)", audit.MaxLimit)
 	}
 	if d.audit == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "audit.query: the audit database is not open")
+		return nil, wire.Errorf(wire.CodeInternalError, "audit.query: the audit database is not open")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/audit"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // AuditWitness is the link method by which a paired extension hands the
@@ -80,28 +80,28 @@ var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func (d *daemon) auditWitness(ctx context.Context, c *link.Conn, raw json.RawMessage) (any, error) {
 	i := c.Info()
 	if i.Kind != link.KindDevice {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: only a paired browser witnesses the audit", AuditWitness)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: only a paired browser witnesses the audit", AuditWitness)
 	}
 	var p AuditWitnessParams
 	if len(raw) > 0 && json.Unmarshal(raw, &p) != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: witnesses must be [{seq, hash}]", AuditWitness)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: witnesses must be [{seq, hash}]", AuditWitness)
 	}
 	if len(p.Witnesses) > maxWitnesses {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: at most %d witnesses", AuditWitness, maxWitnesses)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: at most %d witnesses", AuditWitness, maxWitnesses)
 	}
 	for _, w := range p.Witnesses {
 		if w.Seq < 0 || !hexHash.MatchString(w.Hash) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: a witness is {seq ≥ 0, hash: 64 lowercase hex}", AuditWitness)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "%s: a witness is {seq ≥ 0, hash: 64 lowercase hex}", AuditWitness)
 		}
 	}
 	if d.audit == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the audit database is not open", AuditWitness)
+		return nil, wire.Errorf(wire.CodeInternalError, "%s: the audit database is not open", AuditWitness)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	tip, err := d.audit.Tip(ctx)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", AuditWitness, err)
+		return nil, wire.Errorf(wire.CodeInternalError, "%s: %v", AuditWitness, err)
 	}
 	res := AuditWitnessResult{Head: tip.Head}
 	if len(p.Witnesses) == 0 {
@@ -118,7 +118,7 @@ func (d *daemon) auditWitness(ctx context.Context, c *link.Conn, raw json.RawMes
 		default:
 			h, ok, err := d.audit.HashAt(ctx, w.Seq)
 			if err != nil {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", AuditWitness, err)
+				return nil, wire.Errorf(wire.CodeInternalError, "%s: %v", AuditWitness, err)
 			}
 			switch {
 			case !ok:
@@ -176,7 +176,7 @@ func (d *daemon) auditStatus(ctx context.Context) *AuditStatus {
 
 func (d *daemon) handleAuditTip(ctx context.Context) (any, error) {
 	if d.audit == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "audit.tip: the audit database is not open")
+		return nil, wire.Errorf(wire.CodeInternalError, "audit.tip: the audit database is not open")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

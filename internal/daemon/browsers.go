@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/launcher"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // BrowserStatus is one paired browser in `status`: whether it is connected
@@ -80,14 +80,14 @@ func (d *daemon) resolveBrowser(nameOrID string) (string, string, bool) {
 func (d *daemon) renameDevice(p DevicesRenameParams) (DeviceInfo, error) {
 	dev, ok := d.devices.Find(p.Device)
 	if !ok {
-		return DeviceInfo{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: no device %q; see `torii devices`", p.Device)
+		return DeviceInfo{}, wire.Errorf(wire.CodeInvalidParams, "devices.rename: no device %q; see `torii devices`", p.Device)
 	}
 	dev, err := d.devices.Rename(dev.ID, p.Name)
 	switch {
 	case errors.Is(err, pairing.ErrNameTaken):
-		return DeviceInfo{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: another device is already named %q; pick another name", p.Name)
+		return DeviceInfo{}, wire.Errorf(wire.CodeInvalidParams, "devices.rename: another device is already named %q; pick another name", p.Name)
 	case errors.Is(err, pairing.ErrBadDeviceName):
-		return DeviceInfo{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: a name is 1-%d printable characters", pairing.MaxDeviceName)
+		return DeviceInfo{}, wire.Errorf(wire.CodeInvalidParams, "devices.rename: a name is 1-%d printable characters", pairing.MaxDeviceName)
 	case err != nil:
 		return DeviceInfo{}, err
 	}

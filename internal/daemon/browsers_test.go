@@ -13,9 +13,9 @@ import (
 	"github.com/torii-browser/torii/internal/browserlink/browserlinktest"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // browserProvider is a fake extension whose echo answers with its own tag,
@@ -286,7 +286,7 @@ func TestDeviceRename(t *testing.T) {
 	waitBrowsers(t, d, nameB, "Personal")
 	nameA = "Personal"
 	err := d.Control.Call(ctx, "devices.rename", daemon.DevicesRenameParams{Device: nameB, Name: strings.ToUpper(nameA)}, nil)
-	if re, ok := err.(*jsonrpc.Error); !ok || re.Code != jsonrpc.CodeInvalidParams || !strings.Contains(re.Message, "already named") {
+	if re, ok := err.(*wire.Error); !ok || re.Code != wire.CodeInvalidParams || !strings.Contains(re.Message, "already named") {
 		t.Fatalf("rename to a taken name: %v", err)
 	}
 	if err := d.Control.Call(ctx, "devices.rename", daemon.DevicesRenameParams{Device: "nope", Name: "x"}, nil); err == nil || !strings.Contains(err.Error(), "torii devices") {

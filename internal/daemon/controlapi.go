@@ -10,10 +10,10 @@ import (
 
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/gateway"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
 	"github.com/torii-browser/torii/internal/tokens"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Control method results (docs/protocol.md, "Control socket").
@@ -109,7 +109,7 @@ func params[T any](raw json.RawMessage, method string) (T, error) {
 		raw = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+		return v, wire.Errorf(wire.CodeInvalidParams, "%s: %v", method, err)
 	}
 	return v, nil
 }
@@ -130,7 +130,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			return nil, err
 		}
 		if p.Name == "" || !d.broker.EndNamed(broker.ClipLabel(p.Name)) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no named session %q (see `torii status`)", p.Name)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "no named session %q (see `torii status`)", p.Name)
 		}
 		return struct{}{}, nil
 	case "gateway.sessions":
@@ -145,7 +145,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			return nil, err
 		}
 		if p.RequestID == "" || p.Approve == nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "pair.decide: requestId and approve are required")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "pair.decide: requestId and approve are required")
 		}
 		id, err := d.pairs.decide(p.RequestID, *p.Approve)
 		if err != nil {
@@ -167,7 +167,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		}
 		if err := d.devices.Revoke(p.DeviceID); err != nil {
 			if errors.Is(err, pairing.ErrUnknownDevice) {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.revoke: no device %q; see `torii devices`", p.DeviceID)
+				return nil, wire.Errorf(wire.CodeInvalidParams, "devices.revoke: no device %q; see `torii devices`", p.DeviceID)
 			}
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			return nil, err
 		}
 		if p.Device == "" || p.Name == "" {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "devices.rename: device and name are required")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "devices.rename: device and name are required")
 		}
 		return d.renameDevice(p)
 	case "tokens.create":
@@ -195,7 +195,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		}
 		id, tok, err := d.tokens.Create(p.Label)
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tokens.create: %v", err)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "tokens.create: %v", err)
 		}
 		return TokensCreateResult{ID: id, Token: tok}, nil
 	case "tokens.list":
@@ -206,7 +206,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			return nil, err
 		}
 		if err := d.tokens.Revoke(p.ID); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tokens.revoke: %v", err)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "tokens.revoke: %v", err)
 		}
 		// SECURITY I-35, I-52: the token's live link connections and /mcp
 		// sessions end now, with their calls.
@@ -220,7 +220,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 			return nil, err
 		}
 		if p.DeviceName != "" && !pairing.ValidName(p.DeviceName) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "launch.otp: deviceName must be 1-%d printable characters", pairing.MaxDeviceName)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "launch.otp: deviceName must be 1-%d printable characters", pairing.MaxDeviceName)
 		}
 		otp, exp := d.otps.IssueNamed(p.DeviceName)
 		// SECURITY I-10: the secret is returned to the (same-user) caller
@@ -239,7 +239,7 @@ func (d *daemon) handleControl(ctx context.Context, method string, raw json.RawM
 		d.stop()
 		return struct{}{}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "control method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "control method %q not found", method)
 }
 
 func orEmpty[T any](s []T) []T {

@@ -27,6 +27,7 @@ import (
 	"github.com/torii-browser/torii/internal/gateway"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/logx"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/pairing"
 	"github.com/torii-browser/torii/internal/tokens"
 )
@@ -83,16 +84,14 @@ type daemon struct {
 	files    *files.Sandbox   // the download sandbox (files.go)
 	xfers    *files.Transfers // chunked transfers into it (filetransfer.go)
 
-	sessMu        sync.Mutex                             // guards agentSessions
-	agentSessions map[*mcp.ServerSession]*broker.Session // relay and /mcp sessions (mcpserve.go)
-	relays        relays                                 // `torii mcp` connections (mcprelay.go)
-	mcpHTTP       http.Handler                           // /mcp
-	mcpSess       *mcpSessions                           // /mcp sessions by token (sessions.go)
-	mcpCtx        context.Context                        // ends at shutdown; closes /mcp streams
-	listen        string                                 // actual bound address
-	scheme        string                                 // ws or wss
-	startedAt     time.Time
-	stop          context.CancelFunc
+	mcp       *mcpserver.Server // the one MCP server: the MCP socket and /mcp
+	mcpHTTP   http.Handler      // /mcp
+	mcpSess   *mcpSessions      // /mcp sessions by token (sessions.go)
+	mcpCtx    context.Context   // ends at shutdown; closes /mcp streams
+	listen    string            // actual bound address
+	scheme    string            // ws or wss
+	startedAt time.Time
+	stop      context.CancelFunc
 }
 
 // Run serves until ctx is done (or a control `shutdown`). It returns
@@ -161,7 +160,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	d.mcpSess = newMCPSessions(opts.sessions.withDefaults())
-	d.mcpSess.onEnd = d.endAgentSession
 	if err := d.openAudit(); err != nil {
 		return err
 	}
@@ -208,8 +206,9 @@ func Run(ctx context.Context, opts Options) error {
 		d.scheme = "wss"
 	}
 	d.listen = ln.Addr().String()
-	mcpSrv := d.newMCPServer()
-	d.mcpHTTP = d.newMCPHTTP(mcpSrv)
+	d.mcp = d.newMCPServer(ctlMax)
+	d.mcpSess.onEnd = d.mcp.EndSession
+	d.mcpHTTP = d.mcp.HTTP()
 
 	ctlLn, err := control.Listen(opts.Paths.Socket())
 	if err != nil {
@@ -237,7 +236,6 @@ func Run(ctx context.Context, opts Options) error {
 	httpSrv.RegisterOnShutdown(mcpStop)
 	ctl := control.NewServer(d.handleControl, log)
 	ctl.SetLimits(control.Limits{MaxConns: ctlMax})
-	d.relays.max = ctlMax
 
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
@@ -256,7 +254,7 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 	go func() {
 		defer wg.Done()
-		if err := d.serveRelays(ctx, relayLn, mcpSrv); err != nil {
+		if err := d.mcp.ServeRelays(ctx, relayLn); err != nil {
 			errc <- fmt.Errorf("daemon: mcp socket: %w", err)
 		}
 	}()
@@ -292,7 +290,7 @@ func Run(ctx context.Context, opts Options) error {
 	waitTimeout(d.link.Hub().Wait, shutdownGrace)
 	ctl.Close()
 	// After the broker closed: relays' in-flight calls were answered.
-	d.relays.closeAll()
+	d.mcp.CloseRelays()
 	wg.Wait()
 	_ = os.Remove(opts.Paths.Socket())
 	_ = os.Remove(opts.Paths.MCPSocket())

@@ -80,13 +80,3 @@ func notFound(uri string) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri, "toolCode": string(toolerr.NotFound)})
 	return &sdkrpc.Error{Code: mcp.CodeResourceNotFound, Message: "not_found: this session has no file at that URI; resources/list shows the files it saved", Data: data}
 }
-
-// sessionOf is the broker session of an MCP session, nil before its first call.
-func (d *daemon) sessionOf(ss *mcp.ServerSession) *broker.Session {
-	if ss == nil {
-		return nil
-	}
-	d.sessMu.Lock()
-	defer d.sessMu.Unlock()
-	return d.agentSessions[ss]
-}

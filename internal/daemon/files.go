@@ -7,9 +7,9 @@ import (
 
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/files"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Link methods by which the paired extension files bytes for an agent
@@ -50,15 +50,15 @@ func linkOf(e files.Entry) resourceLink {
 }
 
 // fileError is a refusal the extension turns into a tool error with this code.
-func fileError(code toolerr.Code, format string, args ...any) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: map[string]string{"toolCode": string(code)}}
+func fileError(code toolerr.Code, format string, args ...any) *wire.Error {
+	return &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: map[string]string{"toolCode": string(code)}}
 }
 
 // fileSession is the session a file request from c is for.
-func (d *daemon) fileSession(c *link.Conn, id string) (*broker.Session, *jsonrpc.Error) {
+func (d *daemon) fileSession(c *link.Conn, id string) (*broker.Session, *wire.Error) {
 	i := c.Info()
 	if i.Kind != link.KindDevice {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "only a paired browser files bytes for a session")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "only a paired browser files bytes for a session")
 	}
 	s := d.broker.FileSession(id, i.DeviceID)
 	if s == nil {
@@ -146,10 +146,10 @@ func (d *daemon) handleFiles(c *link.Conn, method string, params json.RawMessage
 		}
 		return map[string]any{"paths": paths}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "%s", method)
 }
 
-func (d *daemon) putError(err error) *jsonrpc.Error {
+func (d *daemon) putError(err error) *wire.Error {
 	switch {
 	case errors.Is(err, files.ErrName):
 		return fileError(toolerr.InvalidArgument, "name: %v", err)

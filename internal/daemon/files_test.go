@@ -13,8 +13,8 @@ import (
 
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 type fileLink struct {
@@ -38,7 +38,7 @@ func sessionID(t *testing.T, d *daemontest.Daemon, label string) string {
 }
 
 func toolCode(err error) string {
-	var re *jsonrpc.Error
+	var re *wire.Error
 	if !errors.As(err, &re) {
 		return ""
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 
 	"github.com/torii-browser/torii/internal/files"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Link methods by which the paired extension sends a file of any size in
@@ -97,10 +97,10 @@ func (d *daemon) handleTransfer(c *link.Conn, method string, params json.RawMess
 		}
 		return map[string]any{}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "%s", method)
 }
 
-func (d *daemon) transferError(err error) *jsonrpc.Error {
+func (d *daemon) transferError(err error) *wire.Error {
 	switch {
 	case errors.Is(err, files.ErrTransferTooLarge):
 		return fileError(toolerr.TooLarge, "%v", err)

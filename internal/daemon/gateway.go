@@ -8,8 +8,8 @@ import (
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/gateway"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // GatewaySessionsResult is the control method `gateway.sessions`.
@@ -67,13 +67,13 @@ func (h linkHandler) Closed(c *link.Conn) {
 func (d *daemon) renameSelf(c *link.Conn, params json.RawMessage) (any, error) {
 	i := c.Info()
 	if i.Kind != link.KindDevice {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: only a paired browser renames itself", DeviceRename)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: only a paired browser renames itself", DeviceRename)
 	}
 	var p struct {
 		Name string `json:"name"`
 	}
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Name == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: name is required", DeviceRename)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: name is required", DeviceRename)
 	}
 	dev, err := d.renameDevice(DevicesRenameParams{Device: i.DeviceID, Name: p.Name})
 	if err != nil {

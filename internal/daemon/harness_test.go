@@ -13,9 +13,10 @@ import (
 
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/control"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 type testDaemon struct {
@@ -115,12 +116,12 @@ func (td *testDaemon) call(method string, params, result any) {
 	}
 }
 
-// exec is one call as `torii exec` makes it (ConnectMCP, shared session).
+// exec is one call as `torii exec` makes it (mcpserver.ConnectMCP, shared session).
 func (td *testDaemon) exec(label, name string) *mcp.CallToolResult {
 	td.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := ConnectMCP(ctx, td.opts.Paths.MCPSocket(), RelayHelloParams{SessionLabel: label, Shared: true}, &mcp.Implementation{Name: "test"})
+	s, err := mcpserver.ConnectMCP(ctx, td.opts.Paths.MCPSocket(), mcpserver.RelayHelloParams{SessionLabel: label, Shared: true}, &mcp.Implementation{Name: "test"})
 	if err != nil {
 		td.t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func (td *testDaemon) otpPairedDevice(ctx context.Context, name string) (*linkte
 }
 
 func rpcCode(err error) int {
-	var re *jsonrpc.Error
+	var re *wire.Error
 	if errors.As(err, &re) {
 		return re.Code
 	}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
-func nextError(t *testing.T, ctx context.Context, c *linktest.Client) *jsonrpc.Message {
+func nextError(t *testing.T, ctx context.Context, c *linktest.Client) *wire.Message {
 	t.Helper()
 	m, err := c.Next(ctx)
 	if err != nil {
@@ -40,21 +40,21 @@ func TestFramingErrorsKeepTheConnection(t *testing.T) {
 	_, c := td.otpPairedDevice(ctx, "framing")
 
 	c.SendRaw(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":`))
-	if m := nextError(t, ctx, c); m.Error.Code != jsonrpc.CodeParseError || string(m.ID) != "null" {
+	if m := nextError(t, ctx, c); m.Error.Code != wire.CodeParseError || string(m.ID) != "null" {
 		t.Fatalf("malformed JSON: %+v", m)
 	}
 	mustPing(t, ctx, c)
 
 	c.SendRaw(ctx, []byte(`{"id":"a","method":"initialize"}`))
-	if m := nextError(t, ctx, c); m.Error.Code != jsonrpc.CodeInvalidRequest || string(m.ID) != `"a"` {
+	if m := nextError(t, ctx, c); m.Error.Code != wire.CodeInvalidRequest || string(m.ID) != `"a"` {
 		t.Fatalf("not JSON-RPC 2.0: %+v", m)
 	}
 	mustPing(t, ctx, c)
 
-	if err := c.Call(ctx, "nosuch/method", struct{}{}, nil); rpcCode(err) != jsonrpc.CodeMethodNotFound {
+	if err := c.Call(ctx, "nosuch/method", struct{}{}, nil); rpcCode(err) != wire.CodeMethodNotFound {
 		t.Fatalf("unknown method: %v", err)
 	}
-	if err := c.Call(ctx, "torii/nosuch", struct{}{}, nil); rpcCode(err) != jsonrpc.CodeMethodNotFound {
+	if err := c.Call(ctx, "torii/nosuch", struct{}{}, nil); rpcCode(err) != wire.CodeMethodNotFound {
 		t.Fatalf("unknown torii method: %v", err)
 	}
 	// Liveness probes of browser ACP clients are answered at once.
@@ -65,7 +65,7 @@ func TestFramingErrorsKeepTheConnection(t *testing.T) {
 	// A request over 1 MiB: error with its id, connection stays.
 	big := `{"jsonrpc":"2.0","id":77,"method":"session/new","params":{"cwd":"` + strings.Repeat("x", link.MaxRequest) + `","mcpServers":[]}}`
 	c.SendRaw(ctx, []byte(big))
-	if m := nextError(t, ctx, c); m.Error.Code != jsonrpc.CodeInvalidRequest || string(m.ID) != "77" || !strings.Contains(m.Error.Message, "too large") {
+	if m := nextError(t, ctx, c); m.Error.Code != wire.CodeInvalidRequest || string(m.ID) != "77" || !strings.Contains(m.Error.Message, "too large") {
 		t.Fatalf("big request: %+v", m)
 	}
 	mustPing(t, ctx, c)
@@ -101,13 +101,13 @@ func TestOnlyHandshakeBeforeAuth(t *testing.T) {
 	}
 	defer c.Close()
 	for _, m := range []string{"initialize", "session/new", "mcp/connect", "nosuch"} {
-		if err := c.Call(ctx, m, struct{}{}, nil); rpcCode(err) != jsonrpc.CodeNotAuthenticated {
+		if err := c.Call(ctx, m, struct{}{}, nil); rpcCode(err) != wire.CodeNotAuthenticated {
 			t.Fatalf("%s before auth: %v", m, err)
 		}
 	}
 	mustPing(t, ctx, c)
 	c.SendRaw(ctx, []byte(`not json`))
-	if m := nextError(t, ctx, c); m.Error.Code != jsonrpc.CodeParseError {
+	if m := nextError(t, ctx, c); m.Error.Code != wire.CodeParseError {
 		t.Fatalf("parse error before auth: %+v", m)
 	}
 	mustPing(t, ctx, c)
@@ -173,10 +173,10 @@ func TestSessionNewValidation(t *testing.T) {
 	td := startDaemon(t, nil)
 	ctx := tctx(t)
 	_, c := td.otpPairedDevice(ctx, "acp")
-	if err := c.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{}}, nil); rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if err := c.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{}}, nil); rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("session/new before initialize: %v", err)
 	}
-	if err := c.Call(ctx, "initialize", map[string]any{}, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+	if err := c.Call(ctx, "initialize", map[string]any{}, nil); rpcCode(err) != wire.CodeInvalidParams {
 		t.Fatalf("initialize without protocolVersion: %v", err)
 	}
 	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1}, nil); err != nil {
@@ -202,7 +202,7 @@ func TestSessionNewValidation(t *testing.T) {
 		"duplicate":       map[string]any{"cwd": "/", "mcpServers": []any{srv("name", "a", "id", "u"), srv("name", "b", "serverId", "u")}},
 		"nine servers":    map[string]any{"cwd": "/", "mcpServers": many},
 	} {
-		if err := c.Call(ctx, "session/new", p, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		if err := c.Call(ctx, "session/new", p, nil); rpcCode(err) != wire.CodeInvalidParams {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 var sessionIDIn = regexp.MustCompile(`\(cli, (s-[0-9a-f-]+)\)`)
@@ -19,7 +19,7 @@ func TestToriiSessionHeaderIsPerToken(t *testing.T) {
 	ctx := tctx(t)
 	d.Extension(t, ctx, browserProvider("A"), genA())
 	tokA, tokB := d.Token(t, "a"), d.Token(t, "b")
-	named := http.Header{daemon.SessionHeader: {"inspector"}}
+	named := http.Header{mcpserver.SessionHeader: {"inspector"}}
 	idOf := func(token string) string {
 		t.Helper()
 		s, err := d.MCPAt(t, ctx, d.MCPURL, token, named, nil)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // waitPending polls pair.pending until n requests are listed.
@@ -75,7 +75,7 @@ func TestPairByCodeThenAuthThenACP(t *testing.T) {
 		t.Fatalf("device id: client %q control %q", dev.ID, dec.DeviceID)
 	}
 	// Before auth, ACP is refused.
-	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1}, nil); rpcCode(err) != jsonrpc.CodeNotAuthenticated {
+	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1}, nil); rpcCode(err) != wire.CodeNotAuthenticated {
 		t.Fatalf("initialize before auth: %v", err)
 	}
 	ar, err := c.Auth(ctx, dev)
@@ -153,16 +153,16 @@ func TestPairDeniedAndTimeout(t *testing.T) {
 	go func() { errc <- c.Pair(ctx, dev, linktest.PairOptions{}) }()
 	reqs := td.waitPending(1)
 	td.call("pair.decide", map[string]any{"requestId": reqs[0].RequestID, "approve": false}, nil)
-	if err := <-errc; rpcCode(err) != jsonrpc.CodePairingDenied {
+	if err := <-errc; rpcCode(err) != wire.CodePairingDenied {
 		t.Fatalf("denied: %v", err)
 	}
 	// Deciding again: the request is gone.
 	err = td.ctl.Call(ctx, "pair.decide", map[string]any{"requestId": reqs[0].RequestID, "approve": true}, nil)
-	if rpcCode(err) != jsonrpc.CodeInvalidParams {
+	if rpcCode(err) != wire.CodeInvalidParams {
 		t.Fatalf("second decide: %v", err)
 	}
 	// Nobody decides: pairing_timeout.
-	if err := c.Pair(ctx, dev, linktest.PairOptions{}); rpcCode(err) != jsonrpc.CodePairingTimeout {
+	if err := c.Pair(ctx, dev, linktest.PairOptions{}); rpcCode(err) != wire.CodePairingTimeout {
 		t.Fatalf("timeout: %v", err)
 	}
 	var res PairPendingResult
@@ -209,7 +209,7 @@ func TestOTPAutoPairIsSingleUse(t *testing.T) {
 		}()
 		reqs := td.waitPending(1)
 		td.call("pair.decide", map[string]any{"requestId": reqs[0].RequestID, "approve": false}, nil)
-		if err := <-errc; rpcCode(err) != jsonrpc.CodePairingDenied {
+		if err := <-errc; rpcCode(err) != wire.CodePairingDenied {
 			t.Fatalf("case %d: %v", i, err)
 		}
 	}
@@ -317,7 +317,7 @@ func TestRevokeClosesLiveConnectionAndRefuses(t *testing.T) {
 		t.Fatalf("revoked auth: close %v", code)
 	}
 	// Revoking an unknown device is a typed error.
-	if err := td.ctl.Call(ctx, "devices.revoke", map[string]string{"deviceId": dev.ID}, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+	if err := td.ctl.Call(ctx, "devices.revoke", map[string]string{"deviceId": dev.ID}, nil); rpcCode(err) != wire.CodeInvalidParams {
 		t.Fatalf("revoke unknown: %v", err)
 	}
 }
@@ -346,7 +346,7 @@ func TestPairFloodIsRateLimited(t *testing.T) {
 		td.waitPending(i + 1)
 	}
 	c5, e5 := pairOn()
-	if err := <-e5; rpcCode(err) != jsonrpc.CodeRateLimited {
+	if err := <-e5; rpcCode(err) != wire.CodeRateLimited {
 		t.Fatalf("5th pending: %v", err)
 	}
 	if code, _ := c5.WaitClosed(ctx); code != websocket.StatusPolicyViolation {
@@ -357,12 +357,12 @@ func TestPairFloodIsRateLimited(t *testing.T) {
 		td.call("pair.decide", map[string]any{"requestId": r.RequestID, "approve": false}, nil)
 	}
 	for _, e := range errs {
-		if err := <-e; rpcCode(err) != jsonrpc.CodePairingDenied {
+		if err := <-e; rpcCode(err) != wire.CodePairingDenied {
 			t.Fatalf("denied: %v", err)
 		}
 	}
 	_, e6 := pairOn()
-	if err := <-e6; rpcCode(err) != jsonrpc.CodeRateLimited {
+	if err := <-e6; rpcCode(err) != wire.CodeRateLimited {
 		t.Fatalf("6th in a minute: %v", err)
 	}
 }
@@ -377,10 +377,10 @@ func TestPairInputValidation(t *testing.T) {
 	}
 	defer c.Close()
 	// Order matters: pair before hello is refused.
-	if err := c.Call(ctx, "torii/pair", map[string]string{}, nil); rpcCode(err) != jsonrpc.CodeInvalidParams && rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if err := c.Call(ctx, "torii/pair", map[string]string{}, nil); rpcCode(err) != wire.CodeInvalidParams && rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("pair before hello: %v", err)
 	}
-	if err := c.Call(ctx, "torii/auth", map[string]string{"deviceId": "x", "sig": "x"}, nil); rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if err := c.Call(ctx, "torii/auth", map[string]string{"deviceId": "x", "sig": "x"}, nil); rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("auth before hello: %v", err)
 	}
 	for name, p := range map[string]any{
@@ -388,14 +388,14 @@ func TestPairInputValidation(t *testing.T) {
 		"short nonce":  map[string]any{"protocol": 1, "clientNonce": "AAAA"},
 		"bad protocol": map[string]any{"protocol": 2, "clientNonce": strings.Repeat("A", 43)},
 	} {
-		if err := c.Call(ctx, "torii/hello", p, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		if err := c.Call(ctx, "torii/hello", p, nil); rpcCode(err) != wire.CodeInvalidParams {
 			t.Fatalf("hello %s: %v", name, err)
 		}
 	}
 	if _, err := c.SayHello(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SayHello(ctx, ""); rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if _, err := c.SayHello(ctx, ""); rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("second hello: %v", err)
 	}
 	dev, _ := linktest.NewDevice("ok")
@@ -413,7 +413,7 @@ func TestPairInputValidation(t *testing.T) {
 			p[k] = v
 		}
 		mut(p)
-		if err := c.Call(ctx, "torii/pair", p, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		if err := c.Call(ctx, "torii/pair", p, nil); rpcCode(err) != wire.CodeInvalidParams {
 			t.Fatalf("pair %s: %v", name, err)
 		}
 	}
@@ -425,7 +425,7 @@ func TestPairInputValidation(t *testing.T) {
 	defer nc.Close()
 	nc.SayHello(ctx, "")
 	raw, _ := json.Marshal(good)
-	if err := nc.Call(ctx, "torii/pair", json.RawMessage(raw), nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+	if err := nc.Call(ctx, "torii/pair", json.RawMessage(raw), nil); rpcCode(err) != wire.CodeInvalidParams {
 		t.Fatalf("pair without origin: %v", err)
 	}
 }

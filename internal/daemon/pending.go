@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Pairing limits (docs/protocol.md). SECURITY I-12.
@@ -75,11 +75,11 @@ func (p *pairings) Pair(ctx context.Context, req link.PairRequest) (string, erro
 	}
 	if len(p.attempts) > pairPerMinute || len(p.pending) >= maxPendingPair {
 		p.mu.Unlock()
-		return "", jsonrpc.Errorf(jsonrpc.CodeRateLimited, "too many pairing requests; try again in a minute")
+		return "", wire.Errorf(wire.CodeRateLimited, "too many pairing requests; try again in a minute")
 	}
 	if _, dup := p.pending[req.RequestID]; dup {
 		p.mu.Unlock()
-		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: requestId %s is already pending", req.RequestID)
+		return "", wire.Errorf(wire.CodeInvalidParams, "torii/pair: requestId %s is already pending", req.RequestID)
 	}
 	// SECURITY I-5: a one-time secret is single use and expires in 60 s.
 	// A proof matching no live secret consumes nothing and falls back to
@@ -104,7 +104,7 @@ func (p *pairings) Pair(ctx context.Context, req link.PairRequest) (string, erro
 		return d.deviceID, d.err
 	case <-t.C:
 		p.drop(req.RequestID)
-		return "", jsonrpc.Errorf(jsonrpc.CodePairingTimeout, "nobody approved the pairing within %s", p.timeout)
+		return "", wire.Errorf(wire.CodePairingTimeout, "nobody approved the pairing within %s", p.timeout)
 	case <-ctx.Done():
 		p.drop(req.RequestID)
 		return "", ctx.Err()
@@ -114,7 +114,7 @@ func (p *pairings) Pair(ctx context.Context, req link.PairRequest) (string, erro
 func (p *pairings) add(req link.PairRequest) (string, error) {
 	dev, err := p.devices.Add(req.DeviceName, req.Origin, req.DeviceKey)
 	if err != nil {
-		return "", jsonrpc.Errorf(jsonrpc.CodeInternalError, "store device: %v", err)
+		return "", wire.Errorf(wire.CodeInternalError, "store device: %v", err)
 	}
 	return dev.ID, nil
 }
@@ -139,7 +139,7 @@ func (p *pairings) list() []PendingPair {
 }
 
 // ErrNoSuchRequest is returned by decide for an unknown or finished request.
-var errNoSuchRequest = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no pending pairing request with that requestId (it may have timed out or its connection closed)")
+var errNoSuchRequest = wire.Errorf(wire.CodeInvalidParams, "no pending pairing request with that requestId (it may have timed out or its connection closed)")
 
 // decide approves or denies a pending request. SECURITY I-5: approval is
 // the person's act after comparing the code.
@@ -152,7 +152,7 @@ func (p *pairings) decide(requestID string, approve bool) (string, error) {
 		return "", errNoSuchRequest
 	}
 	if !approve {
-		pr.done <- decision{err: jsonrpc.Errorf(jsonrpc.CodePairingDenied, "the pairing was denied")}
+		pr.done <- decision{err: wire.Errorf(wire.CodePairingDenied, "the pairing was denied")}
 		return "", nil
 	}
 	id, err := p.add(pr.req)

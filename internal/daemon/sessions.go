@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 // Session lifetimes and caps (SECURITY I-52). An /mcp session ends after
@@ -172,21 +174,11 @@ func (m *mcpSessions) makeRoom(principal string) (victim *mcp.ServerSession, ok 
 	return nil, len(m.byID) < m.lim.mcpTotal
 }
 
-// BrowserHeader, or the `browser` query parameter of the /mcp URL, names
-// the browser an /mcp session's calls go to (SECURITY I-58). The session is
-// bound at its first call; later requests cannot move it.
-const BrowserHeader = "Torii-Browser"
-
-// SessionHeader names an /mcp request's named session (broker/named.go):
-// requests with the same name and token share one session and its tabs,
-// across MCP sessions and daemon restarts (SECURITY I-82).
-const SessionHeader = "Torii-Session"
-
-// browserParam copies ?browser= into BrowserHeader, so the SDK hands it to
+// browserParam copies ?browser= into mcpserver.BrowserHeader, so the SDK hands it to
 // the call handler (RequestExtra.Header); a header already set wins.
 func browserParam(r *http.Request) {
-	if b := r.URL.Query().Get("browser"); b != "" && r.Header.Get(BrowserHeader) == "" {
-		r.Header.Set(BrowserHeader, b)
+	if b := r.URL.Query().Get("browser"); b != "" && r.Header.Get(mcpserver.BrowserHeader) == "" {
+		r.Header.Set(mcpserver.BrowserHeader, b)
 	}
 }
 
@@ -246,4 +238,20 @@ func (m *mcpSessions) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.byID)
+}
+
+// revokeHTTP ends every /mcp session of a revoked token: their calls,
+// queued or in flight, are cancelled (in the extension too) rather than
+// allowed to finish, and their event streams close. SECURITY I-52.
+func (d *daemon) revokeHTTP(tokenID string) int {
+	return len(d.mcpSess.closePrincipal(tokenID))
+}
+
+func (d *daemon) tokenLabel(id string) string {
+	for _, t := range d.tokens.List() {
+		if t.ID == id {
+			return t.Label
+		}
+	}
+	return id
 }

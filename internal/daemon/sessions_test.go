@@ -13,6 +13,7 @@ import (
 
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
+	"github.com/torii-browser/torii/internal/mcpserver"
 )
 
 // waitDone waits for an MCP client session to end (its stream closed by
@@ -231,7 +232,7 @@ func TestExecSharesItsLabelsSessionOnly(t *testing.T) {
 	ctx := tctx(t)
 	d.Extension(t, ctx, fakeProvider(), genA())
 	d.WaitTools(t, 5)
-	agent := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "work"})
+	agent := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "work"})
 	if r, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || r.IsError {
 		t.Fatalf("agent echo: %v %+v", err, r)
 	}

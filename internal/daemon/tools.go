@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/link"
@@ -87,4 +88,18 @@ func (d *daemon) toolsChanged(conn *link.Conn) {
 
 func (d *daemon) toolsList() ToolsListResult {
 	return ToolsListResult{Tools: orEmpty(d.broker.Tools()), ExtensionConnected: d.broker.Connected()}
+}
+
+// seedCatalogue gives the broker the catalogue agents see before the
+// browser connects.
+func (d *daemon) seedCatalogue() error {
+	tools := d.opts.Catalogue
+	if tools == nil {
+		var err error
+		if tools, err = extension.Catalogue(); err != nil {
+			return err
+		}
+	}
+	d.broker.SeedCatalogue(tools)
+	return nil
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/torii-browser/torii/internal/control"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"github.com/torii-browser/torii/internal/toolerr"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 const serverID = "0b6f5c6e-2d0b-4f36-9a43-2f3f2d6f7f11"
@@ -84,9 +85,9 @@ func observedProvider() (*browserlinktest.Provider, *slowCalls) {
 		case "fail":
 			return browserlinktest.ErrorResult("not_found", "no element matches #x", toolerr.NotFound.Hint()), nil
 		case "boom":
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments: tabId must be an integer")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "arguments: tabId must be an integer")
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %s", name)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "unknown tool %s", name)
 	}), slow
 }
 
@@ -182,8 +183,8 @@ func TestToolsServedAndRouted(t *testing.T) {
 		t.Fatalf("exec echo: %+v", r)
 	}
 	// Calls go over MCP only: the control socket has no tools.call.
-	var je *jsonrpc.Error
-	if err := d.Control.Call(ctx, "tools.call", map[string]any{"name": "echo"}, nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+	var je *wire.Error
+	if err := d.Control.Call(ctx, "tools.call", map[string]any{"name": "echo"}, nil); !errors.As(err, &je) || je.Code != wire.CodeMethodNotFound {
 		t.Fatalf("control tools.call: %v", err)
 	}
 }
@@ -208,7 +209,7 @@ func TestLinkDropFailsPendingCallsAtOnce(t *testing.T) {
 		r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaMCP <- out{r, err}
 	}()
-	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
+	ex := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli", Shared: true})
 	go func() {
 		r, err := ex.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 		viaCtl <- out{r, err}
@@ -300,7 +301,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	// 2. `torii exec` interrupted: the call's context ends and the process
 	// closes its connection at once; the call is cancelled all the same.
 	drain()
-	ex := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli", Shared: true})
+	ex := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli", Shared: true})
 	xctx, xcancel := context.WithCancel(ctx)
 	exDone := make(chan error, 1)
 	go func() {
@@ -321,7 +322,7 @@ func TestCancellationReachesTheExtension(t *testing.T) {
 	start := time.Now()
 	// A session of its own: the call must not queue behind the interrupted one
 	// above, whose slot frees only once its cancellation has been answered.
-	short := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "cli-deadline", Shared: true, TimeoutMs: 150})
+	short := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "cli-deadline", Shared: true, TimeoutMs: 150})
 	r, err := short.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
 	if err != nil {
 		t.Fatal(err)
@@ -504,7 +505,7 @@ func TestRelayHelloBadParams(t *testing.T) {
 		t.Fatalf("no stdio session labelled mcp: %+v", status(t, d).Sessions)
 	}
 	for _, ms := range []int64{-5, 1 << 40} {
-		r := d.Relay(t, ctx, daemon.RelayHelloParams{SessionLabel: "t", Shared: true, TimeoutMs: ms})
+		r := d.Relay(t, ctx, mcpserver.RelayHelloParams{SessionLabel: "t", Shared: true, TimeoutMs: ms})
 		if res, err := r.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
 			t.Fatalf("timeoutMs %d: %v %+v", ms, err, res)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // CodeAgentNotInstalled is data.code of a session/new refused because the configured agent's
@@ -38,8 +38,8 @@ func (e *AgentMissingError) Error() string {
 	return fmt.Sprintf("agent %q is not installed: %s", e.Agent.Name, e.Detail())
 }
 
-func (e *AgentMissingError) rpc() *jsonrpc.Error {
-	err := jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: %s", e.Error())
+func (e *AgentMissingError) rpc() *wire.Error {
+	err := wire.Errorf(wire.CodeInvalidParams, "session/new: %s", e.Error())
 	err.Data = map[string]string{"code": CodeAgentNotInstalled, "agent": e.Agent.Name, "configKey": e.ConfigKey()}
 	return err
 }

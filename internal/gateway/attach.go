@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/acp"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // attach makes c the session's connection (last attach wins): the
@@ -62,23 +62,23 @@ func (s *Session) detach(c *link.Conn) {
 func (s *Session) reattach(c *link.Conn, method string, params json.RawMessage) (any, error) {
 	// Every check comes before attach: a rejected resume opens no tunnel.
 	if s.g.opts.Initialized != nil && !s.g.opts.Initialized(c.ID()) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: call initialize first", method)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "%s: call initialize first", method)
 	}
 	var p struct {
 		MCPServers []json.RawMessage `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(orEmpty(params), &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: %v", method, err)
 	}
 	servers, perr := acp.ParseServers(p.MCPServers)
 	if perr != nil {
-		return nil, jsonrpc.Errorf(perr.Code, "%s: %s", method, strings.TrimPrefix(perr.Message, "session/new: "))
+		return nil, wire.Errorf(perr.Code, "%s: %s", method, strings.TrimPrefix(perr.Message, "session/new: "))
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "%s: the session is closed", method)
+		return nil, wire.Errorf(CodeUnknownSession, "%s: the session is closed", method)
 	}
 	if method == "session/load" {
 		// Replay the kept updates to this connection before it goes live.

@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/torii-browser/torii/internal/gateway"
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // fc is a foreign ACP client (a Katashiro-style panel) on a real socket.
@@ -22,7 +22,7 @@ type fc struct {
 	t    *testing.T
 	ws   *websocket.Conn
 	resp *http.Response
-	peer *jsonrpc.Peer
+	peer *wire.Peer
 
 	mu       sync.Mutex
 	updates  []update
@@ -60,7 +60,7 @@ func dial(t *testing.T, url, token string, subprotocol bool) *fc {
 	}
 	ws.SetReadLimit(-1)
 	c := &fc{t: t, ws: ws, resp: resp, changed: make(chan struct{}, 1)}
-	c.peer = jsonrpc.NewPeer(fcFramer{ws}, jsonrpc.Options{QuietBadFrames: true,
+	c.peer = wire.NewPeer(fcFramer{ws}, wire.Options{QuietBadFrames: true,
 		Log: func(dir string, _ []byte) {
 			if dir == "in" {
 				c.mu.Lock()
@@ -93,7 +93,7 @@ func (c *fc) close() {
 	<-c.peer.Done()
 }
 
-func (c *fc) onNotify(_ context.Context, msg *jsonrpc.Message) {
+func (c *fc) onNotify(_ context.Context, msg *wire.Message) {
 	switch msg.Method {
 	case "session/update":
 		var u update
@@ -112,12 +112,12 @@ func (c *fc) onNotify(_ context.Context, msg *jsonrpc.Message) {
 	}
 }
 
-func (c *fc) request(_ context.Context, msg *jsonrpc.Message) (any, error) {
+func (c *fc) request(_ context.Context, msg *wire.Message) (any, error) {
 	c.mu.Lock()
 	h := c.onRequest
 	c.mu.Unlock()
 	if h == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", msg.Method)
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "no method %s", msg.Method)
 	}
 	return h(msg.Method, msg.Params)
 }
@@ -306,7 +306,7 @@ func (p *provider) handle(method string, params json.RawMessage) (any, error) {
 		s := p.servers[id]
 		if s == nil {
 			p.mu.Unlock()
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown server %q", id)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "unknown server %q", id)
 		}
 		if s.never {
 			p.touched = append(p.touched, s.name)
@@ -343,7 +343,7 @@ func (p *provider) handle(method string, params json.RawMessage) (any, error) {
 		s := p.conns[m.ConnectionID]
 		p.mu.Unlock()
 		if s == nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown connection")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "unknown connection")
 		}
 		var named struct {
 			Name string `json:"name"`
@@ -353,7 +353,7 @@ func (p *provider) handle(method string, params json.RawMessage) (any, error) {
 		switch m.Method {
 		case "initialize":
 			if s.failInitialize {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "initialize failed on purpose")
+				return nil, wire.Errorf(wire.CodeInternalError, "initialize failed on purpose")
 			}
 			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]string{"name": s.name, "version": "0"}}, nil
@@ -370,7 +370,7 @@ func (p *provider) handle(method string, params json.RawMessage) (any, error) {
 		}
 		return struct{}{}, nil // notifications/initialized and others
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no method %s", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "no method %s", method)
 }
 
 // waitEvent returns the next event matching, or fails after d.

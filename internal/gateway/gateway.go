@@ -25,8 +25,8 @@ import (
 	"github.com/torii-browser/torii/internal/agents"
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Defaults (docs/gateway.md).
@@ -200,7 +200,7 @@ func (g *Gateway) Handle(ctx context.Context, c *link.Conn, method string, param
 			if method == "session/cancel" {
 				return nil, nil, false // maybe the link session's
 			}
-			return nil, jsonrpc.Errorf(CodeUnknownSession, "%s: unknown session %q", method, p.SessionID), true
+			return nil, wire.Errorf(CodeUnknownSession, "%s: unknown session %q", method, p.SessionID), true
 		}
 		res, err := s.handle(ctx, c, method, params)
 		return res, err, true

@@ -20,8 +20,8 @@ import (
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/gateway"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 var agentBin string
@@ -129,7 +129,7 @@ type daemonSession struct {
 }
 
 func rpcCode(err error) int {
-	var e *jsonrpc.Error
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -174,7 +174,7 @@ func TestForeignClientChat(t *testing.T) {
 		err := c.call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{},
 			"_meta": map[string]any{"torii": map[string]any{"agent": "nobody"}}}, nil)
 		cancel()
-		if rpcCode(err) != jsonrpc.CodeInvalidParams {
+		if rpcCode(err) != wire.CodeInvalidParams {
 			t.Fatalf("unknown agent: %v", err)
 		}
 	}
@@ -215,7 +215,7 @@ func TestCancel(t *testing.T) {
 			asked <- struct{}{}
 			select {} // a person who never decides
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no")
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "no")
 	})
 	go func() {
 		r, err := prompt(c, sid, "/permission")
@@ -268,7 +268,7 @@ func TestPermissionRelay(t *testing.T) {
 		t.Fatalf("tool call updates: %v", k)
 	}
 	c.handle(func(string, json.RawMessage) (any, error) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found")
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "method not found")
 	})
 	mustPrompt(t, c, sid, "/permission", "end_turn")
 	if !strings.Contains(c.text(sid), "permission denied") {
@@ -413,7 +413,7 @@ func TestResumeLastAttachWins(t *testing.T) {
 	// Nor does a resume with bad declarations of a real session.
 	err = c3.call(ctx, "session/resume", map[string]any{"sessionId": sid, "mcpServers": []any{
 		map[string]any{"type": "acp", "name": "alpha"}}}, nil)
-	if rpcCode(err) != jsonrpc.CodeInvalidParams {
+	if rpcCode(err) != wire.CodeInvalidParams {
 		t.Fatalf("resume with a bad declaration: %v", err)
 	}
 	// Tunnels open only on attach, and an answered resume has attached or
@@ -438,7 +438,7 @@ func TestResumeLastAttachWins(t *testing.T) {
 	mustPrompt(t, c2, sid, `/tool alpha.echo {"text":"via c2"}`, "end_turn")
 	c2.waitText(sid, "tool result: alpha echo: via c2")
 	// The replaced connection can no longer prompt.
-	if _, err := prompt(c1, sid, "late"); rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if _, err := prompt(c1, sid, "late"); rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("prompt from the replaced connection: %v", err)
 	}
 
@@ -538,7 +538,7 @@ func TestPromptTooLarge(t *testing.T) {
 	initialize(t, c)
 	sid := newSession(t, c, nil, nil)
 	_, err := prompt(c, sid, strings.Repeat("x", 1<<20+10))
-	if rpcCode(err) != jsonrpc.CodeInvalidRequest {
+	if rpcCode(err) != wire.CodeInvalidRequest {
 		t.Fatalf("big prompt: %v", err)
 	}
 	mustPrompt(t, c, sid, "small", "end_turn")

@@ -11,20 +11,20 @@ import (
 	"github.com/torii-browser/torii/internal/acp"
 	"github.com/torii-browser/torii/internal/agents"
 	"github.com/torii-browser/torii/internal/broker"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (any, error) {
 	if g.opts.Initialized != nil && !g.opts.Initialized(c.ID()) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: call initialize first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: call initialize first")
 	}
 	if p.Cwd == nil || *p.Cwd == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: cwd is required")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: cwd is required")
 	}
 	if p.MCPServers == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: mcpServers is required (may be empty)")
 	}
 	servers, perr := acp.ParseServers(p.MCPServers)
 	if perr != nil {
@@ -35,11 +35,11 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		name = g.conf().DefaultAgent
 	}
 	if name == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: no agents are configured; add \"agents\" to config.json (docs/gateway.md)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: no agents are configured; add \"agents\" to config.json (docs/gateway.md)")
 	}
 	spec, idx, ok := g.spec(name)
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: unknown agent %q; torii/agents lists them", name)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: unknown agent %q; torii/agents lists them", name)
 	}
 	if !agents.Available(spec) {
 		return nil, (&AgentMissingError{Agent: spec, Index: idx}).rpc()
@@ -54,7 +54,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 		}
 	}
 	if access != AccessAct && access != AccessRead && access != AccessNone {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/new: browserAccess must be read, act or none")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/new: browserAccess must be read, act or none")
 	}
 	s := &Session{ID: uuid.NewString(), Agent: name, Room: p.Meta.Torii.Room, g: g, spec: spec, cwd: *p.Cwd,
 		principal: principalOf(c), buf: agents.NewBuffer(), done: make(chan struct{}), access: access, status: StatusStarting,
@@ -65,7 +65,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	g.mu.Lock()
 	if g.closed || len(g.sessions) >= maxSessions {
 		g.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/new: at most %d chat sessions at once; close one first", maxSessions)
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/new: at most %d chat sessions at once; close one first", maxSessions)
 	}
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
@@ -84,7 +84,7 @@ func (g *Gateway) newSession(ctx context.Context, c *link.Conn, p *newParams) (a
 	if err := s.spawn(sctx, false); err != nil {
 		// Fail closed: no session, no live token.
 		s.close("start failed")
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/new: agent %q did not start: %v", name, err)
+		return nil, wire.Errorf(wire.CodeInternalError, "session/new: agent %q did not start: %v", name, err)
 	}
 	s.refreshTools()
 	go s.pump()
@@ -105,7 +105,7 @@ func (s *Session) spawn(ctx context.Context, load bool) error {
 	s.mu.Unlock()
 	proc, err := agents.Start(s.spec, s.cwd, agents.Handlers{
 		Notify: func(m string, p json.RawMessage) { s.onNotify(gen, m, p) },
-		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *jsonrpc.Error) {
+		Request: func(ctx context.Context, m string, p json.RawMessage) (any, *wire.Error) {
 			return s.onRequest(ctx, gen, m, p)
 		},
 	}, g.log)
@@ -228,25 +228,25 @@ func (s *Session) onNotify(gen int, method string, params json.RawMessage) {
 	s.buf.Push(p.Update)
 }
 
-func (s *Session) onRequest(ctx context.Context, gen int, method string, params json.RawMessage) (any, *jsonrpc.Error) {
+func (s *Session) onRequest(ctx context.Context, gen int, method string, params json.RawMessage) (any, *wire.Error) {
 	s.mu.Lock()
 	stale := s.procGen != gen
 	s.mu.Unlock()
 	if stale {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session replaced")
+		return nil, wire.Errorf(wire.CodeInternalError, "session replaced")
 	}
 	if method == "session/request_permission" {
 		return s.relayPermission(ctx, params), nil
 	}
 	// fs/* and terminal/* are not offered in clientCapabilities.
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", method)
 }
 
 func (s *Session) restart(ctx context.Context) (any, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "torii/session/restart: the session is closed")
+		return nil, wire.Errorf(CodeUnknownSession, "torii/session/restart: the session is closed")
 	}
 	proc, t := s.proc, s.turn
 	s.proc = nil
@@ -268,7 +268,7 @@ func (s *Session) restart(ctx context.Context) (any, error) {
 		s.status, s.detail = StatusCrashed, err.Error()
 		s.mu.Unlock()
 		s.notifyStatus()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "torii/session/restart: %v", err)
+		return nil, wire.Errorf(wire.CodeInternalError, "torii/session/restart: %v", err)
 	}
 	s.notifyStatus()
 	s.g.log.Info("gateway: agent restarted", "session", s.ID, "agent", s.Agent)

@@ -12,8 +12,8 @@ import (
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/daemon/daemontest"
 	"github.com/torii-browser/torii/internal/gateway"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // pairDevice pairs a browser the way a managed launch does and initializes ACP on it.
@@ -94,7 +94,7 @@ func TestRevokeStopsTheDevicesAgents(t *testing.T) {
 		t.Fatalf("re-pairing reused the revoked device id %s", devID)
 	}
 	err = c2.Call(ctx, "session/resume", map[string]any{"sessionId": res.SessionID, "cwd": "/", "mcpServers": []any{}}, nil)
-	var re *jsonrpc.Error
+	var re *wire.Error
 	if !errors.As(err, &re) || re.Code != gateway.CodeUnknownSession {
 		t.Fatalf("resume of the revoked device's session: %v, want unknown session", err)
 	}
@@ -114,8 +114,8 @@ func TestMissingAgentCommandNamesTheConfigKey(t *testing.T) {
 	defer cancel()
 	err := c.Call(ctx, "session/new", map[string]any{"cwd": "/", "mcpServers": []any{},
 		"_meta": map[string]any{"torii": map[string]any{"agent": "ghost"}}}, nil)
-	var re *jsonrpc.Error
-	if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams {
+	var re *wire.Error
+	if !errors.As(err, &re) || re.Code != wire.CodeInvalidParams {
 		t.Fatalf("session/new for a missing command: %v", err)
 	}
 	for _, want := range []string{`agent "ghost" is not installed`, `"torii-no-such-agent"`, "agents[1].command", "config.json"} {

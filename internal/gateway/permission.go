@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // permissionWait bounds how long a relayed permission request waits for
@@ -68,8 +68,8 @@ func (s *Session) relayPermission(ctx context.Context, params json.RawMessage) a
 		return cancelled
 	}
 	if err != nil {
-		var e *jsonrpc.Error
-		if errors.As(err, &e) && e.Code == jsonrpc.CodeMethodNotFound {
+		var e *wire.Error
+		if errors.As(err, &e) && e.Code == wire.CodeMethodNotFound {
 			return deny(params, "the client cannot grant permissions")
 		}
 		return deny(params, err.Error())

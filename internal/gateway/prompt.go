@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/agents"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // turn is one session/prompt, from the client's request to the agent's
@@ -42,11 +42,11 @@ func (s *Session) forward(ctx context.Context, method string, params json.RawMes
 	proc, sid := s.proc, s.agentSID
 	s.mu.Unlock()
 	if proc == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the agent is not running", method)
+		return nil, wire.Errorf(wire.CodeInternalError, "%s: the agent is not running", method)
 	}
 	p, err := rewrite(params, sid)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "%s: %v", method, err)
 	}
 	var res json.RawMessage
 	if err := proc.Call(ctx, method, p, &res); err != nil {
@@ -56,11 +56,11 @@ func (s *Session) forward(ctx context.Context, method string, params json.RawMes
 }
 
 func agentErr(method string, err error) error {
-	var e *jsonrpc.Error
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", method, err)
+	return wire.Errorf(wire.CodeInternalError, "%s: %v", method, err)
 }
 
 func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
@@ -68,17 +68,17 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(CodeUnknownSession, "session/prompt: the session is closed")
+		return nil, wire.Errorf(CodeUnknownSession, "session/prompt: the session is closed")
 	case s.conn != c:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/prompt: this connection is not attached to the session; call session/resume first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/prompt: this connection is not attached to the session; call session/resume first")
 	case s.turn != nil:
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session/prompt: a prompt is already running; cancel it first")
+		return nil, wire.Errorf(wire.CodeInvalidRequest, "session/prompt: a prompt is already running; cancel it first")
 	case s.proc == nil || s.status == StatusCrashed || s.status == StatusExited:
 		st, d := s.status, s.detail
 		s.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
+		return nil, wire.Errorf(wire.CodeInternalError, "session/prompt: the agent is %s (%s); call torii/session/restart", st, d)
 	}
 	proc, sid, gen := s.proc, s.agentSID, s.procGen
 	t := &turn{cancelCh: make(chan struct{})}
@@ -93,7 +93,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	p, err := rewrite(params, sid)
 	if err != nil {
 		s.endTurn(t)
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "session/prompt: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "session/prompt: %v", err)
 	}
 	var res json.RawMessage
 	callCtx, stop := context.WithCancel(context.Background())
@@ -118,7 +118,7 @@ func (s *Session) prompt(c *link.Conn, params json.RawMessage) (any, error) {
 	case t.killed.Load():
 		return map[string]string{"stopReason": "cancelled"}, nil
 	case closed:
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
+		return nil, wire.Errorf(wire.CodeInternalError, "session/prompt: the agent crashed (%s); call torii/session/restart", proc.ExitDetail())
 	case err != nil:
 		return nil, agentErr("session/prompt", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/torii-browser/torii/internal/agents"
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/config"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/mcpbridge"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // A session's work is split by concern: lifecycle.go starts, restarts and
@@ -123,14 +123,14 @@ func (s *Session) handle(ctx context.Context, c *link.Conn, method string, param
 		}
 		_ = json.Unmarshal(params, &p)
 		if p.BrowserAccess != AccessAct && p.BrowserAccess != AccessRead && p.BrowserAccess != AccessNone {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/session/set_access: browserAccess must be read, act or none")
+			return nil, wire.Errorf(wire.CodeInvalidParams, "torii/session/set_access: browserAccess must be read, act or none")
 		}
 		s.mu.Lock()
 		s.access = p.BrowserAccess
 		s.mu.Unlock()
 		return struct{}{}, nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", method)
 }
 
 func (s *Session) info() SessionInfo {

@@ -8,8 +8,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // ProtocolVersion is the torii/hello protocol number.
@@ -70,7 +70,7 @@ type PingResult struct {
 	T int64 `json:"t"`
 }
 
-func (c *Conn) handleTorii(msg *jsonrpc.Message) {
+func (c *Conn) handleTorii(msg *wire.Message) {
 	if msg.Method == "torii/ping" {
 		if msg.HasID() {
 			c.reply(msg.ID, PingResult{T: c.srv.now().UnixMilli()})
@@ -94,63 +94,63 @@ func (c *Conn) handleTorii(msg *jsonrpc.Message) {
 	case "torii/auth":
 		c.auth(msg)
 	default:
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", msg.Method))
 	}
 }
 
 // forbidden is the -32600 a handshake method gets in a state that does not
 // allow it. It is checked before the params, so whatever a message carries,
 // the state decides first (docs/protocol.md).
-func (c *Conn) forbidden(method string) *jsonrpc.Error {
+func (c *Conn) forbidden(method string) *wire.Error {
 	c.mu.Lock()
 	st := c.state
 	c.mu.Unlock()
 	switch {
 	case method == "torii/hello":
 		if st != stateNew {
-			return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/hello may be sent once per connection")
+			return wire.Errorf(wire.CodeInvalidRequest, "torii/hello may be sent once per connection")
 		}
 	case st == stateNew:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: send torii/hello first", method)
+		return wire.Errorf(wire.CodeInvalidRequest, "%s: send torii/hello first", method)
 	case st == statePairing && method == "torii/pair":
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection")
+		return wire.Errorf(wire.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection")
 	case st == statePairing:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: wait for the torii/pair decision", method)
+		return wire.Errorf(wire.CodeInvalidRequest, "%s: wait for the torii/pair decision", method)
 	case st == stateAuthed:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s: already authenticated", method)
+		return wire.Errorf(wire.CodeInvalidRequest, "%s: already authenticated", method)
 	}
 	return nil
 }
 
-func decodeParams(msg *jsonrpc.Message, v any) *jsonrpc.Error {
+func decodeParams(msg *wire.Message, v any) *wire.Error {
 	if len(msg.Params) == 0 {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params required", msg.Method)
+		return wire.Errorf(wire.CodeInvalidParams, "%s: params required", msg.Method)
 	}
 	if err := json.Unmarshal(msg.Params, v); err != nil {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", msg.Method, err)
+		return wire.Errorf(wire.CodeInvalidParams, "%s: %v", msg.Method, err)
 	}
 	return nil
 }
 
-func (c *Conn) hello(msg *jsonrpc.Message) {
+func (c *Conn) hello(msg *wire.Message) {
 	var p HelloParams
 	if e := decodeParams(msg, &p); e != nil {
 		c.replyErr(msg.ID, e)
 		return
 	}
 	if p.Protocol != ProtocolVersion {
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/hello: protocol %d not supported; this daemon speaks %d", p.Protocol, ProtocolVersion))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/hello: protocol %d not supported; this daemon speaks %d", p.Protocol, ProtocolVersion))
 		return
 	}
 	cn, err := pairing.DecodeB64(p.ClientNonce)
 	if err != nil || len(cn) != 32 {
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/hello: clientNonce must be 32 bytes, base64url"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/hello: clientNonce must be 32 bytes, base64url"))
 		return
 	}
 	c.mu.Lock()
 	if c.state != stateNew {
 		c.mu.Unlock()
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/hello may be sent once per connection"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/hello may be sent once per connection"))
 		return
 	}
 	sn := pairing.NewNonce()
@@ -168,7 +168,7 @@ func (c *Conn) hello(msg *jsonrpc.Message) {
 			sig, err := id.Sign(pairing.AuthTranscript(pairing.RoleDaemon, c.id, dev.ID, c.origin,
 				dev.PublicKey, id.PublicKey(), cn, sn))
 			if err != nil {
-				c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "sign: %v", err))
+				c.replyErr(msg.ID, wire.Errorf(wire.CodeInternalError, "sign: %v", err))
 				return
 			}
 			res.Paired, res.DaemonSig = true, pairing.EncodeB64(sig)
@@ -180,53 +180,53 @@ func (c *Conn) hello(msg *jsonrpc.Message) {
 	c.reply(msg.ID, res)
 }
 
-func (c *Conn) pair(msg *jsonrpc.Message) {
+func (c *Conn) pair(msg *wire.Message) {
 	var p PairParams
 	if e := decodeParams(msg, &p); e != nil {
 		c.replyErr(msg.ID, e)
 		return
 	}
 	if _, err := uuid.Parse(p.RequestID); err != nil {
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: requestId must be a UUID"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/pair: requestId must be a UUID"))
 		return
 	}
 	key, err := pairing.DecodeB64(p.DeviceKey)
 	if err != nil || !pairing.ValidPublicKey(key) {
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: deviceKey must be a 65-byte uncompressed P-256 point, base64url"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/pair: deviceKey must be a 65-byte uncompressed P-256 point, base64url"))
 		return
 	}
 	if !validDeviceName(p.DeviceName) {
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: deviceName must be 1-%d printable characters", pairing.MaxDeviceName))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/pair: deviceName must be 1-%d printable characters", pairing.MaxDeviceName))
 		return
 	}
 	var proof []byte
 	if p.OTPProof != "" {
 		if proof, err = pairing.DecodeB64(p.OTPProof); err != nil || len(proof) != 32 {
-			c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: otpProof must be 32 bytes, base64url"))
+			c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/pair: otpProof must be 32 bytes, base64url"))
 			return
 		}
 	}
 	if !c.srv.isExtensionOrigin(c.origin) {
 		// Only the extension pairs: its origin is bound into the transcript
 		// and pinned on the device.
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "torii/pair: only the torii extension can pair (Origin %q); other clients use a token", c.origin))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidParams, "torii/pair: only the torii extension can pair (Origin %q); other clients use a token", c.origin))
 		return
 	}
 	c.mu.Lock()
 	switch c.state {
 	case stateNew:
 		c.mu.Unlock()
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: send torii/hello first"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/pair: send torii/hello first"))
 		return
 	case statePairing:
 		c.mu.Unlock()
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/pair: a pairing request is already pending on this connection"))
 		return
 	case stateAuthed:
 		// A token connection (or one already signed in) has nothing to pair:
 		// letting it through would demote it and unbalance the slot count.
 		c.mu.Unlock()
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/pair: already authenticated"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/pair: already authenticated"))
 		return
 	}
 	c.state = statePairing
@@ -256,15 +256,15 @@ func (c *Conn) awaitPair(id json.RawMessage, req PairRequest, daemonKey, cn, sn 
 	c.mu.Unlock()
 	c.armAuthTimer()
 	if err != nil {
-		var e *jsonrpc.Error
+		var e *wire.Error
 		if !errors.As(err, &e) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			e = jsonrpc.Errorf(jsonrpc.CodeInternalError, "pairing failed: %v", err)
+			e = wire.Errorf(wire.CodeInternalError, "pairing failed: %v", err)
 		}
 		c.replyErr(id, e)
-		if e.Code == jsonrpc.CodeRateLimited {
+		if e.Code == wire.CodeRateLimited {
 			// SECURITY I-12: a flooding client is cut off, not just refused.
 			c.Close(websocket.StatusPolicyViolation, "rate limited")
 		}
@@ -279,7 +279,7 @@ func (c *Conn) awaitPair(id json.RawMessage, req PairRequest, daemonKey, cn, sn 
 	c.reply(id, res)
 }
 
-func (c *Conn) auth(msg *jsonrpc.Message) {
+func (c *Conn) auth(msg *wire.Message) {
 	var p AuthParams
 	if e := decodeParams(msg, &p); e != nil {
 		c.replyErr(msg.ID, e)
@@ -291,13 +291,13 @@ func (c *Conn) auth(msg *jsonrpc.Message) {
 	c.mu.Unlock()
 	switch state {
 	case stateNew:
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/auth: send torii/hello first"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/auth: send torii/hello first"))
 		return
 	case statePairing:
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/auth: wait for the torii/pair decision"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/auth: wait for the torii/pair decision"))
 		return
 	case stateAuthed:
-		c.replyErr(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "torii/auth: already authenticated"))
+		c.replyErr(msg.ID, wire.Errorf(wire.CodeInvalidRequest, "torii/auth: already authenticated"))
 		return
 	}
 	fail := func(why string) {

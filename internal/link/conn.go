@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,16 +11,16 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
-// ErrFrameTooLarge is the cause beside jsonrpc.ErrClosed when the peer sent a
+// ErrFrameTooLarge is the cause beside wire.ErrClosed when the peer sent a
 // frame over MaxFrame: the connection was closed with 1009 (SECURITY I-11).
 var ErrFrameTooLarge = websocket.ErrMessageTooBig
 
 // ErrBusy is returned by Call when MaxPending requests already await this
 // peer's answers; nothing was sent (SECURITY I-34).
-var ErrBusy = jsonrpc.ErrBusy
+var ErrBusy = wire.ErrBusy
 
 type authState int
 
@@ -61,7 +60,7 @@ type Conn struct {
 
 	lastRead atomic.Int64 // unix ns of the last frame begun
 
-	peer *jsonrpc.Peer
+	peer *wire.Peer
 }
 
 // ID is the connection ID (also the connectionId bound into signatures).
@@ -126,8 +125,13 @@ func (c *Conn) Close(code websocket.StatusCode, reason string) {
 
 // newPeer is the connection's JSON-RPC peer: correlation, the pending
 // budget, bounded concurrent handlers and per-frame error replies.
-func (c *Conn) newPeer() *jsonrpc.Peer {
-	return jsonrpc.NewPeer(wsFramer{c}, jsonrpc.Options{
+func (c *Conn) newPeer() *wire.Peer {
+	f := wire.NewWSFramer(c.ctx, c.ws, wire.WSOptions{
+		WriteTimeout: writeTimeout,
+		Begin:        c.frameBegun,
+		Binary:       func(data []byte) { c.srv.logFrame("in", c, data) },
+	})
+	return wire.NewPeer(f, wire.Options{
 		IDPrefix: "d",
 		// SECURITY I-34: a per-connection budget of outstanding requests
 		// bounds the answers (up to MaxFrame each) one peer can make us hold.
@@ -141,7 +145,7 @@ func (c *Conn) newPeer() *jsonrpc.Peer {
 		Handle:     c.handle,
 		// Inline, so notifications (session/cancel) keep their order.
 		Notify: c.notify,
-		Unmatched: func(*jsonrpc.Message) {
+		Unmatched: func(*wire.Message) {
 			c.srv.log.Debug("link: response to no pending call", "conn", c.id)
 		},
 		Log: func(dir string, frame []byte) { c.srv.logFrame(dir, c, frame) },
@@ -149,7 +153,7 @@ func (c *Conn) newPeer() *jsonrpc.Peer {
 }
 
 // Call sends a request to the peer and waits for its response. A JSON-RPC
-// error answer is returned as *jsonrpc.Error.
+// error answer is returned as *wire.Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	return c.peer.Call(ctx, method, params, result)
 }
@@ -157,7 +161,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 // Start writes a request and returns without waiting for the answer, so a
 // caller keeps its requests in the order it wrote them; the Pending's ID is
 // what MCP-over-ACP's `mcp/cancel {requestId}` names. id may be nil.
-func (c *Conn) Start(ctx context.Context, id json.RawMessage, method string, params any) (*jsonrpc.Pending, error) {
+func (c *Conn) Start(ctx context.Context, id json.RawMessage, method string, params any) (*wire.Pending, error) {
 	return c.peer.Start(ctx, id, method, params)
 }
 
@@ -166,27 +170,11 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return c.peer.Notify(ctx, method, params)
 }
 
-// wsFramer is the peer's Framer: one JSON-RPC message per text frame.
-type wsFramer struct{ c *Conn }
-
-// WriteFrame writes one text frame.
-func (f wsFramer) WriteFrame(ctx context.Context, b []byte) error {
-	c := f.c
-	// A write interrupted by cancellation makes coder/websocket close the whole
-	// connection without a close frame, so once started a write is bounded only
-	// by the write timeout and the connection's own lifetime, never by the caller.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-	defer cancel()
-	stop := context.AfterFunc(c.ctx, cancel)
-	defer stop()
-	return c.ws.Write(wctx, websocket.MessageText, b)
-}
-
 func (c *Conn) reply(id json.RawMessage, result any) {
 	c.peer.Reply(c.ctx, id, result, nil)
 }
 
-func (c *Conn) replyErr(id json.RawMessage, e *jsonrpc.Error) {
+func (c *Conn) replyErr(id json.RawMessage, e *wire.Error) {
 	c.peer.Reply(c.ctx, id, nil, e)
 }
 
@@ -200,42 +188,16 @@ func (c *Conn) readLoop() {
 	c.cancel()
 }
 
-// ReadFrame reads one text frame; a binary frame gets a parse error and
-// the connection stays.
-func (f wsFramer) ReadFrame() ([]byte, error) {
-	c := f.c
-	typ, data, err := c.readFrame()
-	if errors.Is(err, ErrFrameTooLarge) {
-		// SECURITY I-56: the call this answered (its id leads the frame)
-		// learns why; the others only that the link closed.
-		return nil, &jsonrpc.FrameError{Fatal: true, Err: err, ID: jsonrpc.PeekID(data[:min(len(data), 512)])}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if typ != websocket.MessageText {
-		c.srv.logFrame("in", c, data)
-		return nil, &jsonrpc.FrameError{Reply: jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: binary frames are not accepted; send JSON text frames")}
-	}
-	return data, nil
-}
-
-// readFrame reads one message. SECURITY I-51: once a frame has begun it
-// must be complete within frameTimeout; waiting for the next frame has no
-// deadline of its own (keepalive watches a silent peer).
-func (c *Conn) readFrame() (websocket.MessageType, []byte, error) {
-	typ, r, err := c.ws.Reader(c.ctx)
-	if err != nil {
-		return 0, nil, err
-	}
+// frameBegun arms SECURITY I-51's read deadline: once a frame has begun
+// it must be complete within frameTimeout; waiting for the next frame has
+// no deadline of its own (keepalive watches a silent peer).
+func (c *Conn) frameBegun() (end func()) {
 	c.lastRead.Store(time.Now().UnixNano())
 	t := time.AfterFunc(orDefault(c.srv.opts.frameTimeout, frameTimeout), func() {
 		c.srv.log.Info("link: frame not finished in time, closing", "conn", c.id)
 		c.Close(c.timeoutStatus(), "frame read timeout")
 	})
-	defer t.Stop()
-	data, err := io.ReadAll(r)
-	return typ, data, err
+	return func() { t.Stop() }
 }
 
 // timeoutStatus is the close code for a deadline: 1008 before
@@ -281,30 +243,30 @@ func (c *Conn) keepalive() {
 // authentication) are answered in the read loop, in frame order; other
 // torii/* methods of an authenticated connection (the gateway's
 // torii/agents, torii/session/…) go to the Handler like any request.
-func (c *Conn) inline(msg *jsonrpc.Message) bool {
+func (c *Conn) inline(msg *wire.Message) bool {
 	return c.srv.opts.Handler == nil || c.toriiOwn(msg) || !c.authed()
 }
 
-func (c *Conn) toriiOwn(msg *jsonrpc.Message) bool {
+func (c *Conn) toriiOwn(msg *wire.Message) bool {
 	return strings.HasPrefix(msg.Method, "torii/") && (linkMethod(msg.Method) || !c.authed())
 }
 
-func (c *Conn) handle(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+func (c *Conn) handle(ctx context.Context, msg *wire.Message) (any, error) {
 	if c.toriiOwn(msg) {
 		c.handleTorii(msg)
-		return nil, jsonrpc.NoReply
+		return nil, wire.NoReply
 	}
 	// SECURITY I-4: nothing but torii/hello, pair, auth, ping before auth.
 	if !c.authed() {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeNotAuthenticated, "%s needs torii/auth first", msg.Method)
+		return nil, wire.Errorf(wire.CodeNotAuthenticated, "%s needs torii/auth first", msg.Method)
 	}
 	if c.srv.opts.Handler == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", msg.Method)
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %q not found", msg.Method)
 	}
 	return c.srv.opts.Handler.Handle(ctx, c, msg.Method, msg.Params)
 }
 
-func (c *Conn) notify(ctx context.Context, msg *jsonrpc.Message) {
+func (c *Conn) notify(ctx context.Context, msg *wire.Message) {
 	switch {
 	case c.toriiOwn(msg):
 		c.handleTorii(msg)

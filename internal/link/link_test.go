@@ -11,11 +11,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/pairing"
 	"github.com/torii-browser/torii/internal/tokens"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // slowApprover approves every request after a delay, as a person would.
@@ -117,7 +117,7 @@ func TestPairingSuspendsAuthDeadline(t *testing.T) {
 	// Handshake methods after auth are refused but keep the link.
 	if err := c.Call(ctx(t), "torii/auth", map[string]string{"deviceId": d.ID, "sig": "x"}, nil); err == nil {
 		t.Fatal("second torii/auth accepted")
-	} else if e, ok := err.(*jsonrpc.Error); !ok || e.Code != jsonrpc.CodeInvalidRequest {
+	} else if e, ok := err.(*wire.Error); !ok || e.Code != wire.CodeInvalidRequest {
 		t.Fatalf("second auth: %v", err)
 	}
 	if n := srv.Hub().CloseDevice(d.ID); n != 1 {
@@ -138,7 +138,7 @@ func TestBinaryFrameIsParseError(t *testing.T) {
 	defer c.Close()
 	c.WS.Write(ctx(t), websocket.MessageBinary, []byte(`{"jsonrpc":"2.0","id":1,"method":"torii/ping"}`))
 	m, err := c.Next(ctx(t))
-	if err != nil || m.Error == nil || m.Error.Code != jsonrpc.CodeParseError {
+	if err != nil || m.Error == nil || m.Error.Code != wire.CodeParseError {
 		t.Fatalf("binary frame: %+v %v", m, err)
 	}
 	if err := c.Call(ctx(t), "torii/ping", struct{}{}, nil); err != nil {
@@ -176,7 +176,7 @@ func TestDaemonToClientCalls(t *testing.T) {
 		NoOrigin: true, Subprotocols: []string{link.BearerSubprotocolPrefix + tok, link.Subprotocol},
 		Handler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			if method != "client/echo" {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no")
+				return nil, wire.Errorf(wire.CodeMethodNotFound, "no")
 			}
 			return params, nil
 		}})

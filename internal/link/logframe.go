@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/logx"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // logFrame logs one frame when Verbose is on. SECURITY I-10: torii/*
@@ -18,7 +18,7 @@ func (s *Server) logFrame(dir string, c *Conn, data []byte) {
 	if !s.opts.Verbose {
 		return
 	}
-	id, method, ok := jsonrpc.Peek(data)
+	id, method, ok := wire.Peek(data)
 	attrs := []any{"dir", dir, "conn", c.id, "bytes", len(data)}
 	if !ok {
 		s.log.Debug("link: frame (not JSON)", attrs...)

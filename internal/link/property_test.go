@@ -11,10 +11,10 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // The model of one connection's handshake state (docs/protocol.md).
@@ -129,7 +129,7 @@ func waitCount(srv *link.Server, want int) int {
 }
 
 func code(err error) int {
-	var e *jsonrpc.Error
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -157,7 +157,7 @@ func apply(ctx context.Context, m *mconn, action string, dev *linktest.Device) (
 			// Sent by hand: SayHello would replace the client's nonce.
 			err := c.Call(ctx, "torii/hello", link.HelloParams{Protocol: link.ProtocolVersion, DeviceID: id,
 				ClientNonce: pairing.EncodeB64(pairing.NewNonce())}, nil)
-			return false, expectCode(err, jsonrpc.CodeInvalidRequest)
+			return false, expectCode(err, wire.CodeInvalidRequest)
 		}
 		if _, err := c.SayHello(ctx, id); err != nil {
 			return false, err
@@ -169,7 +169,7 @@ func apply(ctx context.Context, m *mconn, action string, dev *linktest.Device) (
 			// Well-formed params: the state alone decides.
 			err := c.Call(ctx, "torii/pair", link.PairParams{RequestID: uuid.NewString(),
 				DeviceKey: pairing.EncodeB64(d.PublicKey()), DeviceName: d.Name}, nil)
-			return false, expectCode(err, jsonrpc.CodeInvalidRequest)
+			return false, expectCode(err, wire.CodeInvalidRequest)
 		}
 		err := c.Pair(ctx, d, linktest.PairOptions{})
 		switch {
@@ -187,7 +187,7 @@ func apply(ctx context.Context, m *mconn, action string, dev *linktest.Device) (
 		if m.state == mNew || m.state == mAuthed {
 			// No hello nonces yet (or a token connection): any params.
 			err := c.Call(ctx, "torii/auth", link.AuthParams{DeviceID: d.ID, Sig: "AAAA"}, nil)
-			return false, expectCode(err, jsonrpc.CodeInvalidRequest)
+			return false, expectCode(err, wire.CodeInvalidRequest)
 		}
 		p, perr := c.AuthParams(d)
 		if perr != nil {
@@ -220,9 +220,9 @@ func apply(ctx context.Context, m *mconn, action string, dev *linktest.Device) (
 		err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1}, nil)
 		if m.state == mAuthed {
 			// No Handler in this server: unknown after authentication.
-			return false, expectCode(err, jsonrpc.CodeMethodNotFound)
+			return false, expectCode(err, wire.CodeMethodNotFound)
 		}
-		return false, expectCode(err, jsonrpc.CodeNotAuthenticated)
+		return false, expectCode(err, wire.CodeNotAuthenticated)
 	case "close":
 		c.Close()
 		return true, nil

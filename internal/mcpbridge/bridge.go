@@ -34,9 +34,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
-	torpc "github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/toolerr"
+	torpc "github.com/torii-browser/torii/internal/wire"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/acp"
-	torpc "github.com/torii-browser/torii/internal/jsonrpc"
+	torpc "github.com/torii-browser/torii/internal/wire"
 )
 
 // silentConn never answers: a provider that accepts the socket but not the

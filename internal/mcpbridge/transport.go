@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	torpc "github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	torpc "github.com/torii-browser/torii/internal/wire"
 )
 
 // Error codes the transport hands the SDK client for link failures. They

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/torii-browser/torii/internal/browserlink"
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // Event is one frame the fake received.
@@ -115,7 +115,7 @@ func (p *Provider) Handle(ctx context.Context, method string, params json.RawMes
 	switch method {
 	case browserlink.MethodList:
 		if p.FailList {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s failed on purpose", method)
+			return nil, wire.Errorf(wire.CodeInternalError, "%s failed on purpose", method)
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -138,7 +138,7 @@ func (p *Provider) Handle(ctx context.Context, method string, params json.RawMes
 	case browserlink.MethodCall:
 		var c browserlink.CallParams
 		if err := json.Unmarshal(params, &c); err != nil || c.CallID == "" || c.Deadline <= 0 {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: callId, tool and deadline are required", method)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "%s: callId, tool and deadline are required", method)
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		p.mu.Lock()
@@ -156,7 +156,7 @@ func (p *Provider) Handle(ctx context.Context, method string, params json.RawMes
 		}()
 		return p.Call(cctx, c.Tool, c.Arguments)
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "browserlinktest: no method %s", method)
+	return nil, wire.Errorf(wire.CodeMethodNotFound, "browserlinktest: no method %s", method)
 }
 
 // TextResult is a successful CallToolResult with one text block.

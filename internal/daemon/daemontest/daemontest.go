@@ -7,6 +7,7 @@ package daemontest
 
 import (
 	"context"
+	"github.com/torii-browser/torii/internal/mcpserver"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,9 +167,9 @@ func (x headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Relay connects a go-sdk client to the MCP socket, greeted with hello as
 // `torii mcp` (or, with hello.Shared, `torii exec`) greets it.
-func (d *Daemon) Relay(tb testing.TB, ctx context.Context, hello daemon.RelayHelloParams) *mcp.ClientSession {
+func (d *Daemon) Relay(tb testing.TB, ctx context.Context, hello mcpserver.RelayHelloParams) *mcp.ClientSession {
 	tb.Helper()
-	s, err := daemon.ConnectMCP(ctx, d.Paths.MCPSocket(), hello, &mcp.Implementation{Name: "test-relay", Version: "0"})
+	s, err := mcpserver.ConnectMCP(ctx, d.Paths.MCPSocket(), hello, &mcp.Implementation{Name: "test-relay", Version: "0"})
 	if err != nil {
 		tb.Fatalf("mcp socket: %v", err)
 	}
@@ -182,7 +183,7 @@ func (d *Daemon) Exec(tb testing.TB, label, name string, args any) *mcp.CallTool
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := d.Relay(tb, ctx, daemon.RelayHelloParams{SessionLabel: label, Shared: true})
+	s := d.Relay(tb, ctx, mcpserver.RelayHelloParams{SessionLabel: label, Shared: true})
 	defer s.Close()
 	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // ExtensionOrigin is the Origin the real extension sends.
@@ -46,8 +46,8 @@ type Client struct {
 	handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 	ctx     context.Context
 	cancel  context.CancelFunc
-	peer    *jsonrpc.Peer
-	inbox   chan *jsonrpc.Message
+	peer    *wire.Peer
+	inbox   chan *wire.Message
 
 	clientNonce []byte
 	pairSig     string // daemonSig from an approved torii/pair on this connection
@@ -80,8 +80,8 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	ws.SetReadLimit(-1) // the test client must be able to receive anything
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Client{WS: ws, Origin: origin, HTTP: resp, handler: opts.Handler, ctx: cctx, cancel: cancel,
-		inbox: make(chan *jsonrpc.Message, 256)}
-	c.peer = jsonrpc.NewPeer(wsFramer{c}, jsonrpc.Options{
+		inbox: make(chan *wire.Message, 256)}
+	c.peer = wire.NewPeer(wire.NewWSFramer(cctx, ws, wire.WSOptions{}), wire.Options{
 		QuietBadFrames: true,
 		Handle:         c.handle,
 		Notify:         c.notify,
@@ -111,27 +111,15 @@ func StatusOf(err error) int {
 	return 0
 }
 
-// wsFramer carries one message per text frame.
-type wsFramer struct{ c *Client }
-
-func (f wsFramer) ReadFrame() ([]byte, error) {
-	_, data, err := f.c.WS.Read(f.c.ctx)
-	return data, err
-}
-
-func (f wsFramer) WriteFrame(ctx context.Context, b []byte) error {
-	return f.c.WS.Write(ctx, websocket.MessageText, b)
-}
-
 // keep puts a message no Call or Handler took into the inbox.
-func (c *Client) keep(m *jsonrpc.Message) {
+func (c *Client) keep(m *wire.Message) {
 	select {
 	case c.inbox <- m:
 	default: // a test that never reads its inbox must not wedge the loop
 	}
 }
 
-func (c *Client) notify(_ context.Context, m *jsonrpc.Message) {
+func (c *Client) notify(_ context.Context, m *wire.Message) {
 	if c.handler == nil {
 		c.keep(m)
 		return
@@ -139,9 +127,9 @@ func (c *Client) notify(_ context.Context, m *jsonrpc.Message) {
 	go func() { _, _ = c.handler(c.ctx, m.Method, m.Params) }()
 }
 
-func (c *Client) handle(_ context.Context, m *jsonrpc.Message) (any, error) {
+func (c *Client) handle(_ context.Context, m *wire.Message) (any, error) {
 	if c.handler == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "linktest: no handler for %s", m.Method)
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "linktest: no handler for %s", m.Method)
 	}
 	return c.handler(context.WithValue(c.ctx, requestIDKey{}, m.ID), m.Method, m.Params)
 }
@@ -161,10 +149,10 @@ func (c *Client) SendRaw(ctx context.Context, data []byte) error {
 }
 
 // Call sends a request and waits for its response; an error reply comes
-// back as *jsonrpc.Error.
+// back as *wire.Error.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	err := c.peer.Call(ctx, method, params, result)
-	if errors.Is(err, jsonrpc.ErrClosed) {
+	if errors.Is(err, wire.ErrClosed) {
 		return fmt.Errorf("linktest: connection closed: %w", c.err())
 	}
 	return err
@@ -177,7 +165,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 
 // Next returns the next message that was neither a response to a Call nor
 // handled by the Handler (e.g. an error reply with id null).
-func (c *Client) Next(ctx context.Context) (*jsonrpc.Message, error) {
+func (c *Client) Next(ctx context.Context) (*wire.Message, error) {
 	select {
 	case m := <-c.inbox:
 		return m, nil

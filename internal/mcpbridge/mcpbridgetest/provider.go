@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/torii-browser/torii/internal/jsonrpc"
 	"github.com/torii-browser/torii/internal/link/linktest"
+	jsonrpc "github.com/torii-browser/torii/internal/wire"
 )
 
 // Event is one frame the provider received.

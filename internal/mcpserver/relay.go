@@ -1,4 +1,4 @@
-package daemon
+package mcpserver
 
 import (
 	"bufio"
@@ -8,17 +8,22 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/wire"
 )
 
 // The MCP socket: `torii mcp` relays its agent's stdio here unchanged,
 // newline-delimited JSON-RPC both ways, and each connection is one session
-// of the shared MCP server (mcpserve.go). It is owner-only, like the
+// of the shared MCP server (server.go). It is owner-only, like the
 // control socket (SECURITY I-54).
 const (
 	// RelayHello is the one message of the relay's own: a notification sent
@@ -29,9 +34,10 @@ const (
 	maxRelayLine = 32 << 20
 	// relayWriteTimeout bounds one write to a relay that stopped reading.
 	relayWriteTimeout = 30 * time.Second
-	// turnMax bounds how long reading waits for a tools/call to take its
-	// place in its session's queue (see turn).
-	turnMax = 2 * time.Second
+	// arrivalHeader carries, in the RequestExtra the relay gives the SDK, the
+	// key of a tools/call's arrival stamp, so its handler finds it. Only the
+	// relay sets it; /mcp requests never read it.
+	arrivalHeader = "Torii-Arrival"
 )
 
 // RelayHelloParams say who a connection to the MCP socket is.
@@ -62,8 +68,8 @@ type relays struct {
 	conns map[*relayConn]bool
 }
 
-// serveRelays accepts relays on ln until it is closed.
-func (d *daemon) serveRelays(ctx context.Context, ln net.Listener, srv *mcp.Server) error {
+// ServeRelays accepts relays on ln until it is closed.
+func (d *Server) ServeRelays(ctx context.Context, ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -74,20 +80,20 @@ func (d *daemon) serveRelays(ctx context.Context, ln net.Listener, srv *mcp.Serv
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		rc := newRelayConn(c)
+		rc := newRelayConn(c, d.broker)
 		if !d.relays.add(rc) {
 			// SECURITY I-49: past the budget a newcomer is closed at once.
 			d.log.Warn("mcp socket: too many relays; closing a new one", "max", d.relays.max)
 			c.Close()
 			continue
 		}
-		go d.serveRelay(ctx, rc, srv)
+		go d.serveRelay(ctx, rc)
 	}
 }
 
-func (d *daemon) serveRelay(ctx context.Context, rc *relayConn, srv *mcp.Server) {
+func (d *Server) serveRelay(ctx context.Context, rc *relayConn) {
 	defer d.relays.remove(rc)
-	ss, err := srv.Connect(context.WithValue(ctx, relayKey{}, rc), rc, nil)
+	ss, err := d.srv.Connect(context.WithValue(ctx, relayKey{}, rc), rc, nil)
 	if err != nil {
 		rc.Close()
 		return
@@ -115,8 +121,10 @@ func (r *relays) remove(c *relayConn) {
 	r.mu.Unlock()
 }
 
-// closeAll ends every relay session (daemon shutdown): each relay sees its
-// socket close and re-initialises against the next daemon.
+// CloseRelays ends every relay session (daemon shutdown): each relay sees
+// its socket close and re-initialises against the next daemon.
+func (d *Server) CloseRelays() { d.relays.closeAll() }
+
 func (r *relays) closeAll() {
 	r.mu.Lock()
 	cs := make([]*relayConn, 0, len(r.conns))
@@ -141,20 +149,50 @@ func relayOf(ctx context.Context) *relayConn {
 // relayConn is one relay connection as an mcp.Transport and its
 // mcp.Connection.
 type relayConn struct {
-	c    net.Conn
-	br   *bufio.Reader
-	turn turn
+	c      net.Conn
+	br     *bufio.Reader
+	broker *broker.Broker
+	order  broker.Order
 
 	wmu sync.Mutex // one message per write, whole
 
-	mu      sync.Mutex
-	hello   RelayHelloParams
-	pending map[jsonrpc.ID]bool // requests read and not yet answered
-	once    sync.Once
+	mu       sync.Mutex
+	hello    RelayHelloParams
+	pending  map[jsonrpc.ID]string      // requests read and not yet answered: their arrival key, or ""
+	arrivals map[string]*broker.Arrival // tools/calls' arrival stamps by key
+	next     uint64                     // the last arrival key
+	once     sync.Once
 }
 
-func newRelayConn(c net.Conn) *relayConn {
-	return &relayConn{c: c, br: bufio.NewReaderSize(c, 64<<10), pending: map[jsonrpc.ID]bool{}}
+func newRelayConn(c net.Conn, b *broker.Broker) *relayConn {
+	return &relayConn{c: c, br: bufio.NewReaderSize(c, 64<<10), broker: b,
+		pending: map[jsonrpc.ID]string{}, arrivals: map[string]*broker.Arrival{}}
+}
+
+// arrival is the arrival stamp of the tools/call whose RequestExtra is
+// extra, nil if it has none.
+func (r *relayConn) arrival(extra *mcp.RequestExtra) *broker.Arrival {
+	if extra == nil || extra.Header == nil {
+		return nil
+	}
+	key := extra.Header.Get(arrivalHeader)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.arrivals[key]
+}
+
+// done forgets an answered or cancelled request; a tools/call that never
+// took its place in the queue gives it up, so the next one may take its own.
+func (r *relayConn) done(id jsonrpc.ID) {
+	r.mu.Lock()
+	key, ok := r.pending[id]
+	delete(r.pending, id)
+	a := r.arrivals[key]
+	if ok && key != "" {
+		delete(r.arrivals, key)
+	}
+	r.mu.Unlock()
+	a.Placed()
 }
 
 func (r *relayConn) Connect(context.Context) (mcp.Connection, error) { return r, nil }
@@ -178,11 +216,10 @@ func (r *relayConn) Close() error {
 
 // Read returns the next message. The go-sdk runs each call on its own
 // goroutine, so arrival order would be lost between here and the broker;
-// instead, after a tools/call the next message is read only once that
-// call holds its place in the session's queue (turn): calls still run
-// concurrently with reading, but are queued in the order they arrived.
+// instead each tools/call is stamped with its arrival as it is read
+// (broker.Arrive), and the broker queues it after the calls read before it.
+// Reading never waits on the queue (SECURITY I-25).
 func (r *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	r.turn.wait(ctx)
 	for {
 		line, err := r.readLine()
 		if err != nil {
@@ -212,24 +249,30 @@ func (r *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					r.mu.Lock()
-					delete(r.pending, id)
-					r.mu.Unlock()
+					r.done(id)
 				}
 			}
 		case req.IsCall():
 			r.mu.Lock()
-			dup := r.pending[req.ID]
-			r.pending[req.ID] = true
+			_, dup := r.pending[req.ID]
+			key := ""
+			if !dup && req.Method == "tools/call" {
+				r.next++
+				key = strconv.FormatUint(r.next, 10)
+				r.arrivals[key] = r.broker.Arrive(&r.order)
+			}
+			if !dup {
+				r.pending[req.ID] = key
+			}
 			r.mu.Unlock()
 			if dup {
 				// The SDK would drop it without a word. Answered with a null
 				// id: the call that holds the id must not get this answer.
-				r.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "request id already in use by a request not yet answered")
+				r.reply(nil, wire.CodeInvalidRequest, "request id already in use by a request not yet answered")
 				continue
 			}
-			if req.Method == "tools/call" {
-				r.turn.hold(req.ID)
+			if key != "" {
+				req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {key}}}
 			}
 		}
 		return msg, nil
@@ -252,7 +295,7 @@ func (r *relayConn) readLine() ([]byte, error) {
 		switch {
 		case err == nil || (errors.Is(err, io.EOF) && len(buf) > 0):
 			if tooLong {
-				r.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "message too large")
+				r.reply(nil, wire.CodeInvalidRequest, "message too large")
 				tooLong, buf = false, nil
 				if err != nil {
 					return nil, err
@@ -268,35 +311,38 @@ func (r *relayConn) readLine() ([]byte, error) {
 	}
 }
 
-// decode parses one line; a line that is not one JSON-RPC message is
-// answered with a parse or invalid-request error (the session goes on),
-// and decode returns nil.
+// decode parses one line, once: the SDK's message is what the session
+// gets. A line that is not one JSON-RPC message is answered with a parse or
+// invalid-request error (the session goes on), and decode returns nil.
 func (r *relayConn) decode(line []byte) jsonrpc.Message {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
+	var syntax *json.SyntaxError
 	switch {
 	case err == nil:
 		return msg
-	case !json.Valid(line):
-		r.reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: not valid JSON")
+	case errors.As(err, &syntax):
+		r.reply(nil, wire.CodeParseError, "parse error: not valid JSON")
 	case line[0] == '[':
-		r.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "batches are not supported: send one message per line")
+		r.reply(nil, wire.CodeInvalidRequest, "batches are not supported: send one message per line")
 	default:
-		var e struct {
-			ID any `json:"id"`
-		}
-		_ = json.Unmarshal(line, &e)
-		id, _ := jsonrpc.MakeID(e.ID)
-		r.reply(id, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message: "+err.Error())
+		// Only a line already refused is read again, for its id.
+		id, _, _ := wire.Peek(line)
+		r.reply(id, wire.CodeInvalidRequest, "invalid JSON-RPC message: "+err.Error())
 	}
 	return nil
 }
 
-func (r *relayConn) reply(id jsonrpc.ID, code int64, message string) {
-	_ = r.Write(context.Background(), &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: message}})
+// reply answers a line the session never sees, with the one peer's error
+// shape: its id, or "id":null when it has none (SECURITY I-56).
+func (r *relayConn) reply(id json.RawMessage, code int, message string) {
+	b, err := json.Marshal(wire.NewErrorResponse(id, &wire.Error{Code: code, Message: message}))
+	if err == nil {
+		_ = r.write(b)
+	}
 }
 
 func (r *relayConn) Write(_ context.Context, msg jsonrpc.Message) error {
@@ -305,91 +351,21 @@ func (r *relayConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		r.mu.Lock()
-		delete(r.pending, resp.ID)
-		r.mu.Unlock()
 		// A call answered without running (invalid, cancelled while the
-		// SDK still held it) gives its turn back here.
-		r.turn.releaseID(resp.ID)
+		// SDK still held it) gives up its place here.
+		r.done(resp.ID)
 	}
+	return r.write(b)
+}
+
+// write writes one message and its newline, whole.
+func (r *relayConn) write(b []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	_ = r.c.SetWriteDeadline(time.Now().Add(relayWriteTimeout))
-	_, err = r.c.Write(append(b, '\n'))
+	_, err := r.c.Write(append(b, '\n'))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		r.Close()
 	}
 	return err
-}
-
-// turn is the one tools/call of a relay connection not yet queued in the
-// broker. It is released when the call is queued (or refused) there, when
-// any answer to it is written, or after turnMax.
-type turn struct {
-	mu sync.Mutex
-	ch chan struct{}
-	id jsonrpc.ID
-}
-
-func (t *turn) hold(id jsonrpc.ID) {
-	t.mu.Lock()
-	t.ch, t.id = make(chan struct{}), id
-	t.mu.Unlock()
-}
-
-func (t *turn) release() {
-	t.mu.Lock()
-	if t.ch != nil {
-		close(t.ch)
-		t.ch = nil
-	}
-	t.mu.Unlock()
-}
-
-// releaser is the release of the turn held now, for the handler of the
-// call holding it (nothing else can be read, so no other call holds one):
-// idempotent, and a no-op once a later call holds the turn.
-func (t *turn) releaser() func() {
-	t.mu.Lock()
-	ch := t.ch
-	t.mu.Unlock()
-	return func() {
-		t.mu.Lock()
-		if ch != nil && t.ch == ch {
-			close(ch)
-			t.ch = nil
-		}
-		t.mu.Unlock()
-	}
-}
-
-func (t *turn) releaseID(id jsonrpc.ID) {
-	t.mu.Lock()
-	if t.ch != nil && t.id == id {
-		close(t.ch)
-		t.ch = nil
-	}
-	t.mu.Unlock()
-}
-
-func (t *turn) wait(ctx context.Context) {
-	t.mu.Lock()
-	ch := t.ch
-	t.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case <-ch:
-		return
-	default:
-	}
-	tm := time.NewTimer(turnMax)
-	defer tm.Stop()
-	select {
-	case <-ch:
-	case <-ctx.Done():
-	case <-tm.C:
-		t.release()
-	}
 }

@@ -1,7 +1,7 @@
-// Package jsonrpc is JSON-RPC 2.0 on every torii wire (the /acp link, the
+// Package wire is JSON-RPC 2.0 on every torii transport (the /acp link, the
 // control socket, the agents' stdio): the message shapes, the typed error,
 // and the one Peer that correlates, budgets and answers bad frames.
-package jsonrpc
+package wire
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 // Link error codes (docs/protocol.md, "Error codes on the link").
 const (

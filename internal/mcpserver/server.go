@@ -1,26 +1,59 @@
-package daemon
+// Package mcpserver is the daemon's one go-sdk MCP server: every agent
+// connection, `torii mcp` on the MCP socket (relay.go) or /mcp (http.go),
+// is a session of it, and every tools/call goes to the broker.
+package mcpserver
 
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/extension"
 	"github.com/torii-browser/torii/internal/broker"
 )
 
-// newMCPServer builds the one MCP server every agent connection is a
-// session of: `torii mcp` relays on the MCP socket (mcprelay.go) and /mcp
-// (mcphttp.go). Its tools mirror the broker's catalogue — the one built
+// Options are what the server takes from the daemon that composes it.
+type Options struct {
+	Version string
+	Log     *slog.Logger
+	Broker  *broker.Broker
+	// Result, if set, rewrites each tool result before the agent sees it.
+	Result func(*mcp.CallToolResult) *mcp.CallToolResult
+	// MaxRelays bounds the live MCP socket connections (SECURITY I-49).
+	MaxRelays int
+	// HTTP configures /mcp (http.go).
+	HTTP HTTPOptions
+}
+
+// Server is the one MCP server and the broker sessions of its MCP sessions.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	broker *broker.Broker
+	srv    *mcp.Server
+	relays relays
+
+	sessMu        sync.Mutex
+	agentSessions map[*mcp.ServerSession]*broker.Session
+}
+
+// MCP is the go-sdk server, for middleware the daemon adds.
+func (s *Server) MCP() *mcp.Server { return s.srv }
+
+// New builds the one MCP server every agent connection is a
+// session of: `torii mcp` relays on the MCP socket (relay.go) and /mcp
+// (http.go). Its tools mirror the broker's catalogue — the one built
 // into the binary until an extension attaches — and the SDK tells each
 // session when it changes (notifications/tools/list_changed). The tools
 // capability is declared explicitly: the SDK only infers it once a tool is
 // added, and a binary built without the extension starts with none.
-func (d *daemon) newMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: d.opts.Version}, &mcp.ServerOptions{
-		Logger:       d.log,
+func New(opts Options) *Server {
+	d := &Server{opts: opts, log: opts.Log, broker: opts.Broker, relays: relays{max: opts.MaxRelays}}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser", Version: opts.Version}, &mcp.ServerOptions{
+		Logger:       opts.Log,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{}},
 		Instructions: broker.ServerInstructions,
 	})
@@ -28,11 +61,10 @@ func (d *daemon) newMCPServer() *mcp.Server {
 	// A name not mirrored still reaches the broker, which answers with a
 	// typed tool_not_found or extension_not_connected result.
 	srv.AddReceivingMiddleware(mirror.UnknownTools(d.callTool))
-	// Resources are the session's files in the download sandbox (files.go).
-	srv.AddReceivingMiddleware(d.filesMiddleware(d.sessionOf))
 	d.broker.OnToolsChanged(mirror.Set)
 	mirror.Set(d.broker.Tools())
-	return srv
+	d.srv = srv
+	return d
 }
 
 // callTool runs one tools/call of any agent MCP session through the
@@ -40,7 +72,7 @@ func (d *daemon) newMCPServer() *mcp.Server {
 // cli session). Cancellation is the request's context: the
 // SDK cancels it on notifications/cancelled, and the broker then drops the
 // call from its queue or cancels it in the extension.
-func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (d *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req.Params == nil {
 		return nil, errors.New("tools/call without params")
 	}
@@ -54,12 +86,11 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		if t := time.Duration(h.TimeoutMs) * time.Millisecond; t > 0 && t <= broker.MaxCallTimeout {
 			call.Timeout = t
 		}
-		// The relay reads its next message once this call holds its place.
-		call.Queued = rc.turn.releaser()
+		call.Arrival = rc.arrival(req.Extra)
 	} else {
 		call.Session = "http"
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
-			call.Session = "http:" + d.tokenLabel(req.Extra.TokenInfo.UserID)
+			call.Session = "http:" + d.opts.HTTP.TokenLabel(req.Extra.TokenInfo.UserID)
 		}
 		want, name := "", ""
 		if req.Extra != nil && req.Extra.Header != nil {
@@ -78,7 +109,11 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 			call.Owner = d.agentSession(req.Session, call.Session, broker.KindHTTP, want)
 		}
 	}
-	return d.wrongDaemon(d.broker.CallTool(ctx, call)), nil
+	res := d.broker.CallTool(ctx, call)
+	if d.opts.Result != nil {
+		res = d.opts.Result(res)
+	}
+	return res, nil
 }
 
 // agentSession is the broker session of one MCP session (a relay
@@ -86,7 +121,7 @@ func (d *daemon) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // minted on its first call and ended when the MCP session closes
 // (SECURITY I-23): the connection is the identity, the label only a name.
 // browser, if set, is the browser the client named (SECURITY I-58).
-func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.Kind, browser string) *broker.Session {
+func (d *Server) agentSession(ss *mcp.ServerSession, label string, kind broker.Kind, browser string) *broker.Session {
 	if ss == nil {
 		return nil
 	}
@@ -105,14 +140,24 @@ func (d *daemon) agentSession(ss *mcp.ServerSession, label string, kind broker.K
 	d.agentSessions[ss] = s
 	go func() {
 		_ = ss.Wait()
-		d.endAgentSession(ss)
+		d.EndSession(ss)
 	}()
 	return s
 }
 
-// endAgentSession ends the broker session of an MCP session being closed:
+// SessionOf is the broker session of an MCP session, nil before its first call.
+func (d *Server) SessionOf(ss *mcp.ServerSession) *broker.Session {
+	if ss == nil {
+		return nil
+	}
+	d.sessMu.Lock()
+	defer d.sessMu.Unlock()
+	return d.agentSessions[ss]
+}
+
+// EndSession ends the broker session of an MCP session being closed:
 // its calls, queued or in flight, are cancelled (in the extension too).
-func (d *daemon) endAgentSession(ss *mcp.ServerSession) {
+func (d *Server) EndSession(ss *mcp.ServerSession) {
 	d.sessMu.Lock()
 	s := d.agentSessions[ss]
 	delete(d.agentSessions, ss)
@@ -120,18 +165,4 @@ func (d *daemon) endAgentSession(ss *mcp.ServerSession) {
 	if s != nil {
 		s.Close()
 	}
-}
-
-// seedCatalogue gives the broker the catalogue agents see before the
-// browser connects.
-func (d *daemon) seedCatalogue() error {
-	tools := d.opts.Catalogue
-	if tools == nil {
-		var err error
-		if tools, err = extension.Catalogue(); err != nil {
-			return err
-		}
-	}
-	d.broker.SeedCatalogue(tools)
-	return nil
 }
