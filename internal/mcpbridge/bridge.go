@@ -2,7 +2,7 @@
 // for a server that a link peer (the extension) declared in session/new as
 // {"type":"acp",…} and serves over the same WebSocket.
 //
-// Wire (docs/protocol.md, brief "MCP-over-ACP"): mcp/connect {acpId} (Gen A)
+// Wire (docs/protocol.md, "MCP-over-ACP"): mcp/connect {acpId} (Gen A)
 // or {serverId} (Gen B) → {connectionId}; then mcp/message {connectionId,
 // method, params} carrying one flattened inner MCP message with no inner id
 // (the outer JSON-RPC id correlates; no outer id = inner notification; an
@@ -111,8 +111,8 @@ func Connect(ctx context.Context, conn Conn, srv acp.MCPServer, opts Options) (_
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	// Emit the generation the peer declared with (brief: accept A and B,
-	// emit what the peer speaks).
+	// Accept either generation, and speak the one the peer declared with:
+	// hosts in the field send one or the other.
 	var connect any = map[string]string{"acpId": srv.ID}
 	if srv.Gen == acp.GenB {
 		connect = map[string]string{"serverId": srv.ID}
