@@ -1,6 +1,8 @@
-// Package mcpbridge is the daemon's MCP-over-ACP connector: an MCP client
-// for a server that a link peer (the extension) declared in session/new as
-// {"type":"acp",…} and serves over the same WebSocket.
+// Package mcpbridge is the gateway's MCP-over-ACP connector: an MCP client
+// for a server that a chat client declared in session/new as
+// {"type":"acp",…} and serves over the same WebSocket. The paired
+// extension's own tools never come this way: the broker calls them directly
+// on the link (internal/browserlink).
 //
 // Wire (docs/protocol.md, "MCP-over-ACP"): mcp/connect {acpId} (Gen A)
 // or {serverId} (Gen B) → {connectionId}; then mcp/message {connectionId,
