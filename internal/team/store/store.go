@@ -1,0 +1,146 @@
+// Package store is team mode's state: users, their tokens and browsers
+// (devices, with the public key each pinned at pairing), pairing requests,
+// per-user policy, and the audit with its hash chain and signed
+// checkpoints. Two implementations keep one contract (storetest): SQLite for
+// one replica, Postgres for many. Times that decide anything (a pairing
+// request's expiry) are the database's, never a replica's clock, so replicas
+// whose clocks disagree still agree on them.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/torii-browser/torii/internal/audit"
+	"github.com/torii-browser/torii/internal/pairing"
+)
+
+// Errors. A refusal the agent or person sees for another user's object is
+// the same ErrNotFound as for a missing one.
+var (
+	ErrNotFound  = errors.New("store: not found")
+	ErrExists    = errors.New("store: already exists")
+	ErrBadName   = errors.New("store: a user name is 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit")
+	ErrBadLabel  = errors.New("store: a label is at most 64 printable characters")
+	ErrBadKey    = errors.New("store: public key is not a 65-byte uncompressed P-256 point")
+	ErrDecided   = errors.New("store: the pairing request was already decided or has expired")
+	ErrWrongCode = errors.New("store: the code does not match the pairing request")
+	// ErrUnavailable wraps every failure to reach the database, so callers
+	// can tell "down" from "no".
+	ErrUnavailable = errors.New("store: database unavailable")
+)
+
+// User is one person (or robot account) of the team.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Token is a bearer token as listed: never the secret, never its hash.
+// An admin token manages users, tokens, pairing and revocation; a user
+// token reaches only its user's browsers.
+type Token struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"userId"`
+	Label     string    `json:"label"`
+	Admin     bool      `json:"admin"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Device is one paired browser, owned by one user.
+type Device struct {
+	ID        string    `json:"deviceId"`
+	UserID    string    `json:"userId"`
+	Name      string    `json:"name"`
+	Origin    string    `json:"origin"`
+	PublicKey []byte    `json:"publicKey"`
+	CreatedAt time.Time `json:"createdAt"`
+	LastSeen  time.Time `json:"lastSeen"`
+}
+
+// Pairing request states.
+const (
+	PairPending  = "pending"
+	PairApproved = "approved"
+	PairDenied   = "denied"
+)
+
+// PairRequest is a browser's torii/pair waiting for a person.
+type PairRequest struct {
+	ID         string    `json:"requestId"`
+	DeviceName string    `json:"deviceName"`
+	Origin     string    `json:"origin"`
+	DeviceKey  []byte    `json:"deviceKey"`
+	Code       string    `json:"code"` // the 6 digits both sides show
+	State      string    `json:"state"`
+	UserID     string    `json:"userId,omitempty"`   // who decided
+	DeviceID   string    `json:"deviceId,omitempty"` // the device an approval made
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+}
+
+// AuditRecord is one finished call, metadata only (SECURITY I-31), chained
+// as the one-machine audit is (audit.Record, audit.HashRecord).
+type AuditRecord struct {
+	audit.Record
+	UserID   string `json:"userId"`
+	DeviceID string `json:"deviceId"`
+	Replica  string `json:"replica"`
+}
+
+// Store is the contract both implementations keep.
+type Store interface {
+	// Ping reports whether the database answers now (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+
+	CreateUser(ctx context.Context, name string) (User, error)
+	User(ctx context.Context, id string) (User, error)
+	UserByName(ctx context.Context, name string) (User, error)
+	Users(ctx context.Context) ([]User, error)
+	// DeleteUser removes the user and revokes its tokens and devices.
+	DeleteUser(ctx context.Context, id string) error
+
+	// CreateToken returns the token and its secret, shown once; only its
+	// SHA-256 is kept.
+	CreateToken(ctx context.Context, userID, label string, admin bool) (Token, string, error)
+	// CheckToken finds the live token whose secret this is (ErrNotFound).
+	CheckToken(ctx context.Context, secret string) (Token, error)
+	Tokens(ctx context.Context, userID string) ([]Token, error) // "" lists all
+	RevokeToken(ctx context.Context, id string) error
+
+	AddDevice(ctx context.Context, userID, name, origin string, publicKey []byte) (Device, error)
+	Device(ctx context.Context, id string) (Device, error)
+	Devices(ctx context.Context, userID string) ([]Device, error) // "" lists all
+	TouchDevice(ctx context.Context, id string, t time.Time) error
+	RevokeDevice(ctx context.Context, id string) error
+
+	// CreatePairRequest records a pending request expiring ttl from now
+	// (the database's now).
+	CreatePairRequest(ctx context.Context, r PairRequest, ttl time.Duration) (PairRequest, error)
+	PairRequest(ctx context.Context, id string) (PairRequest, error)
+	// PendingPairRequests lists the undecided, unexpired requests.
+	PendingPairRequests(ctx context.Context) ([]PairRequest, error)
+	// DecidePair decides a pending, unexpired request whose code matches,
+	// once: an approval adds the device for userID in the same
+	// transaction. A second decision, on any replica, gets ErrDecided.
+	DecidePair(ctx context.Context, id, code, userID string, approve bool) (PairRequest, error)
+
+	Policy(ctx context.Context, userID string) (json.RawMessage, error) // nil when none
+	SetPolicy(ctx context.Context, userID string, policy json.RawMessage) error
+
+	// AppendAudit chains r after the newest record and makes it durable
+	// before returning; concurrent appends from many replicas form one chain.
+	AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, error)
+	// AuditRecords lists records after seq, oldest first; userID "" for all.
+	AuditRecords(ctx context.Context, userID string, after int64, limit int) ([]AuditRecord, error)
+	// Checkpoint signs the chain's head with the gateway's identity and
+	// keeps it, anchoring everything up to it (SECURITY I-74).
+	Checkpoint(ctx context.Context, id *pairing.Identity) (audit.Checkpoint, error)
+	// VerifyAudit walks the chain from the newest checkpoint that verify
+	// accepts with pub and returns the first break, or nil.
+	VerifyAudit(ctx context.Context, pub []byte) (*audit.ChainError, error)
+}
