@@ -1,0 +1,124 @@
+package e2e_test
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// forwarder stands in for a Kubernetes Service in front of the replicas:
+// each accepted connection goes to the next replica, round robin, skipping
+// those that refuse it. It remembers which replica each live connection
+// reached, so a test can tell a browser's home replica from outside.
+type forwarder struct {
+	ln       net.Listener
+	backends func() []string // the replicas' addresses, index = replica number
+	mu       sync.Mutex
+	next     int
+	live     map[*fwdConn]struct{}
+	conns    chan int // the replica each newly forwarded connection reached
+}
+
+type fwdConn struct {
+	backend int
+	closed  chan struct{}
+}
+
+func newForwarder(t *testing.T, start int, backends func() []string) *forwarder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forwarder{ln: ln, backends: backends, next: start, live: map[*fwdConn]struct{}{}, conns: make(chan int, 256)}
+	go f.serve()
+	t.Cleanup(func() { ln.Close() })
+	return f
+}
+
+func (f *forwarder) Addr() string { return f.ln.Addr().String() }
+
+func (f *forwarder) serve() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		go f.forward(c)
+	}
+}
+
+func (f *forwarder) forward(c net.Conn) {
+	defer c.Close()
+	addrs := f.backends()
+	f.mu.Lock()
+	first := f.next
+	f.next = (f.next + 1) % len(addrs)
+	f.mu.Unlock()
+	var up net.Conn
+	idx := -1
+	for i := range addrs {
+		j := (first + i) % len(addrs)
+		u, err := net.DialTimeout("tcp", addrs[j], time.Second)
+		if err == nil {
+			up, idx = u, j
+			break
+		}
+	}
+	if up == nil {
+		return // no replica accepts: the client sees the connection close, as with a Service with no endpoints
+	}
+	defer up.Close()
+	fc := &fwdConn{backend: idx, closed: make(chan struct{})}
+	f.mu.Lock()
+	f.live[fc] = struct{}{}
+	f.mu.Unlock()
+	select {
+	case f.conns <- idx:
+	default:
+	}
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); closeWrite(up); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
+	<-done
+	// One side ended: a replica that died or a browser that left ends both.
+	c.Close()
+	up.Close()
+	<-done
+	f.mu.Lock()
+	delete(f.live, fc)
+	f.mu.Unlock()
+	close(fc.closed)
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+}
+
+// liveOn returns the live connections that reached replica i.
+func (f *forwarder) liveOn(i int) []*fwdConn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*fwdConn
+	for c := range f.live {
+		if c.backend == i {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// homes lists the replicas that hold a live connection now.
+func (f *forwarder) homes() map[int]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := map[int]int{}
+	for c := range f.live {
+		m[c.backend]++
+	}
+	return m
+}
