@@ -48,9 +48,9 @@ type callLog struct {
 
 type loggedCall struct {
 	userID, device, tool string
-	isError             bool
-	code                string
-	mayHaveRun          bool // failed in a way that says the call may have run
+	isError              bool
+	code                 string
+	mayHaveRun           bool // failed in a way that says the call may have run
 }
 
 func (l *callLog) add(c loggedCall) {
