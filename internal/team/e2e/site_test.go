@@ -17,10 +17,10 @@ type site struct {
 	mu      sync.Mutex
 	seen    []hit
 	waiters []waiter
-	release chan struct{} // closing it lets /slow answer
+	holds   map[string]chan struct{} // /slow?hold=NAME answers once NAME is released
 }
 
-type hit struct{ path, user, agent string }
+type hit struct{ path, user, hold, agent string }
 
 type waiter struct {
 	match func(hit) bool
@@ -29,7 +29,7 @@ type waiter struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	s := &site{release: make(chan struct{})}
+	s := &site{holds: map[string]chan struct{}{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
 		who := html.EscapeString(r.URL.Query().Get("user"))
@@ -45,7 +45,7 @@ func newSite(t *testing.T) *site {
 		// Answers only when the test lets it: a call that navigates here is
 		// in flight for as long as the test needs.
 		select {
-		case <-s.release:
+		case <-s.hold(r.URL.Query().Get("hold")):
 		case <-r.Context().Done():
 			return
 		}
@@ -54,25 +54,50 @@ func newSite(t *testing.T) *site {
 	})
 	s.srv = httptest.NewServer(s.record(mux))
 	t.Cleanup(func() {
-		s.releaseSlow()
+		s.mu.Lock()
+		for name := range s.holds {
+			s.releaseLocked(name)
+		}
+		s.mu.Unlock()
 		s.srv.Close()
 	})
 	return s
 }
 
-func (s *site) releaseSlow() {
+func (s *site) hold(name string) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ch := s.holds[name]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.holds[name] = ch
+	}
+	return ch
+}
+
+// release lets the /slow requests held under name answer.
+func (s *site) release(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked(name)
+}
+
+func (s *site) releaseLocked(name string) {
+	ch := s.holds[name]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.holds[name] = ch
+	}
 	select {
-	case <-s.release:
+	case <-ch:
 	default:
-		close(s.release)
+		close(ch)
 	}
 }
 
 func (s *site) record(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := hit{path: r.URL.Path, user: r.URL.Query().Get("user"), agent: r.UserAgent()}
+		x := hit{path: r.URL.Path, user: r.URL.Query().Get("user"), hold: r.URL.Query().Get("hold"), agent: r.UserAgent()}
 		s.mu.Lock()
 		s.seen = append(s.seen, x)
 		kept := s.waiters[:0]

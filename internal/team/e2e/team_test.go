@@ -95,10 +95,10 @@ func TestTeam(t *testing.T) {
 		if home == agA.replica {
 			t.Fatalf("alice's agent is on her browser's home r%d; the test needs them apart", home)
 		}
-		arrived := web.await(func(h hit) bool { return h.path == "/slow" && h.agent == bA.agent })
+		arrived := web.await(func(h hit) bool { return h.path == "/slow" && h.hold == "kill" && h.agent == bA.agent })
 		result := make(chan reply, 1)
 		go func() {
-			result <- agA.call(bA.deviceID, "navigate", map[string]any{"url": web.url("/slow?user=alice"), "timeoutMs": 60000}, 60*time.Second)
+			result <- agA.call(bA.deviceID, "navigate", map[string]any{"url": web.url("/slow?user=alice&hold=kill"), "timeoutMs": 60000}, 60*time.Second)
 		}()
 		select {
 		case <-arrived:
@@ -149,7 +149,7 @@ func TestTeam(t *testing.T) {
 		if elapsed > 2*time.Second+last.took {
 			t.Errorf("alice's browser came back %s after the kill; want ≤ 2 s plus the call (%s)", elapsed, last.took)
 		}
-		web.releaseSlow()
+		web.release("kill")
 
 		// The killed replica comes back as Kubernetes would restart it.
 		c.start(home)
@@ -168,6 +168,14 @@ func TestTeam(t *testing.T) {
 	})
 	t.Run("NATS stopped and restarted", func(t *testing.T) {
 		outage(t, c, agB, bB, "NATS", c.nats.Stop, func() { c.nats.Start(t) })
+	})
+
+	t.Run("a pairing code replayed on another replica is refused, a revoked device is closed", func(t *testing.T) {
+		link, d := pairReplay(t, c, bob, alice)
+		revokeDevice(t, c, bob, link, d)
+	})
+	t.Run("a revoked token's call ends on every replica", func(t *testing.T) {
+		revokeToken(t, c, web, alice, bA, other(waitHome(t, fwdA)))
 	})
 }
 
