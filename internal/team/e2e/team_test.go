@@ -14,6 +14,7 @@ import (
 // with a browser and an agent. Its steps share the cluster and run in order:
 // later ones kill and stop what earlier ones use.
 func TestTeam(t *testing.T) {
+	browserPath(t)
 	c := newCluster(t, 3)
 	web := newSite(t)
 	alice := c.newUser(0, "alice")
