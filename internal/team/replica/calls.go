@@ -170,4 +170,3 @@ func draining() *mcp.CallToolResult {
 	e.Hint = "Call again: another replica takes the call."
 	return e.Result()
 }
-
