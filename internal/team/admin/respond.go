@@ -79,10 +79,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 // notFound is the one body for a missing object and for another user's:
-// byte for byte the same, so it reveals nothing (SECURITY I-98).
-func notFound(w http.ResponseWriter, kind, id string) {
+// byte for byte the same, so it reveals nothing. It does not echo the id,
+// so even the bodies for two different ids are equal (SECURITY I-98).
+func notFound(w http.ResponseWriter, kind, _ string) {
 	writeError(w, http.StatusNotFound, "not_found",
-		fmt.Sprintf("no %s %q", kind, id),
+		"no such "+kind,
 		listHint(kind))
 }
 
