@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,12 +27,17 @@ type apiError struct {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"error":{"code":"internal","message":"response not encodable","hint":""}}`)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// Messages name characters such as '>' that people read in terminals.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString(`{"error":{"code":"internal","message":"response not encodable","hint":""}}` + "\n")
 	}
-	w.Write(append(b, '\n'))
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, hint string) {
