@@ -45,14 +45,15 @@ func newAgents(r *replica, tools []*mcp.Tool) *agents {
 // principal is the token an /mcp request came with.
 type principal struct{ tokenID, userID string }
 
-// authenticate checks a user token against the store.
-func (a *agents) authenticate(ctx context.Context, secret string, _ *http.Request) (*auth.TokenInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	tok, err := a.r.st.CheckToken(ctx, secret)
-	if err != nil {
+// authenticate admits a user token through the admin API's one check
+// (the bootstrap admin secret belongs to no user and reaches no browser).
+func (a *agents) authenticate(_ context.Context, _ string, req *http.Request) (*auth.TokenInfo, error) {
+	tok, ok := a.r.api.Authenticate(req)
+	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
+	// The SDK wants an expiry; a token lives until revoked, which every
+	// request re-checks.
 	return &auth.TokenInfo{UserID: tok.UserID, Extra: map[string]any{"tokenId": tok.ID},
 		Expiration: time.Now().Add(time.Hour)}, nil
 }

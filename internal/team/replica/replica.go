@@ -33,6 +33,7 @@ import (
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/logx"
 	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/team/admin"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
@@ -82,6 +83,7 @@ type replica struct {
 	homes    homes
 	calls    calls
 	agents   *agents
+	api      *admin.API
 	toolSrv  sync.Map // link connection ID → *browserlink.Server
 
 	draining atomic.Bool
@@ -154,6 +156,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("replica: subscribe to the bus's events: %w", err)
 	}
 	defer stopEvents()
+	r.api = r.newAdmin()
 	r.agents = newAgents(r, tools)
 
 	httpSrv := &http.Server{Handler: r.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
