@@ -126,6 +126,9 @@ func (h *homes) add(r *replica, deviceID, userID, connID string) error {
 	}
 	h.by[deviceID] = &home{userID: userID, links: map[string]bool{connID: true}, stop: stop}
 	r.log.Info("replica: serving browser", "device", deviceID, "user", userID)
+	if r.opts.onHome != nil {
+		r.opts.onHome(deviceID, true)
+	}
 	return nil
 }
 

@@ -56,6 +56,7 @@ type Options struct {
 	drainGrace  time.Duration // tests shorten the 30 s drain
 	openStore   func(ctx context.Context, url string) (store.Store, error)
 	openBus     func(ctx context.Context, url, replica string, log *slog.Logger) (router, error)
+	onHome      func(deviceID string, serving bool) // tests: a browser's home started or stopped here
 }
 
 // drainGrace is how long in-flight calls get after SIGTERM.
