@@ -88,7 +88,7 @@ type replica struct {
 	toolSrv  sync.Map // link connection ID → *browserlink.Server
 
 	draining atomic.Bool
-	inflight sync.WaitGroup // /mcp calls and calls served for browsers here
+	inflight inflight // /mcp calls and calls served for browsers here
 	listen   string
 	scheme   string
 }
