@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/torii-browser/torii/internal/acp"
@@ -58,10 +59,14 @@ func (r *replica) connectToolServer(conn *link.Conn) {
 	dev, err := r.st.Device(ctx, info.DeviceID)
 	cancel()
 	if err != nil {
-		// Revoked while its catalogue was listed (or the store is down):
-		// it never serves; the browser comes back when it can.
+		// Revoked while its catalogue was listed: it never serves. The
+		// store down: the browser tries again, here or elsewhere.
 		br.Close()
-		conn.Close(closeRestart, closeRestartReason)
+		if isNotFound(err) {
+			conn.Close(websocket.StatusPolicyViolation, "device revoked")
+		} else {
+			conn.Close(closeRestart, closeRestartReason)
+		}
 		return
 	}
 	r.toolSrv.Store(conn.ID(), br)

@@ -11,7 +11,14 @@ import (
 // routes are the replica's endpoints.
 func (r *replica) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/acp", r.link)
+	mux.Handle("/acp", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.draining.Load() {
+			// SECURITY I-96: a draining replica takes no new browser.
+			http.Error(w, "this gateway replica is shutting down; reconnect (another replica answers)", http.StatusServiceUnavailable)
+			return
+		}
+		r.link.ServeHTTP(w, req)
+	}))
 	mux.Handle("/mcp", r.agents.handler())
 	mux.HandleFunc("GET /healthz", r.healthz)
 	mux.HandleFunc("GET /readyz", r.readyz)
