@@ -23,6 +23,10 @@ const (
 	sessionHeader = "Torii-Session"
 )
 
+// callMargin is how long past a call's budget its caller waits for the
+// home's answer (the typed timeout the home sends).
+const callMargin = 5 * time.Second
+
 // agents is /mcp: stateless Streamable HTTP, so any replica answers any
 // request of an agent's MCP session (no sticky sessions), with a user
 // token; every tools/call goes over the bus to its browser's home.
@@ -118,10 +122,18 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
+	// SECURITY I-94: one deadline, sent as the time left (replica clocks
+	// may disagree), which the home's broker makes the call's deadline.
+	budget := broker.DefaultCallTimeout - time.Since(start)
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
 	creq := callRequest{CallID: uuid.NewString(), UserID: p.userID, TokenID: p.tokenID, Session: session,
-		DeviceID: dev, Tool: req.Params.Name, Arguments: args,
-		BudgetMs: broker.DefaultCallTimeout.Milliseconds(), From: r.team.Replica}
-	res, err := r.bus.Call(ctx, creq)
+		DeviceID: dev, Tool: req.Params.Name, Arguments: args, BudgetMs: budget.Milliseconds(), From: r.team.Replica}
+	// The home answers by the budget; the margin covers the way back.
+	cctx, cancel := context.WithTimeout(ctx, budget+callMargin)
+	defer cancel()
+	res, err := r.bus.Call(cctx, creq)
 	switch {
 	case err == nil:
 		return res, nil
