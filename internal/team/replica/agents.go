@@ -150,6 +150,8 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return homeLost(creq.Tool), nil
 	case ctx.Err() != nil:
 		return toolerr.New(toolerr.Cancelled, "%s was cancelled; it may have partly run", creq.Tool).Result(), nil
+	case cctx.Err() != nil:
+		return toolerr.New(toolerr.Timeout, "%s got no answer by its deadline; it may have run", creq.Tool).Result(), nil
 	}
 	r.log.Warn("replica: bus call failed", "call", creq.CallID, "err", err)
 	e := toolerr.New(toolerr.Internal, "the gateway could not route %s (its message bus is unavailable); nothing ran", creq.Tool)
