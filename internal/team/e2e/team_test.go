@@ -165,10 +165,10 @@ func TestTeam(t *testing.T) {
 	})
 
 	t.Run("Postgres stopped and restarted", func(t *testing.T) {
-		outage(t, c, agA, bA, "Postgres", c.pg.Stop, func() { c.pg.Start(t) })
+		agA = outage(t, c, agA, bA, "Postgres", c.pg.Stop, func() { c.pg.Start(t) })
 	})
 	t.Run("NATS stopped and restarted", func(t *testing.T) {
-		outage(t, c, agB, bB, "NATS", c.nats.Stop, func() { c.nats.Start(t) })
+		agB = outage(t, c, agB, bB, "NATS", c.nats.Stop, func() { c.nats.Start(t) })
 	})
 
 	t.Run("a pairing code replayed on another replica is refused, a revoked device is closed", func(t *testing.T) {
@@ -183,8 +183,9 @@ func TestTeam(t *testing.T) {
 var mayHaveRun = regexp.MustCompile(`(?i)may have (partly )?run`)
 
 // outage stops an engine, checks that calls fail typed and in time and that
-// no replica says it is ready, then restarts it and waits for recovery.
-func outage(t *testing.T, c *cluster, ag *agent, b *browser, engine string, stop, start func()) {
+// no replica says it is ready, then restarts it and waits for recovery. It
+// returns the agent reconnected, as a client whose requests failed would.
+func outage(t *testing.T, c *cluster, ag *agent, b *browser, engine string, stop, start func()) *agent {
 	stop()
 	stopped := true
 	defer func() {
@@ -214,7 +215,9 @@ func outage(t *testing.T, c *cluster, ag *agent, b *browser, engine string, stop
 	for i := range c.replicas {
 		c.waitReady(i, 30*time.Second)
 	}
-	waitCallable(t, ag, b, 30*time.Second)
+	fresh := connectAgent(t, c, ag.replica, ag.user, "", ag.log)
+	waitCallable(t, fresh, b, 30*time.Second)
+	return fresh
 }
 
 // waitDevice waits until the user's browser has paired: the user's own
