@@ -125,9 +125,9 @@ func TestPostgresOpenErrors(t *testing.T) {
 }
 
 // A server stopped mid-use: errors wrap ErrUnavailable, and once it is
-// back the same store works, without reopening.
+// back the same store works, without reopening. Not parallel: another
+// test's server started while this one is down could take its free port.
 func TestPostgresStopStart(t *testing.T) {
-	t.Parallel()
 	srv := teamtest.Postgres(t)
 	s := storetest.Open(t, srv.URL)
 	ctx := context.Background()

@@ -83,6 +83,7 @@ func Run(t *testing.T, b Backend) {
 		"AuditConcurrent":  testAuditConcurrent,
 		"AuditTampered":    testAuditTampered,
 		"AuditCheckpoint":  testAuditCheckpoint,
+		"AuditRewritten":   testAuditRewritten,
 	}
 	for name, f := range tests {
 		t.Run(name, func(t *testing.T) {
