@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
@@ -75,7 +76,7 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request, id, code, userID st
 		a.storeError(w, err, "pairing request", id)
 		return
 	}
-	pub := a.publish(r.Context(), Event{Kind: EventPairDecided, ID: p.ID, UserID: p.UserID})
+	pub := a.publish(r.Context(), bus.Event{Kind: bus.EventPairDecided, ID: p.ID, UserID: p.UserID})
 	writeJSON(w, http.StatusOK, decided{Pairing: p, Published: pub})
 }
 
@@ -107,7 +108,7 @@ func (a *API) revokeDevice(w http.ResponseWriter, r *http.Request, _ store.Token
 		a.storeError(w, err, "device", id)
 		return
 	}
-	pub := a.publish(r.Context(), Event{Kind: EventDeviceRevoked, ID: id, UserID: d.UserID})
+	pub := a.publish(r.Context(), bus.Event{Kind: bus.EventDeviceRevoked, ID: id, UserID: d.UserID})
 	writeJSON(w, http.StatusOK, revoked{Deleted: id, Published: pub})
 }
 

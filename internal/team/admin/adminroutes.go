@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
@@ -75,7 +76,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, _ store.Token) 
 		a.storeError(w, err, "user", id)
 		return
 	}
-	pub := a.publish(r.Context(), Event{Kind: EventUserDeleted, ID: u.ID, UserID: u.ID})
+	pub := a.publish(r.Context(), bus.Event{Kind: bus.EventUserDeleted, ID: u.ID, UserID: u.ID})
 	writeJSON(w, http.StatusOK, revoked{Deleted: u.ID, Published: pub})
 }
 
@@ -169,7 +170,7 @@ func (a *API) revokeToken(w http.ResponseWriter, r *http.Request, _ store.Token)
 		a.storeError(w, err, "token", id)
 		return
 	}
-	pub := a.publish(r.Context(), Event{Kind: EventTokenRevoked, ID: id, UserID: found.UserID})
+	pub := a.publish(r.Context(), bus.Event{Kind: bus.EventTokenRevoked, ID: id, UserID: found.UserID})
 	writeJSON(w, http.StatusOK, revoked{Deleted: id, Published: pub})
 }
 

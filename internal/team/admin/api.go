@@ -11,29 +11,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
-// Event tells the other replicas about a decision that changes live state:
-// a revocation closes links and cancels calls everywhere, a pairing
-// decision reaches the replica holding the browser's pairing request.
-type Event struct {
-	Kind   string // EventTokenRevoked, EventDeviceRevoked, EventUserDeleted, EventPairDecided
-	ID     string // the token, device, user or pairing request
-	UserID string
-}
-
-// Event kinds.
-const (
-	EventTokenRevoked  = "token.revoked"
-	EventDeviceRevoked = "device.revoked"
-	EventUserDeleted   = "user.deleted"
-	EventPairDecided   = "pair.decided"
-)
-
-// Events publishes events to every replica (the bus).
+// Events publishes to every replica (the bus): a revocation closes links
+// and cancels calls everywhere, a pairing decision reaches the replica
+// holding the browser's pairing request.
 type Events interface {
-	Publish(ctx context.Context, e Event) error
+	Publish(ctx context.Context, e bus.Event) error
 }
 
 // Options tunes an API; zero values are sensible.
@@ -146,7 +132,7 @@ func (a *API) Handler() http.Handler {
 
 // publish tells every replica; a failure is logged and reported to the
 // caller, since the store already holds the decision.
-func (a *API) publish(ctx context.Context, e Event) bool {
+func (a *API) publish(ctx context.Context, e bus.Event) bool {
 	if a.ev == nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
@@ -140,6 +141,6 @@ func (a *API) revokeMyDevice(w http.ResponseWriter, r *http.Request, tok store.T
 		a.storeError(w, err, "device", id)
 		return
 	}
-	pub := a.publish(r.Context(), Event{Kind: EventDeviceRevoked, ID: id, UserID: tok.UserID})
+	pub := a.publish(r.Context(), bus.Event{Kind: bus.EventDeviceRevoked, ID: id, UserID: tok.UserID})
 	writeJSON(w, http.StatusOK, revoked{Deleted: id, Published: pub})
 }
