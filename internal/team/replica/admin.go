@@ -22,6 +22,6 @@ func (r *replica) mountAdmin(mux *http.ServeMux) {
 // adminEvents publishes the API's decisions on the bus.
 type adminEvents struct{ b router }
 
-func (e adminEvents) Publish(ctx context.Context, ev admin.Event) error {
-	return e.b.Publish(ctx, event{Kind: ev.Kind, ID: ev.ID, UserID: ev.UserID})
+func (e adminEvents) Publish(ctx context.Context, ev event) error {
+	return e.b.Publish(ctx, ev)
 }
