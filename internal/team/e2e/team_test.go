@@ -99,7 +99,7 @@ func TestTeam(t *testing.T) {
 		arrived := web.await(func(h hit) bool { return h.path == "/slow" && h.hold == "kill" && h.agent == bA.agent })
 		result := make(chan reply, 1)
 		go func() {
-			result <- agA.call(bA.deviceID, "navigate", map[string]any{"url": web.url("/slow?user=alice&hold=kill"), "timeoutMs": 60000}, 60*time.Second)
+			result <- agA.call(bA.deviceID, "navigate", map[string]any{"url": web.url("/slow?user=alice&hold=kill"), "timeoutMs": 40000}, 60*time.Second)
 		}()
 		select {
 		case <-arrived:
@@ -207,6 +207,11 @@ func outage(t *testing.T, c *cluster, ag *agent, b *browser, engine string, stop
 		}
 		if r.err == nil && r.code() == "" {
 			t.Errorf("with %s down the call's error is not typed: %s", engine, r.text())
+		}
+		// An outage is not the agent's fault: a token refusal would send it
+		// to fix a token that is fine.
+		if strings.Contains(r.text(), "Unauthorized") {
+			t.Errorf("with %s down a valid token is refused as unauthorized: %s", engine, r.text())
 		}
 		t.Logf("with %s down: %q in %s: %s", engine, r.code(), r.took, firstLine(r.text()))
 	}
