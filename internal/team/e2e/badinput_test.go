@@ -23,7 +23,9 @@ func pairReplay(t *testing.T, c *cluster, u, other teamUser) (*linktest.Client, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A person approves within seconds; an approval that never reaches the
+	// waiting browser fails here rather than at the pairing's own expiry.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	codes := make(chan string, 1)
 	type linked struct {
