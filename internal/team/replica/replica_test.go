@@ -333,3 +333,30 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 		<-time.After(100 * time.Millisecond) // a probe's period, not a wait for state
 	}
 }
+
+// A device revoked through replica B has its link on replica A closed with
+// 1008, and its user's calls then get the refusal of a missing browser.
+func TestDeviceRevokedOnAnotherReplicaClosesItsLink(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	a, b := c.start("a"), c.start("b")
+	u := c.user(a, "ursula")
+	dev, link, _ := c.browser(ctx, a, u, "laptop")
+	if code := b.api(t, "DELETE", "/admin/devices/"+dev.ID, c.secret, nil, nil); code/100 != 2 {
+		t.Fatalf("revoke: HTTP %d", code)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	code, err := link.WaitClosed(wctx)
+	if err != nil || code != websocket.StatusPolicyViolation {
+		t.Fatalf("revoked device's link closed with %d (%v), want 1008 within 2 s", code, err)
+	}
+	res, err := agent(ctx, t, b, u.secret, "?browser="+dev.ID).CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := toolerr.FromResult(res); e == nil || e.Code != toolerr.ExtensionNotConnected {
+		t.Fatalf("call to a revoked browser: %q", textOf(res))
+	}
+}
