@@ -151,10 +151,15 @@ func (c *cluster) browser(ctx context.Context, tr *testReplica, u userToken, nam
 	}
 	tools := []map[string]any{
 		{"name": "echo", "description": "Echo.", "inputSchema": browserlinktest.Schema(nil), "annotations": map[string]any{"readOnlyHint": true}},
+		{"name": "slow", "description": "Until cancelled.", "inputSchema": browserlinktest.Schema(nil)},
 	}
-	p := browserlinktest.New(serverID, tools, func(_ context.Context, tool string, args json.RawMessage) (any, error) {
-		if tool == "echo" {
+	p := browserlinktest.New(serverID, tools, func(ctx context.Context, tool string, args json.RawMessage) (any, error) {
+		switch tool {
+		case "echo":
 			return browserlinktest.TextResult(name + ":" + string(args)), nil
+		case "slow":
+			<-ctx.Done()
+			return browserlinktest.ErrorResult("cancelled", "cancelled", "The call was cancelled."), nil
 		}
 		return nil, wire.Errorf(wire.CodeInvalidParams, "unknown tool %s", tool)
 	})
@@ -358,5 +363,40 @@ func TestDeviceRevokedOnAnotherReplicaClosesItsLink(t *testing.T) {
 	}
 	if e := toolerr.FromResult(res); e == nil || e.Code != toolerr.ExtensionNotConnected {
 		t.Fatalf("call to a revoked browser: %q", textOf(res))
+	}
+}
+
+// A token revoked on replica B cancels its call running in the browser
+// homed on replica A within 2 s.
+func TestTokenRevokedCancelsItsCallOnTheHome(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	a, b := c.start("a"), c.start("b")
+	u := c.user(a, "ursula")
+	_, _, p := c.browser(ctx, a, u, "laptop")
+	s := agent(ctx, t, b, u.secret, "")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		done <- res
+	}()
+	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.api(t, "DELETE", "/admin/tokens/"+u.tokenID, c.secret, nil, nil); code/100 != 2 {
+		t.Fatalf("revoke: HTTP %d", code)
+	}
+	if _, err := p.WaitFor(browserlink.MethodCancel, 2*time.Second); err != nil {
+		t.Fatalf("the revoked token's call was not cancelled in the browser: %v", err)
+	}
+	if res := <-done; res == nil || !res.IsError {
+		t.Fatalf("revoked call's result: %+v", res)
+	}
+	// The next request with the revoked token is refused outright.
+	cl := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0"}, nil)
+	if _, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{u.secret}}, DisableStandaloneSSE: true}, nil); err == nil {
+		t.Fatal("a revoked token connected")
 	}
 }
