@@ -400,3 +400,50 @@ func TestTokenRevokedCancelsItsCallOnTheHome(t *testing.T) {
 		t.Fatal("a revoked token connected")
 	}
 }
+
+// SIGTERM drains: readyz false and new agent requests refused at once; a
+// call in flight is given the grace, then answered with a typed error; the
+// browser is told 1012 to reconnect elsewhere.
+func TestDrainRefusesNewWorkThenRestartsLinks(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	a := c.start("a")
+	u := c.user(a, "ursula")
+	_, link, p := c.browser(ctx, a, u, "laptop")
+	s := agent(ctx, t, a, u.secret, "")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		done <- res
+	}()
+	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { a.stop(); close(stopped) }()
+	for {
+		resp, err := http.Get(a.base + "/readyz")
+		if err != nil {
+			t.Fatalf("readyz during the drain: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		<-time.After(20 * time.Millisecond) // a probe's period
+	}
+	req, _ := http.NewRequest("POST", a.base+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+u.secret)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a new /mcp request during the drain: %v %v", resp, err)
+	}
+	res := <-done
+	if e := toolerr.FromResult(res); res == nil || e == nil || !strings.Contains(textOf(res), "may have") {
+		t.Fatalf("the in-flight call after the grace: %+v", res)
+	}
+	if code, err := link.WaitClosed(ctx); err != nil || code != websocket.StatusServiceRestart {
+		t.Fatalf("link closed with %d (%v), want 1012", code, err)
+	}
+	<-stopped
+}
