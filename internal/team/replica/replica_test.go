@@ -447,3 +447,69 @@ func TestDrainRefusesNewWorkThenRestartsLinks(t *testing.T) {
 	}
 	<-stopped
 }
+
+// A browser's pairing on replica A is approved with its code through
+// replica B (the decision reaches A over the bus); the same code replayed
+// is refused.
+func TestPairingCodeApprovedOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	a, b := c.start("a"), c.start("b")
+	u := c.user(a, "ursula")
+	d, err := linktest.NewDevice("desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := linktest.Dial(ctx, a.ws(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.SayHello(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	rid := "6f1c1b9e-8a53-4d0e-9a57-3e7c5a2f4b10"
+	codes := make(chan string, 1)
+	paired := make(chan error, 1)
+	go func() {
+		paired <- cl.Pair(ctx, d, linktest.PairOptions{RequestID: rid, OnCode: func(code string) { codes <- code }})
+	}()
+	code := <-codes
+	id := ""
+	approve := func() int {
+		// The request is in the store once A has it; B lists it.
+		for {
+			var pend struct {
+				Pairings []struct{ RequestID, Code string }
+			}
+			b.api(t, "GET", "/admin/pairings", c.secret, nil, &pend)
+			for _, p := range pend.Pairings {
+				if p.Code == code {
+					id = p.RequestID
+					return b.api(t, "POST", "/admin/pairings/"+id+"/approve", c.secret, map[string]any{"user": u.userID, "code": code}, nil)
+				}
+			}
+			select {
+			case err := <-paired:
+				t.Fatalf("pairing ended before its approval: %v", err)
+			case <-ctx.Done():
+				t.Fatal("the pairing request never reached the store")
+			case <-time.After(20 * time.Millisecond): // a retry of a listing, not a wait for state
+			}
+		}
+	}
+	if got := approve(); got/100 != 2 {
+		t.Fatalf("approve: HTTP %d", got)
+	}
+	if err := <-paired; err != nil || d.ID == "" {
+		t.Fatalf("pairing on A after approval on B: %v", err)
+	}
+	if _, err := cl.Auth(ctx, d); err != nil {
+		t.Fatalf("auth after pairing: %v", err)
+	}
+	replay := b.api(t, "POST", "/admin/pairings/"+id+"/approve", c.secret, map[string]any{"user": u.userID, "code": code}, nil)
+	if replay/100 == 2 {
+		t.Fatalf("a replayed approval succeeded: HTTP %d", replay)
+	}
+}
