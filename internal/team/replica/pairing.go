@@ -145,7 +145,7 @@ func (p *pairer) Pair(ctx context.Context, req link.PairRequest) (string, error)
 }
 
 // pairOTP pairs with a managed launch's one-time secret: ok when a live
-// secret matched and was consumed (SECURITY I-5: once, on any replica).
+// secret matched and was consumed (once, on any replica).
 func (p *pairer) pairOTP(ctx context.Context, req link.PairRequest) (id string, ok bool, err error) {
 	os, can := p.r.st.(otpStore)
 	if !can {
@@ -182,7 +182,7 @@ func (p *pairer) pairOTP(ctx context.Context, req link.PairRequest) (id string, 
 	return dev.ID, true, nil
 }
 
-// admit is the per-replica pairing budget (SECURITY I-12).
+// admit is the per-replica pairing budget, as on one machine.
 func (p *pairer) admit() error {
 	now := time.Now()
 	p.mu.Lock()
