@@ -494,3 +494,19 @@ func TestRevocationSaysWhenOtherReplicasWereNotTold(t *testing.T) {
 		t.Fatalf("token still listed: %+v", left)
 	}
 }
+
+func TestStoreDownIs503NotAnAuthFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, tok := e.userWithToken("alice", false)
+	e.st.Close()
+	r := e.must(e.do("GET", "/v1/whoami", tok, nil), 503)
+	if r.errCode() != "store_unavailable" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("%v %s", r.header, r.body)
+	}
+	// Past authentication, the store's own error decides (a closed pool is
+	// not "unavailable" to it); either way a 5xx, never a 4xx blaming the caller.
+	if r := e.do("GET", "/admin/users", bootstrap, nil); r.status < 500 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}

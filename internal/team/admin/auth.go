@@ -78,12 +78,17 @@ func (a *API) Authenticate(r *http.Request) (store.Token, bool) {
 	}
 	t, err := a.lookup(r.Context(), bearer(r))
 	if err != nil || t.UserID == "" {
-		if !errors.Is(err, store.ErrUnavailable) {
+		if err == nil || isUnknownToken(err) {
 			a.authLimit.fail(src)
 		}
 		return store.Token{}, false
 	}
 	return t, true
+}
+
+// isUnknownToken: the store answered, and no live token has this secret.
+func isUnknownToken(err error) bool {
+	return errors.Is(err, errNoToken) || errors.Is(err, store.ErrNotFound)
 }
 
 // authenticate admits r or writes the refusal: 429 for a source over its
@@ -102,7 +107,9 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (store.Token,
 	}
 	t, err := a.lookup(r.Context(), bearer(r))
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
+	case err != nil && !isUnknownToken(err):
+		// The database could not say: not the caller's fault, so not a
+		// failure counted against them, and never a pass.
 		writeStoreDown(w, a, err)
 		return store.Token{}, false
 	case err != nil:
