@@ -13,9 +13,9 @@ import (
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
-// BootstrapTokenID names the bootstrap admin secret in listings and logs:
+// bootstrapTokenID names the bootstrap admin secret in listings and logs:
 // it has no user, so it reaches no browser.
-const BootstrapTokenID = "bootstrap"
+const bootstrapTokenID = "bootstrap"
 
 type tokenKey struct{}
 
@@ -62,7 +62,7 @@ func (a *API) lookup(ctx context.Context, secret string) (store.Token, error) {
 	if a.hasAdmin {
 		h := sha256Sum([]byte(secret))
 		if subtle.ConstantTimeCompare(h[:], a.adminHash[:]) == 1 {
-			return store.Token{ID: BootstrapTokenID, Label: "bootstrap admin", Admin: true}, nil
+			return store.Token{ID: bootstrapTokenID, Label: "bootstrap admin", Admin: true}, nil
 		}
 	}
 	return a.st.CheckToken(ctx, secret)
