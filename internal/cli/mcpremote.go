@@ -12,9 +12,9 @@ import (
 	"github.com/torii-browser/torii/internal/version"
 )
 
-// SessionHeader names the agent's session on a team gateway: calls that
+// sessionHeader names the agent's session on a team gateway: calls that
 // carry the same name share tabs, whichever replica takes each request.
-const SessionHeader = "Torii-Session"
+const sessionHeader = "Torii-Session"
 
 // bearerTransport adds the token and the session name to every request.
 type bearerTransport struct {
@@ -26,7 +26,7 @@ func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	if b.session != "" {
-		r.Header.Set(SessionHeader, b.session)
+		r.Header.Set(sessionHeader, b.session)
 	}
 	return b.base.RoundTrip(r)
 }

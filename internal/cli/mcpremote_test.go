@@ -36,7 +36,7 @@ func TestMCPRelaysToTheGateway(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		sessions = append(sessions, r.Header.Get(SessionHeader))
+		sessions = append(sessions, r.Header.Get(sessionHeader))
 		browsers = append(browsers, r.URL.Query().Get("browser"))
 		mu.Unlock()
 		h.ServeHTTP(w, r)

@@ -15,6 +15,10 @@ import (
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
+// Event is the bus's event; the name stays so callers of admin need not
+// import the bus to adapt it.
+type Event = bus.Event
+
 // Events publishes to every replica (the bus): a revocation closes links
 // and cancels calls everywhere, a pairing decision reaches the replica
 // holding the browser's pairing request.

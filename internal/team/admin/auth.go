@@ -13,9 +13,9 @@ import (
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
-// BootstrapTokenID names the bootstrap admin secret in listings and logs:
+// bootstrapTokenID names the bootstrap admin secret in listings and logs:
 // it has no user, so it reaches no browser.
-const BootstrapTokenID = "bootstrap"
+const bootstrapTokenID = "bootstrap"
 
 type tokenKey struct{}
 
@@ -62,7 +62,7 @@ func (a *API) lookup(ctx context.Context, secret string) (store.Token, error) {
 	if a.hasAdmin {
 		h := sha256Sum([]byte(secret))
 		if subtle.ConstantTimeCompare(h[:], a.adminHash[:]) == 1 {
-			return store.Token{ID: BootstrapTokenID, Label: "bootstrap admin", Admin: true}, nil
+			return store.Token{ID: bootstrapTokenID, Label: "bootstrap admin", Admin: true}, nil
 		}
 	}
 	return a.st.CheckToken(ctx, secret)
@@ -78,12 +78,17 @@ func (a *API) Authenticate(r *http.Request) (store.Token, bool) {
 	}
 	t, err := a.lookup(r.Context(), bearer(r))
 	if err != nil || t.UserID == "" {
-		if !errors.Is(err, store.ErrUnavailable) {
+		if err == nil || isUnknownToken(err) {
 			a.authLimit.fail(src)
 		}
 		return store.Token{}, false
 	}
 	return t, true
+}
+
+// isUnknownToken: the store answered, and no live token has this secret.
+func isUnknownToken(err error) bool {
+	return errors.Is(err, errNoToken) || errors.Is(err, store.ErrNotFound)
 }
 
 // authenticate admits r or writes the refusal: 429 for a source over its
@@ -102,7 +107,9 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (store.Token,
 	}
 	t, err := a.lookup(r.Context(), bearer(r))
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
+	case err != nil && !isUnknownToken(err):
+		// The database could not say: not the caller's fault, so not a
+		// failure counted against them, and never a pass.
 		writeStoreDown(w, a, err)
 		return store.Token{}, false
 	case err != nil:

@@ -62,13 +62,14 @@ var defaultTiming = timing{
 
 // Bus is one replica's connection to the others.
 type Bus struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	replica string
-	owner   string // this instance, so a restarted replica of the same name is not "us"
-	log     *slog.Logger
-	now     func() time.Time
-	t       timing
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	replica  string
+	owner    string // this instance, so a restarted replica of the same name is not "us"
+	log      *slog.Logger
+	now      func() time.Time
+	restored func() // after a reconnect restored presence; tests only
+	t        timing
 
 	ctx    context.Context // cancelled by Close: in-flight handlers stop
 	cancel context.CancelFunc
@@ -93,6 +94,10 @@ type Bus struct {
 }
 
 type option func(*Bus)
+
+// withRestored is called each time presence was restored after a
+// reconnect, so a test can wait for it.
+func withRestored(f func()) option { return func(b *Bus) { b.restored = f } }
 
 // withClock replaces the wall clock this replica stamps records with, so a
 // test can run replicas whose clocks disagree.

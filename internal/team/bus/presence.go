@@ -247,11 +247,22 @@ func (b *Bus) onPresence(gen int, e jetstream.KeyValueEntry) {
 // whose links it still holds. Claims are renewed, not forced, so a device
 // that moved meanwhile is not taken back.
 func (b *Bus) afterReconnect() {
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	if err := b.ensureBucket(ctx); err != nil {
-		b.log.Warn("bus: presence bucket not restored after reconnect", "err", err)
-		return
+	// A server that just started may not answer JetStream requests yet.
+	wait := 50 * time.Millisecond
+	for {
+		err := b.ensureBucket(ctx)
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			b.log.Warn("bus: presence bucket not restored after reconnect", "err", err)
+			return
+		case <-time.After(wait):
+			wait = min(2*wait, time.Second)
+		}
 	}
 	b.mu.Lock()
 	if b.stopWatch != nil {
@@ -262,6 +273,9 @@ func (b *Bus) afterReconnect() {
 		b.log.Warn("bus: presence watch not restored after reconnect", "err", err)
 	}
 	b.renewAll()
+	if b.restored != nil {
+		b.restored()
+	}
 }
 
 // Home returns the replica holding the device's link, if any.

@@ -77,7 +77,7 @@ func TestInflightWaitsForEveryCall(t *testing.T) {
 	f.Wait()
 }
 
-// SECURITY I-12: past five pairing requests a minute a replica refuses.
+// Past five pairing requests a minute a replica refuses.
 func TestPairingBudget(t *testing.T) {
 	t.Parallel()
 	p := newPairer(&replica{}, time.Second)

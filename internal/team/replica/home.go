@@ -221,7 +221,7 @@ func (r *replica) serveCall(ctx context.Context, req callRequest) *mcp.CallToolR
 
 // sessionKey is the broker's named session of (token, device, name): a
 // token never reaches another token's session, and a session never moves
-// off the device it was made for (SECURITY I-82, I-93).
+// off the device it was made for (SECURITY I-93).
 func sessionKey(tokenID, deviceID, name string) string {
 	return "team\x00" + tokenID + "\x00" + deviceID + "\x00" + broker.ClipLabel(name)
 }

@@ -91,22 +91,8 @@ func (p *pairer) Pair(ctx context.Context, req link.PairRequest) (string, error)
 		// A proof matching no live secret consumes nothing and falls back
 		// to approval by code, as on one machine.
 	}
-	decided := make(chan struct{})
-	p.mu.Lock()
-	if _, dup := p.waiting[req.RequestID]; dup || len(p.waiting) >= maxPendingPair {
-		p.mu.Unlock()
-		return "", wire.Errorf(wire.CodeRateLimited, "too many pairing requests; try again in a minute")
-	}
-	// Waiting before the request exists, so its decision cannot be missed.
-	p.waiting[req.RequestID] = decided
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.waiting, req.RequestID)
-		p.mu.Unlock()
-	}()
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	_, err := st.CreatePairRequest(sctx, store.PairRequest{ID: req.RequestID, DeviceName: req.DeviceName, Origin: req.Origin,
+	pr, err := st.CreatePairRequest(sctx, store.PairRequest{ID: req.RequestID, DeviceName: req.DeviceName, Origin: req.Origin,
 		DeviceKey: req.DeviceKey, Code: req.Code, State: store.PairPending}, p.timeout)
 	cancel()
 	switch {
@@ -116,17 +102,37 @@ func (p *pairer) Pair(ctx context.Context, req link.PairRequest) (string, error)
 	case err != nil:
 		return "", wire.Errorf(wire.CodeInternalError, "the gateway cannot record the pairing request now (its database is unavailable); try again shortly")
 	}
-	t := time.NewTimer(p.timeout)
-	defer t.Stop()
-	select {
-	case <-decided:
-	case <-t.C:
-	case <-ctx.Done():
-		return "", ctx.Err()
+	// The store names the request; pair.decided carries that name.
+	decided := make(chan struct{})
+	p.mu.Lock()
+	if _, dup := p.waiting[pr.ID]; dup || len(p.waiting) >= maxPendingPair {
+		p.mu.Unlock()
+		return "", wire.Errorf(wire.CodeRateLimited, "too many pairing requests; try again in a minute")
+	}
+	p.waiting[pr.ID] = decided
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.waiting, pr.ID)
+		p.mu.Unlock()
+	}()
+	// A decision made before the wait began was announced unheard: read it.
+	sctx, cancel = context.WithTimeout(ctx, storeTimeout)
+	now, err := st.PairRequest(sctx, pr.ID)
+	cancel()
+	if err != nil || now.State == store.PairPending {
+		t := time.NewTimer(p.timeout)
+		defer t.Stop()
+		select {
+		case <-decided:
+		case <-t.C:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
 	}
 	sctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	pr, err := st.PairRequest(sctx, req.RequestID)
+	pr, err = st.PairRequest(sctx, pr.ID)
 	switch {
 	case err != nil:
 		return "", wire.Errorf(wire.CodeInternalError, "the gateway cannot read the pairing decision now (its database is unavailable); pair again")
@@ -139,7 +145,7 @@ func (p *pairer) Pair(ctx context.Context, req link.PairRequest) (string, error)
 }
 
 // pairOTP pairs with a managed launch's one-time secret: ok when a live
-// secret matched and was consumed (SECURITY I-5: once, on any replica).
+// secret matched and was consumed (once, on any replica).
 func (p *pairer) pairOTP(ctx context.Context, req link.PairRequest) (id string, ok bool, err error) {
 	os, can := p.r.st.(otpStore)
 	if !can {
@@ -176,7 +182,7 @@ func (p *pairer) pairOTP(ctx context.Context, req link.PairRequest) (id string, 
 	return dev.ID, true, nil
 }
 
-// admit is the per-replica pairing budget (SECURITY I-12).
+// admit is the per-replica pairing budget, as on one machine.
 func (p *pairer) admit() error {
 	now := time.Now()
 	p.mu.Lock()

@@ -405,6 +405,10 @@ func (s *pgStore) CreateOTP(ctx context.Context, userID string, ttl time.Duratio
 		if _, err := tx.Exec(ctx, `DELETE FROM otps WHERE expires_at <= now()`); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM otps WHERE user_id = $1 AND secret NOT IN
+			(SELECT secret FROM otps WHERE user_id = $1 ORDER BY expires_at DESC LIMIT $2)`, userID, maxLiveOTPs-1); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO otps SELECT $1, id, now() + $2 * `+ms1+` FROM users WHERE id = $3`, secret, ttl.Milliseconds(), userID)
 		if err == nil && tag.RowsAffected() == 0 {
 			return ErrNotFound

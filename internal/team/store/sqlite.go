@@ -420,6 +420,10 @@ func (s *sqliteStore) CreateOTP(ctx context.Context, userID string, ttl time.Dur
 		if _, err := tx.ExecContext(ctx, `DELETE FROM otps WHERE expires_at <= `+nowMS); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM otps WHERE user_id = ? AND secret NOT IN
+			(SELECT secret FROM otps WHERE user_id = ? ORDER BY expires_at DESC, rowid DESC LIMIT ?)`, userID, userID, maxLiveOTPs-1); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO otps SELECT ?, id, `+nowMS+` + ? FROM users WHERE id = ?`, secret, ttl.Milliseconds(), userID)
 		if err != nil {
 			return err
