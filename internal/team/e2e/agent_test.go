@@ -141,14 +141,4 @@ func (a *agent) call(device, tool string, args map[string]any, d time.Duration) 
 	return r
 }
 
-// mustCall is call that fails the test unless the tool succeeded.
-func (a *agent) mustCall(device, tool string, args map[string]any) reply {
-	a.t.Helper()
-	r := a.call(device, tool, args, 60*time.Second)
-	if !r.ok() {
-		a.t.Fatalf("agent %s: %s %v: %s", a.name, tool, args, r.text())
-	}
-	return r
-}
-
 func (a *agent) String() string { return fmt.Sprintf("agent %s on r%d", a.name, a.replica) }

@@ -21,10 +21,7 @@ type forwarder struct {
 	conns    chan int // the replica each newly forwarded connection reached
 }
 
-type fwdConn struct {
-	backend int
-	closed  chan struct{}
-}
+type fwdConn struct{ backend int }
 
 func newForwarder(t *testing.T, start int, backends func() []string) *forwarder {
 	t.Helper()
@@ -71,7 +68,7 @@ func (f *forwarder) forward(c net.Conn) {
 		return // no replica accepts: the client sees the connection close, as with a Service with no endpoints
 	}
 	defer up.Close()
-	fc := &fwdConn{backend: idx, closed: make(chan struct{})}
+	fc := &fwdConn{backend: idx}
 	f.mu.Lock()
 	f.live[fc] = struct{}{}
 	f.mu.Unlock()
@@ -90,26 +87,12 @@ func (f *forwarder) forward(c net.Conn) {
 	f.mu.Lock()
 	delete(f.live, fc)
 	f.mu.Unlock()
-	close(fc.closed)
 }
 
 func closeWrite(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
 	}
-}
-
-// liveOn returns the live connections that reached replica i.
-func (f *forwarder) liveOn(i int) []*fwdConn {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []*fwdConn
-	for c := range f.live {
-		if c.backend == i {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // homes lists the replicas that hold a live connection now.
