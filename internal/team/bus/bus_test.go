@@ -448,4 +448,3 @@ func TestConnectRefusesAnUnreachableServer(t *testing.T) {
 		t.Fatalf("error %q: must name the setting and hide the password", err)
 	}
 }
-

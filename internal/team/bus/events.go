@@ -66,5 +66,11 @@ func (b *Bus) Subscribe(f func(Event)) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	// A round trip, so the server has the subscription when this returns:
+	// no event published afterwards, by any replica, is missed.
+	if err := b.nc.FlushTimeout(5 * time.Second); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	return func() { _ = sub.Unsubscribe() }, nil
 }

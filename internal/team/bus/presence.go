@@ -234,10 +234,13 @@ func (b *Bus) onPresence(gen int, e jetstream.KeyValueEntry) {
 	if s == nil || stale {
 		return
 	}
+	// Only a claim newer than ours evicts. While our own claim is in
+	// flight (rev 0) an update may be one that ours is about to replace;
+	// a newer claim missed then is caught by the next renewal.
 	s.mu.Lock()
-	older := s.rev > e.Revision()
+	newer := s.rev != 0 && e.Revision() > s.rev
 	s.mu.Unlock()
-	if !older {
+	if newer {
 		b.evict(s)
 	}
 }
