@@ -1,0 +1,296 @@
+// Package teambench is `make bench-team`: team mode under load, measured
+// from outside. It starts PostgreSQL, nats-server and three `torii serve
+// --team` replicas on loopback, pairs simulated browsers with them (a Go
+// fake extension speaking the real link protocol: a P-256 key, pairing by a
+// one-time secret from the user API, a signed challenge on every
+// connection), and runs agents (go-sdk MCP clients on /mcp with user
+// tokens, spread over the replicas) calling tools on their user's browsers.
+// In the same run, interleaved call by call, the same fake browsers and
+// agents drive a one-machine `torii serve`, so the latency routing adds is
+// measured on the same machine at the same moment. Every answer names the
+// device that produced it, so a misrouted call is seen. It prints a
+// markdown table (and writes it to --out) and is not part of `make test`.
+package teambench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	bin                        string
+	browsers, agents, replicas int
+	localBrowsers              int
+	duration, interval         time.Duration
+	out                        string
+	noTeam, noLocal            bool
+}
+
+// Main runs the bench with the command line's flags and returns the exit code.
+func Main() int {
+	var c config
+	fs := flag.NewFlagSet("torii-team-bench", flag.ContinueOnError)
+	fs.StringVar(&c.bin, "bin", "bin/torii", "the torii binary to run")
+	fs.IntVar(&c.browsers, "browsers", 1000, "simulated browsers paired with the replicas")
+	fs.IntVar(&c.agents, "agents", 200, "agents (one user each; the browsers are shared out among them)")
+	fs.IntVar(&c.replicas, "replicas", 3, "torii serve --team replicas")
+	fs.IntVar(&c.localBrowsers, "local-browsers", 5, "simulated browsers paired with the one-machine daemon (it pairs at most 5 a minute)")
+	fs.DurationVar(&c.duration, "duration", 60*time.Second, "how long the agents call")
+	fs.DurationVar(&c.interval, "interval", time.Second, "each agent's mean pause between calls (0: back to back)")
+	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
+	fs.BoolVar(&c.noTeam, "no-team", false, "measure only the one-machine daemon")
+	fs.BoolVar(&c.noLocal, "no-local", false, "measure only team mode")
+	quick := fs.Bool("quick", false, "50 browsers, 10 agents, 10 s")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	if *quick {
+		c.browsers, c.agents, c.duration = 50, 10, 10*time.Second
+	}
+	if c.browsers < 1 || c.agents < 1 || c.replicas < 1 || c.localBrowsers < 1 || c.noTeam && c.noLocal {
+		fmt.Fprintln(os.Stderr, "torii-team-bench: browsers, agents, replicas and local-browsers must be at least 1, and one path measured")
+		return 2
+	}
+	c.localBrowsers = min(c.localBrowsers, c.browsers)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx, c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "torii-team-bench:", err)
+		return 1
+	}
+	fmt.Print(rep)
+	if c.out != "" {
+		if err := os.WriteFile(c.out, []byte(rep), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "torii-team-bench:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// side is one path under test: its processes, browsers and numbers.
+type side struct {
+	pids      []int
+	devs      []*device
+	rss0      int64 // the processes' RSS before any browser connected, KiB
+	rss1      int64 // with every browser connected, before the agents
+	rssEnd    int64
+	rec       *recorder
+	warm      *recorder // each target's first call, not timed
+	connected int
+}
+
+func (s *side) rss() int64 {
+	var t int64
+	for _, p := range s.pids {
+		t += rssKB(p)
+	}
+	return t
+}
+
+func run(ctx context.Context, c config) (string, error) {
+	dir, err := os.MkdirTemp("", "torii-team-bench")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	tools, err := catalogue()
+	if err != nil {
+		return "", err
+	}
+	rt := transport(c.agents * 2)
+	team, local := &side{rec: newRecorder(), warm: newRecorder()}, &side{rec: newRecorder(), warm: newRecorder()}
+	agents := make([]*agent, c.agents)
+	for i := range agents {
+		agents[i] = &agent{}
+	}
+	dctx, stopDevices := context.WithCancel(context.Background())
+	var keepers sync.WaitGroup
+	defer func() { stopDevices(); keepers.Wait() }()
+	keep := func(devs []*device) {
+		for _, d := range devs {
+			keepers.Add(1)
+			go func() { defer keepers.Done(); d.keep(dctx) }()
+		}
+	}
+
+	if !c.noLocal {
+		l, err := startLocal(ctx, c.bin, dir+"/local")
+		if err != nil {
+			return "", err
+		}
+		defer l.stop()
+		local.pids = []int{l.pid()}
+		local.rss0 = local.rss()
+		for i := range c.localBrowsers {
+			d, err := newDevice(fmt.Sprintf("bench %d", i), []string{l.acpURL()}, 0, tools)
+			if err != nil {
+				return "", err
+			}
+			local.devs = append(local.devs, d)
+		}
+		t0 := time.Now()
+		if err := pairAll(ctx, local.devs, 8, func(ctx context.Context, _ int) (string, error) { return l.otp(ctx) }); err != nil {
+			return "", fmt.Errorf("one machine: %w", err)
+		}
+		keep(local.devs)
+		if err := waitAll(ctx, local.devs); err != nil {
+			return "", fmt.Errorf("one machine: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "one machine: %d browsers paired and serving in %s\n", len(local.devs), time.Since(t0).Round(time.Millisecond))
+		local.rss1 = local.rss()
+		// Its per-token caps allow 64 sessions a token: one token per 50 agents.
+		var tok string
+		for i, a := range agents {
+			if i%50 == 0 {
+				if tok, err = l.token(ctx, fmt.Sprintf("bench %d", i/50)); err != nil {
+					return "", err
+				}
+			}
+			d := local.devs[i%len(local.devs)]
+			if a.local, err = connectTarget(ctx, l.mcpURL(), tok, rt, d, 0); err != nil {
+				return "", fmt.Errorf("one machine: %w", err)
+			}
+		}
+	}
+
+	if !c.noTeam {
+		t0 := time.Now()
+		cl, err := startCluster(ctx, c.bin, dir+"/team", c.replicas)
+		if err != nil {
+			return "", fmt.Errorf("team: %w", err)
+		}
+		defer cl.stop()
+		fmt.Fprintf(os.Stderr, "team: postgres, nats and %d replicas ready in %s\n", c.replicas, time.Since(t0).Round(time.Millisecond))
+		for _, r := range cl.replicas {
+			team.pids = append(team.pids, r.pid())
+		}
+		team.rss0 = team.rss()
+		tokens := make([]string, c.agents)
+		for i := range tokens {
+			if tokens[i], err = cl.user(ctx, fmt.Sprintf("bench-%04d", i)); err != nil {
+				return "", fmt.Errorf("team: %w", err)
+			}
+		}
+		urls := make([]string, c.replicas)
+		for i, r := range cl.replicas {
+			urls[i] = r.acpURL()
+		}
+		// Browser j belongs to user j mod agents and lands on replica j mod replicas.
+		for j := range c.browsers {
+			d, err := newDevice(fmt.Sprintf("bench %d", j), urls, j%c.replicas, tools)
+			if err != nil {
+				return "", err
+			}
+			team.devs = append(team.devs, d)
+		}
+		t0 = time.Now()
+		if err := pairAll(ctx, team.devs, 8, func(ctx context.Context, j int) (string, error) {
+			return cl.otp(ctx, j, tokens[j%c.agents])
+		}); err != nil {
+			return "", fmt.Errorf("team: %w", err)
+		}
+		keep(team.devs)
+		if err := waitAll(ctx, team.devs); err != nil {
+			return "", fmt.Errorf("team: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "team: %d browsers paired and serving in %s\n", len(team.devs), time.Since(t0).Round(time.Millisecond))
+		team.rss1 = team.rss()
+		for i, a := range agents {
+			r := i % c.replicas // agents spread over the replicas, as a load balancer would
+			for j := i; j < len(team.devs); j += c.agents {
+				t, err := connectTarget(ctx, cl.replicas[r].mcpURL(), tokens[i], rt, team.devs[j], r)
+				if err != nil {
+					return "", fmt.Errorf("team: %w", err)
+				}
+				a.team = append(a.team, t)
+			}
+		}
+	}
+	defer func() {
+		for _, a := range agents {
+			a.close()
+		}
+	}()
+
+	// Warm-up: every session calls once, so connection setup is not timed.
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, t := range a.team {
+				lat, o, why := t.call(ctx)
+				team.warm.add(lat, o, why, false)
+			}
+			if a.local != nil {
+				lat, o, why := a.local.call(ctx)
+				local.warm.add(lat, o, why, false)
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+
+	fmt.Fprintf(os.Stderr, "calling for %s …\n", c.duration)
+	rctx, cancel := context.WithTimeout(ctx, c.duration)
+	defer cancel()
+	start := time.Now()
+	for _, a := range agents {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.run(rctx, c.interval, team.rec, local.rec) }()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "", ctx.Err()
+	}
+	for _, s := range []*side{team, local} {
+		s.rssEnd = s.rss()
+		s.connected = connectedCount(s.devs)
+	}
+	return report(c, team, local, elapsed), nil
+}
+
+// waitAll waits until the gateway has listed every device's tools.
+func waitAll(ctx context.Context, devs []*device) error {
+	wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	for _, d := range devs {
+		if err := d.waitReady(wctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func connectedCount(devs []*device) int {
+	n := 0
+	for _, d := range devs {
+		d.mu.Lock()
+		c := d.c
+		d.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		select {
+		case <-c.Done():
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func numCPU() int { return runtime.NumCPU() }
