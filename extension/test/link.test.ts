@@ -17,7 +17,7 @@ async function setup() {
   const session = new MemoryKV(); // chrome.storage.session: outlives a worker, not the browser
   const ids = new MemoryIdentityStore();
   const states: LinkState[] = [];
-  const make = () =>
+  const make = (random: () => number = () => 0) =>
     new Link({
       settings: new SettingsStore(kv, "Linux x86_64"),
       tickets: new TicketStore(session),
@@ -26,7 +26,7 @@ async function setup() {
       origin: ORIGIN,
       clientInfo: { name: "torii-test", version: "0" },
       onState: (s) => states.push(s),
-      random: () => 0, // shortest jitter: 125 ms first retry
+      random, // default: shortest jitter, 125 ms first retry
     });
   const link = make();
   /** Puts the browser in the state a finished pairing leaves it in. */
@@ -191,6 +191,31 @@ describe("Link", () => {
     await until(() => t.link.state().status === "connected", "reconnected", 5000);
     expect(t.daemon.last.methods()).toContain("torii/auth");
   });
+
+  for (const code of [1012, 1001]) {
+    it(`reconnects at once when the gateway closes with ${code}, then backs off`, async () => {
+      const t = await setup();
+      await t.prePair();
+      // Jitter at its longest: an immediate reconnect cannot be mistaken for the first backoff.
+      const link = t.make(() => 0.999);
+      await link.start();
+      await until(() => link.state().status === "connected", "connected");
+      const first = t.daemon.last;
+      first.serverClose(code, "service restart: reconnect");
+      // No timer runs before the new socket: it opens in the same turn the close arrives.
+      expect(t.daemon.sockets).toHaveLength(2);
+      expect(link.state()).toMatchObject({ status: "connecting" });
+      expect(link.state().reason).toMatch(/reconnecting now/);
+      await until(() => link.state().status === "connected", "reconnected");
+      expect(t.daemon.last.methods()).toContain("torii/auth");
+
+      // The next restart, while the new link is not up yet, waits with backoff instead of spinning.
+      t.daemon.online = false;
+      t.daemon.last.serverClose(code, "service restart: reconnect");
+      expect(t.daemon.sockets).toHaveLength(3);
+      await until(() => /retrying in/.test(link.state().reason), "backing off");
+    });
+  }
 
   it("pause keeps the link up (calls are refused with paused) and survives a restart", async () => {
     const t = await setup();

@@ -30,6 +30,16 @@ describe("validateDaemonUrl", () => {
     expect(validateDaemonUrl(" ws://127.0.0.1:7317/acp ")).toBe("ws://127.0.0.1:7317/acp");
     expect(validateDaemonUrl("wss://gw.example:443/acp")).toBe("wss://gw.example/acp");
   });
+  it("keeps ws:// on loopback only (SECURITY I-99)", () => {
+    for (const ok of ["ws://localhost:7317/acp", "ws://127.0.0.1/acp", "ws://127.1.2.3:80/acp", "ws://[::1]:7317/acp", "ws://LOCALHOST/acp"]) {
+      expect(() => validateDaemonUrl(ok)).not.toThrow();
+    }
+    for (const bad of ["ws://gw.example/acp", "ws://10.0.0.5:8443/acp", "ws://[::2]/acp", "ws://localhost.evil.example/acp", "ws://128.0.0.1/acp"]) {
+      expect(() => validateDaemonUrl(bad)).toThrow(/wss:\/\//);
+    }
+    expect(() => validateDaemonUrl("ws://gw.example:8443/acp")).toThrow("wss://gw.example:8443/acp");
+    expect(validateDaemonUrl("wss://10.0.0.5:8443/acp")).toBe("wss://10.0.0.5:8443/acp");
+  });
   it("refuses other schemes and credentials", () => {
     for (const bad of ["http://127.0.0.1/acp", "javascript:alert(1)", "not a url", "ws://u:p@127.0.0.1/acp"]) {
       expect(() => validateDaemonUrl(bad)).toThrow(InvalidDaemonUrlError);

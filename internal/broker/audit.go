@@ -36,10 +36,13 @@ type AuditRecord struct {
 	Duration time.Duration
 	Approval string // the person's decision when one was asked; ""
 	Secrets  string // the secrets the call used, by name (SECURITY I-69); ""
+	Tag      string // the call's Call.Tag
 }
 
 // Observer receives every finished call. CallDone runs on the calling
-// goroutine and must not block.
+// goroutine before the call's result is returned; it should not block,
+// except where the record must be durable before the reply (team mode
+// writes its audit there, and so delays the reply by that write).
 type Observer interface {
 	CallDone(AuditRecord)
 }
@@ -51,13 +54,13 @@ func (b *Broker) SetObserver(o Observer) {
 
 // observe hands a finished call to the Observer; res is nil when nothing
 // was sent. Called from record().
-func (b *Broker) observe(s *Session, tool string, start time.Time, code toolerr.Code, res *mcp.CallToolResult) {
+func (b *Broker) observe(s *Session, tag, tool string, start time.Time, code toolerr.Code, res *mcp.CallToolResult) {
 	p := b.observer.Load()
 	if p == nil || *p == nil {
 		takeAudit(res)
 		return
 	}
-	r := AuditRecord{Time: start, Tool: tool, Outcome: "ok", Code: string(code), Duration: time.Since(start)}
+	r := AuditRecord{Time: start, Tool: tool, Outcome: "ok", Code: string(code), Duration: time.Since(start), Tag: tag}
 	if s != nil {
 		r.Session = s.label
 	}

@@ -65,6 +65,9 @@ type Call struct {
 	// nothing past the extension's own checks (which, for a panel agent's
 	// window grant, check the same scopes again: SECURITY I-29).
 	Access Access
+	// Tag is handed, untouched, to the audit Observer with the call's
+	// record, so a caller can tell its own call's record from another's.
+	Tag string
 }
 
 // Access limits which browser tools a call may use.
@@ -305,7 +308,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	tab, valid := tabOf(call.Arguments)
 	bw, notice, refused := b.gate(&call, tab, valid)
 	if refused != nil {
-		b.record(s, call.Name, tab, start, 0, refused.Code, nil)
+		b.record(s, call.Tag, call.Name, tab, start, 0, refused.Code, nil)
 		return refused.Result(), notice
 	}
 	// The call ends with its caller, its session or the daemon.
@@ -330,7 +333,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		refused = b.wait(ctx, p, deadline)
 	}
 	if refused != nil {
-		b.record(s, call.Name, tab, start, time.Since(start), refused.Code, nil)
+		b.record(s, call.Tag, call.Name, tab, start, time.Since(start), refused.Code, nil)
 		return refused.Result(), notice
 	}
 	waited := time.Since(start)
@@ -340,7 +343,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 		// The link it was queued for went away meanwhile (even if it came back): its
 		// caller hears so at once rather than having it run on a browser state it did not see.
 		e := toolerr.New(toolerr.ExtensionNotConnected, "browser %q disconnected while %s was queued; nothing was sent", bw.name, call.Name)
-		b.record(s, call.Name, tab, start, waited, e.Code, nil)
+		b.record(s, call.Tag, call.Name, tab, start, waited, e.Code, nil)
 		return e.Result(), notice
 	}
 	b.sawBrowser(s, bw.id)
@@ -369,7 +372,7 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 	} else if res.IsError {
 		code = toolerr.Internal
 	}
-	b.record(s, call.Name, tab, start, waited, code, res)
+	b.record(s, call.Tag, call.Name, tab, start, waited, code, res)
 	b.savedCall(s)
 	return res, notice
 }
@@ -377,8 +380,8 @@ func (b *Broker) callTool(ctx context.Context, call Call) (*mcp.CallToolResult, 
 // record keeps a finished call in its session's recent list (metadata
 // only: never arguments or results) and hands it to the audit Observer
 // (audit.go); res is nil when nothing was sent.
-func (b *Broker) record(s *Session, tool string, tab int, start time.Time, waited time.Duration, code toolerr.Code, res *mcp.CallToolResult) {
-	b.observe(s, tool, start, code, res)
+func (b *Broker) record(s *Session, tag, tool string, tab int, start time.Time, waited time.Duration, code toolerr.Code, res *mcp.CallToolResult) {
+	b.observe(s, tag, tool, start, code, res)
 	r := CallRecord{Tool: tool, Outcome: "ok", At: start, DurationMs: time.Since(start).Milliseconds(), WaitMs: waited.Milliseconds()}
 	if code != "" {
 		r.Outcome = string(code)

@@ -68,6 +68,7 @@ func commands() []command {
 		{"status", "show the daemon, the extension link and live connections", runStatus},
 		{"doctor", "check the set-up and print the fix for each problem", runDoctor},
 		{"pair", "approve or deny a browser's pairing request", runPair},
+		{"admin", "manage a team gateway: users, tokens, pairings, devices, audit", runAdmin},
 		{"devices", "list or revoke paired browsers", runDevices},
 		{"token", "create, list or revoke bearer tokens for token clients", runToken},
 		{"servers", "list declared MCP servers, their tools as agents see them, and pins", runServers},

@@ -20,15 +20,25 @@ func runMCP(ctx context.Context, s Stdio, args []string) error {
 		"before the browser connects says so). Starts the daemon in the background if none is running,\n"+
 		"and reconnects by itself when the daemon restarts. With several browsers connected, calls go to the one\n"+
 		"used most recently (and move to another, with a notice, if it disconnects); --browser names one\n"+
-		"(see `torii status`) and calls never go elsewhere.")
+		"(see `torii status`) and calls never go elsewhere.\n\nWith --server URL --token T (or $TORII_SERVER, $TORII_TOKEN) it relays to a team gateway's /mcp instead,\nas the token's user: only that user's browsers are reachable.")
 	label := fs.String("session-label", "", "name for this agent session, shown to the person (default: the working directory's name)")
 	named := fs.String("session", "", "a named session, shared by every process that names it (one-shot clients such as the MCP Inspector CLI)")
 	browser := fs.String("browser", "", "the paired browser (name or device ID, see `torii status`) this agent acts in")
+	var remote remoteFlags
+	remote.register(fs)
 	if err := parse(fs, s, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: "mcp takes no arguments"}
+	}
+	if remote.set() {
+		if *label != "" {
+			return &UsageError{Msg: "with --server, name the session with --session (the gateway keeps named sessions only)"}
+		}
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return mcpRemote(ctx, s, &remote, *named, *browser)
 	}
 	if *named != "" && *label != "" {
 		return &UsageError{Msg: "give --session or --session-label, not both"}

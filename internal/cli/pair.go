@@ -12,10 +12,12 @@ import (
 )
 
 const pairSynopsis = `pair | pair list [--json] | pair approve ID_OR_CODE | pair deny ID_OR_CODE
+       pair --server URL [--token T] --code 123456
 
   (no subcommand)  wait for a browser's pairing request, show its code, ask y/N
   list             show pending requests
-  approve, deny    decide one request by its id or its 6-digit code ("123456" or "123 456")`
+  approve, deny    decide one request by its id or its 6-digit code ("123456" or "123 456")
+  --server         approve, as your own user, the browser showing --code on a team gateway`
 
 // pairWait is how long interactive `torii pair` waits for a request.
 const pairWait = 2 * time.Minute
@@ -41,9 +43,21 @@ func (e *NoRequestError) Error() string {
 func runPair(ctx context.Context, s Stdio, args []string) error {
 	fs := newFlags(s, "pair", pairSynopsis)
 	asJSON := fs.Bool("json", false, "print JSON (pair list)")
+	var remote remoteFlags
+	remote.register(fs)
+	code := fs.String("code", "", "the 6-digit code the browser shows (with --server)")
 	pos, err := parseInterspersed(fs, s, args)
 	if err != nil {
 		return err
+	}
+	if remote.set() {
+		if len(pos) > 0 {
+			return &UsageError{Msg: "with --server, pair takes no subcommand: torii pair --server URL --code 123456"}
+		}
+		return pairRemote(ctx, s, &remote, *code)
+	}
+	if *code != "" {
+		return &UsageError{Msg: "--code is for a team gateway (with --server); here use `torii pair approve CODE`"}
 	}
 	if len(pos) == 0 {
 		return pairInteractive(ctx, s)

@@ -12,11 +12,13 @@ import (
 	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/daemon"
 	"github.com/torii-browser/torii/internal/logx"
+	"github.com/torii-browser/torii/internal/team/replica"
 	"github.com/torii-browser/torii/internal/version"
 )
 
 func runServe(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "serve", "serve [--listen ADDR] [--verbose] [--log-file F]\n\nRuns the daemon in the foreground until SIGINT or SIGTERM.")
+	fs := newFlags(s, "serve", "serve [--team] [--listen ADDR] [--verbose] [--log-file F]\n\nRuns the daemon in the foreground until SIGINT or SIGTERM.\nWith --team, runs one replica of the team gateway (config.json \"team\"; docs/team.md).")
+	team := fs.Bool("team", false, "run one replica of the team gateway (config.json \"team\": store, bus, tls)")
 	listen := fs.String("listen", "", "address to listen on (default: config \"listen\", else "+config.DefaultListen+")")
 	verbose := fs.Bool("verbose", false, "log at debug level, including link frames (never secrets)")
 	logFile := fs.String("log-file", "", "write the log to this file, rotated by size (10 MiB, 3 kept), instead of standard error")
@@ -36,6 +38,9 @@ func runServe(ctx context.Context, s Stdio, args []string) error {
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+	}
+	if *team {
+		return runTeam(ctx, s, p, cfg, *verbose)
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -81,4 +86,29 @@ func runServe(ctx context.Context, s Stdio, args []string) error {
 		return nil // a signal asked us to stop
 	}
 	return err
+}
+
+// runTeam is `torii serve --team`: one replica of the team gateway. It logs
+// to standard error (a container's log) and exits 0 after SIGTERM's drain.
+func runTeam(ctx context.Context, s Stdio, p config.Paths, cfg config.Config, verbose bool) error {
+	t, err := cfg.TeamConfig(nil)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ready := make(chan string, 1)
+	go func() {
+		select {
+		case addr := <-ready:
+			fmt.Fprintf(s.Err, "torii: team replica %s serving on %s\n", t.Replica, addr)
+		case <-ctx.Done():
+		}
+	}()
+	return replica.Run(ctx, replica.Options{Config: cfg, Team: t, Paths: p, Logger: logger, Version: version.Version, Ready: ready})
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// folder per session; "" = ~/Downloads/torii. A leading ~/ is the home
 	// folder. It must be absolute (SECURITY I-66).
 	FilesRoot string `json:"filesRoot,omitempty"`
+	// Team configures `torii serve --team` (team.go); the one-machine
+	// daemon ignores it.
+	Team *Team `json:"team,omitempty"`
 }
 
 // Broker holds the broker's limits. Zero means the default.

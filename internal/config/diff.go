@@ -9,7 +9,7 @@ import (
 // RestartKeys are the config.json keys a running daemon cannot apply: they shape its
 // listener, the link's origin checks and the audit store, which are set up once at start.
 // Every other key applies on reload.
-var RestartKeys = []string{"listen", "tlsCert", "tlsKey", "extensionIds", "tokenOrigins", "audit", "filesRoot"}
+var RestartKeys = []string{"listen", "tlsCert", "tlsKey", "extensionIds", "tokenOrigins", "audit", "filesRoot", "team"}
 
 // NeedsRestart reports whether key is one of RestartKeys.
 func NeedsRestart(key string) bool { return slices.Contains(RestartKeys, key) }

@@ -634,6 +634,15 @@ export class Link {
       return;
     }
     const s = this.settings;
+    // A gateway replica restarting (1012) or going away (1001) asks us to come back, which another
+    // replica can take at once: the first retry is immediate, later ones back off with jitter. Only
+    // after a link that had come up (attempt 0), so a gateway that keeps refusing cannot spin us.
+    if ((code === 1012 || code === 1001) && c.mode === "auth" && this.attempt === 0 && s && this.paired(s)) {
+      this.attempt = 1;
+      this.connect("auth");
+      if (this.conn && this.status === "connecting") this.set("connecting", `${reason || "the gateway is restarting"}; reconnecting now`);
+      return;
+    }
     const why = c.lastError || (reason ? `closed: ${reason}` : unreachableReason(s?.daemonUrl ?? "?"));
     this.failed(c.mode, why);
   }

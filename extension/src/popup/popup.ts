@@ -3,6 +3,7 @@
 
 import { onState, send, STATUS_WORDS } from "../shared/client.js";
 import type { LinkState, Request } from "../shared/messages.js";
+import { gatewayLine } from "./gateway.js";
 
 function el<T extends HTMLElement>(id: string): T {
   const e = document.getElementById(id);
@@ -13,6 +14,7 @@ function el<T extends HTMLElement>(id: string): T {
 const statusEl = el("status");
 const dotEl = el("dot");
 const reasonEl = el("reason");
+const gatewayEl = el("gateway");
 const pairingEl = el("pairing");
 const codeEl = el("code");
 const pairBtn = el<HTMLButtonElement>("pair");
@@ -30,6 +32,8 @@ function render(s: LinkState): void {
   dotEl.dataset.status = s.status;
   document.body.dataset.status = s.status;
   reasonEl.textContent = s.reason;
+  gatewayEl.textContent = gatewayLine(s);
+  gatewayEl.title = s.daemonUrl;
   const showCode = s.status === "pairing" && s.pairingCode !== "";
   pairingEl.hidden = !showCode;
   codeEl.textContent = showCode ? s.pairingCode : "";

@@ -104,6 +104,21 @@ export function validateDaemonUrl(url: string): string {
     throw new InvalidDaemonUrlError("the daemon address must start with ws:// or wss://");
   }
   if (u.username || u.password) throw new InvalidDaemonUrlError("the daemon address must not carry credentials");
+  // SECURITY I-99: off this machine the link carries the pairing and every agent's call; only
+  // TLS keeps them from the network, so plaintext is for loopback alone.
+  if (u.protocol === "ws:" && !isLoopbackHost(u.hostname)) {
+    throw new InvalidDaemonUrlError(
+      `ws:// is only for this machine (localhost, 127.x.x.x, ::1); a gateway on ${u.hostname} needs wss://${u.host}${u.pathname}`,
+    );
+  }
   u.hash = "";
   return u.toString();
+}
+
+/** localhost, 127.0.0.0/8 and ::1, as URL parsing leaves them (IPv6 in brackets). */
+function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  if (h === "localhost" || h === "[::1]") return true;
+  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  return m !== null && m.slice(1).every((x) => Number(x) <= 255);
 }

@@ -1,0 +1,27 @@
+package replica
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/torii-browser/torii/internal/team/admin"
+)
+
+// newAdmin is the admin and user API over this replica's store; its
+// decisions reach every replica as bus events.
+func (r *replica) newAdmin() *admin.API {
+	return admin.New(r.st, adminEvents{r.bus}, r.admin, admin.Options{Logger: r.log, IdentityPublicKey: r.identity.PublicKey()})
+}
+
+// mountAdmin serves the admin and user API at /admin/ and /v1/.
+func (r *replica) mountAdmin(mux *http.ServeMux) {
+	mux.Handle("/admin/", r.api.Handler())
+	mux.Handle("/v1/", r.api.Handler())
+}
+
+// adminEvents publishes the API's decisions on the bus.
+type adminEvents struct{ b router }
+
+func (e adminEvents) Publish(ctx context.Context, ev admin.Event) error {
+	return e.b.Publish(ctx, event{Kind: ev.Kind, ID: ev.ID, UserID: ev.UserID})
+}

@@ -1,0 +1,208 @@
+package replica
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/audit"
+	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/team/store"
+	"github.com/torii-browser/torii/internal/toolerr"
+)
+
+// Request headers of /mcp, as on one machine.
+const (
+	browserHeader = "Torii-Browser"
+	sessionHeader = "Torii-Session"
+)
+
+// callMargin is how long past a call's budget its caller waits for the
+// home's answer (the typed timeout the home sends).
+const callMargin = 5 * time.Second
+
+// agents is /mcp: stateless Streamable HTTP, so any replica answers any
+// request of an agent's MCP session (no sticky sessions), with a user
+// token; every tools/call goes over the bus to its browser's home.
+type agents struct {
+	r   *replica
+	srv *mcp.Server
+}
+
+func newAgents(r *replica, tools []*mcp.Tool) *agents {
+	a := &agents{r: r}
+	a.srv = mcp.NewServer(&mcp.Implementation{Name: "torii", Title: "Torii browser (team gateway)", Version: r.opts.Version},
+		&mcp.ServerOptions{Logger: r.log, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			Instructions: broker.ServerInstructions})
+	m := broker.NewMirror(a.srv, a.callTool)
+	a.srv.AddReceivingMiddleware(m.UnknownTools(a.callTool))
+	m.Set(tools)
+	return a
+}
+
+// principal is the token an /mcp request came with.
+type principal struct{ tokenID, userID string }
+
+// authenticate admits a user token through the admin API's one check
+// (the bootstrap admin secret belongs to no user and reaches no browser).
+func (a *agents) authenticate(_ context.Context, _ string, req *http.Request) (*auth.TokenInfo, error) {
+	tok, ok := a.r.api.Authenticate(req)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	// The SDK wants an expiry; a token lives until revoked, which every
+	// request re-checks.
+	return &auth.TokenInfo{UserID: tok.UserID, Extra: map[string]any{"tokenId": tok.ID},
+		Expiration: time.Now().Add(time.Hour)}, nil
+}
+
+func (a *agents) handler() http.Handler {
+	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: a.r.log, DisableLocalhostProtection: true})
+	protected := auth.RequireBearerToken(a.authenticate, nil)(stream)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if a.r.draining.Load() {
+			// SECURITY I-96: a draining replica takes no new work.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "this gateway replica is shutting down; retry (another replica answers)", http.StatusServiceUnavailable)
+			return
+		}
+		if o := req.Header.Get("Origin"); o != "" {
+			http.Error(w, "origin not allowed", http.StatusForbidden)
+			return
+		}
+		if b := req.URL.Query().Get("browser"); b != "" && req.Header.Get(browserHeader) == "" {
+			req.Header.Set(browserHeader, b)
+		}
+		protected.ServeHTTP(w, req)
+	})
+}
+
+func principalOf(req *mcp.CallToolRequest) (principal, bool) {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return principal{}, false
+	}
+	tid, _ := req.Extra.TokenInfo.Extra["tokenId"].(string)
+	if tid == "" || req.Extra.TokenInfo.UserID == "" {
+		return principal{}, false
+	}
+	return principal{tokenID: tid, userID: req.Extra.TokenInfo.UserID}, true
+}
+
+// callTool picks the user's browser and sends the call to its home.
+// SECURITY I-93: only the token's user's devices are candidates; a name or
+// ID of another user's device is refused as a missing one is.
+func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	r := a.r
+	if r.draining.Load() {
+		return draining(), nil
+	}
+	r.inflight.Add(1)
+	defer r.inflight.Done()
+	p, ok := principalOf(req)
+	if !ok || req.Params == nil {
+		return toolerr.New(toolerr.InvalidArgument, "a tools/call needs a user token and a tool name").Result(), nil
+	}
+	start := time.Now()
+	want, session := "", ""
+	if req.Extra.Header != nil {
+		want, session = req.Extra.Header.Get(browserHeader), req.Extra.Header.Get(sessionHeader)
+	}
+	dev, refusal := a.pick(ctx, p.userID, want)
+	if refusal != nil {
+		return refusal, nil
+	}
+	args := req.Params.Arguments
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	// SECURITY I-94: one deadline, sent as the time left (replica clocks
+	// may disagree), which the home's broker makes the call's deadline.
+	budget := broker.DefaultCallTimeout - time.Since(start)
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
+	creq := callRequest{CallID: uuid.NewString(), UserID: p.userID, TokenID: p.tokenID, Session: session,
+		DeviceID: dev, Tool: req.Params.Name, Arguments: args, BudgetMs: budget.Milliseconds(), From: r.team.Replica}
+	// The home answers by the budget; the margin covers the way back.
+	cctx, cancel := context.WithTimeout(ctx, budget+callMargin)
+	defer cancel()
+	res, err := r.bus.Call(cctx, creq)
+	switch {
+	case err == nil:
+		return res, nil
+	case errorsIs(err, errNoHome):
+		return noBrowser(nameOr(want, dev)), nil
+	case errorsIs(err, errHomeLost):
+		// The home cannot write this call's record now; this replica does,
+		// before the agent hears (SECURITY I-95).
+		if aerr := r.appendAudit(audit.Record{Time: start, Tool: creq.Tool, Session: sessionLabel(session), Outcome: "error",
+			Code: string(toolerr.DaemonRestarted), DurationMs: time.Since(start).Milliseconds()}, p.userID, dev); aerr != nil {
+			r.log.Error("replica: audit record of a lost call not written", "call", creq.CallID, "err", aerr)
+			return auditDown(creq.Tool), nil
+		}
+		return homeLost(creq.Tool), nil
+	case ctx.Err() != nil:
+		return toolerr.New(toolerr.Cancelled, "%s was cancelled; it may have partly run", creq.Tool).Result(), nil
+	case cctx.Err() != nil:
+		return toolerr.New(toolerr.Timeout, "%s got no answer by its deadline; it may have run", creq.Tool).Result(), nil
+	}
+	r.log.Warn("replica: bus call failed", "call", creq.CallID, "err", err)
+	e := toolerr.New(toolerr.Internal, "the gateway could not route %s (its message bus is unavailable); nothing ran", creq.Tool)
+	e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
+	return e.Result(), nil
+}
+
+func nameOr(want, id string) string {
+	if want != "" {
+		return want
+	}
+	return id
+}
+
+// pick chooses the device: the one named (by ID or name) among the user's
+// own, else the user's online device that connected last.
+func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.CallToolResult) {
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	devs, err := a.r.st.Devices(sctx, userID)
+	if err != nil {
+		return "", storeDown("nothing ran")
+	}
+	if want != "" {
+		for _, d := range devs {
+			if d.UserID == userID && (d.ID == want || d.Name == want) {
+				return d.ID, nil
+			}
+		}
+		return "", noBrowser(want)
+	}
+	online, err := a.r.bus.Online(sctx)
+	if err != nil {
+		e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
+		e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
+		return "", e.Result()
+	}
+	var live []store.Device
+	for _, d := range devs {
+		if _, ok := online[d.ID]; ok && d.UserID == userID {
+			live = append(live, d)
+		}
+	}
+	if len(live) == 0 {
+		return "", noBrowserAtAll()
+	}
+	slices.SortFunc(live, func(x, y store.Device) int {
+		if c := y.LastSeen.Compare(x.LastSeen); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return live[0].ID, nil
+}

@@ -1,0 +1,246 @@
+// Package replica is one replica of `torii serve --team`: the composition
+// root that puts the one-machine parts (the link, browserlink, the broker)
+// on the shared store (internal/team/store) and bus (internal/team/bus).
+//
+//	/acp      browsers: pairing (a code approved on any replica, or a
+//	          managed launch's one-time secret) and the signed challenge;
+//	          this replica then becomes the browser's home on the bus and
+//	          runs its calls through its broker.
+//	/mcp      agents: stateless MCP Streamable HTTP with a user token;
+//	          each call goes over the bus to its browser's home.
+//	/admin/, /v1/   the admin and user API (internal/team/admin).
+//	/healthz  200 while the process serves.
+//	/readyz   200 only while the store and the bus answer and not draining.
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/extension"
+	"github.com/torii-browser/torii/internal/acp"
+	"github.com/torii-browser/torii/internal/broker"
+	"github.com/torii-browser/torii/internal/config"
+	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/logx"
+	"github.com/torii-browser/torii/internal/pairing"
+	"github.com/torii-browser/torii/internal/team/admin"
+	"github.com/torii-browser/torii/internal/team/store"
+)
+
+// Options configure Run.
+type Options struct {
+	Config config.Config
+	// Team is config.Config.TeamConfig's result (overrides applied, validated).
+	Team config.Team
+	// Paths locate the default identity file (one replica).
+	Paths   config.Paths
+	Logger  *slog.Logger
+	Version string
+	// Ready, if set, receives the bound listen address once serving.
+	Ready chan<- string
+	// Catalogue is the tool catalogue agents see; nil is the one built into
+	// the binary with the extension.
+	Catalogue []*mcp.Tool
+
+	pairTimeout time.Duration // tests shorten the 120 s pairing window
+	drainGrace  time.Duration // tests shorten the 30 s drain
+	openStore   func(ctx context.Context, url string) (store.Store, error)
+	openBus     func(ctx context.Context, url, replica string, log *slog.Logger) (router, error)
+	onHome      func(deviceID string, serving bool) // tests: a browser's home started or stopped here
+}
+
+// drainGrace is how long in-flight calls get after SIGTERM.
+const drainGrace = 30 * time.Second
+
+// Close codes a replica's browsers hear.
+const (
+	// closeRestart (1012) sends a browser to another replica at once.
+	closeRestart       = websocket.StatusServiceRestart
+	closeRestartReason = "service restart: reconnect"
+)
+
+type replica struct {
+	opts     Options
+	team     config.Team
+	log      *slog.Logger
+	st       store.Store
+	bus      router
+	identity *pairing.Identity
+	admin    []byte // the bootstrap admin secret
+	link     *link.Server
+	agent    *acp.Agent
+	broker   *broker.Broker
+	pairs    *pairer
+	homes    homes
+	calls    calls
+	agents   *agents
+	api      *admin.API
+	toolSrv  sync.Map // link connection ID → *browserlink.Server
+
+	draining atomic.Bool
+	inflight inflight // /mcp calls and calls served for browsers here
+	listen   string
+	scheme   string
+}
+
+// Run serves until ctx ends, then drains (SECURITY I-96) and returns nil.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = slog.New(logx.Bounded(log.Handler()))
+	r := &replica{opts: opts, team: opts.Team, log: log.With("replica", opts.Team.Replica)}
+	ln, scheme, err := listen(opts.Config.Listen, opts.Team)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	r.scheme = scheme
+	r.listen = ln.Addr().String()
+	idPath := opts.Team.IdentityFile
+	if idPath == "" {
+		idPath = opts.Paths.DaemonKey()
+	}
+	if r.identity, err = loadIdentity(idPath); err != nil {
+		return err
+	}
+	if r.admin, err = readAdminSecret(opts.Team.AdminTokenFile); err != nil {
+		return err
+	}
+	if err := r.openEngines(ctx); err != nil {
+		return err
+	}
+	defer r.st.Close()
+	defer r.bus.Close()
+
+	r.broker = broker.New(r.log)
+	// Team mode's broker serves every browser homed here: the in-flight
+	// bound is per replica, so it is raised past one person's; per-tab
+	// order and each call's one deadline are kept as on one machine.
+	lim := opts.Config.Broker
+	if lim.MaxInFlight == 0 {
+		lim.MaxInFlight = teamMaxInFlight
+	}
+	r.broker.SetLimits(lim)
+	r.broker.SetLabelLimits(0, teamMaxSessions)
+	r.broker.SetObserver(auditObserver{r})
+	tools := opts.Catalogue
+	if tools == nil {
+		if tools, err = extension.Catalogue(); err != nil {
+			return err
+		}
+	}
+	r.broker.SeedCatalogue(tools)
+	r.homes.init()
+	r.calls.init()
+	r.pairs = newPairer(r, opts.pairTimeout)
+	r.agent = acp.New(opts.Version)
+	r.agent.OnSession = r.onSession
+	r.link = link.NewServer(link.Options{
+		Identity: r.identity, Devices: devices{r.st}, Tokens: noTokens{}, Pairer: r.pairs, Handler: linkHandler{r},
+		LoopbackBind: config.IsLoopbackHost(hostOf(r.listen)), ExtensionIDs: opts.Config.ExtensionIDs, Logger: r.log,
+		Verbose: r.log.Enabled(ctx, slog.LevelDebug),
+	})
+	stopEvents, err := r.bus.Subscribe(r.onEvent)
+	if err != nil {
+		return fmt.Errorf("replica: subscribe to the bus's events: %w", err)
+	}
+	defer stopEvents()
+	r.api = r.newAdmin()
+	r.agents = newAgents(r, tools)
+
+	httpSrv := &http.Server{Handler: r.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(r.log.Handler(), slog.LevelDebug)}
+	errc := make(chan error, 1)
+	go func() {
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("replica: http: %w", err)
+		}
+	}()
+	r.log.Info("torii team replica serving", "listen", r.listen, "scheme", scheme, "gatewayId", r.identity.ID())
+	if opts.Ready != nil {
+		select {
+		case opts.Ready <- r.listen:
+		case <-ctx.Done():
+		}
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	r.drain(httpSrv)
+	return runErr
+}
+
+// Team-mode broker limits (see Run).
+const (
+	teamMaxInFlight = 4096
+	teamMaxSessions = 4096
+)
+
+// openEngines connects the store and the bus. Either failing at start is
+// an error naming which; later outages only make /readyz false.
+func (r *replica) openEngines(ctx context.Context) error {
+	openStore, openBus := r.opts.openStore, r.opts.openBus
+	if openStore == nil {
+		openStore = defaultStore
+	}
+	if openBus == nil {
+		openBus = defaultBus
+	}
+	var err error
+	if r.st, err = openStore(ctx, r.team.Store); err != nil {
+		return fmt.Errorf("replica: team.store: %w", err)
+	}
+	if r.bus, err = openBus(ctx, r.team.Bus, r.team.Replica, r.log); err != nil {
+		r.st.Close()
+		return fmt.Errorf("replica: team.bus: %w", err)
+	}
+	return nil
+}
+
+// drain is SIGTERM (SECURITY I-96): not ready at once; new agent calls are
+// refused and the bus takes no new calls for browsers homed here; calls in
+// flight get up to drainGrace; then every browser is told to reconnect
+// elsewhere (1012) and this replica's presence is released.
+func (r *replica) drain(httpSrv *http.Server) {
+	r.draining.Store(true)
+	r.log.Info("replica draining")
+	r.bus.Drain()
+	grace := r.opts.drainGrace
+	if grace <= 0 {
+		grace = drainGrace
+	}
+	waitTimeout(r.inflight.Wait, grace)
+	r.broker.Close()
+	r.link.Hub().CloseAll(closeRestart, closeRestartReason)
+	r.homes.stopAll()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = httpSrv.Shutdown(sctx)
+	waitTimeout(r.link.Hub().Wait, 5*time.Second)
+	r.log.Info("replica stopped")
+}
+
+func waitTimeout(f func(), d time.Duration) {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
