@@ -166,26 +166,21 @@ func (d *device) waitReady(ctx context.Context) error {
 	}
 }
 
-// pairAll pairs every device with n workers; otp gets device i's secret.
-func pairAll(ctx context.Context, devs []*device, workers int, otp func(ctx context.Context, i int) (string, error)) error {
+// each runs f for every device index with n workers, stopping at the
+// first error.
+func each(ctx context.Context, n, workers int, f func(ctx context.Context, i int) error) error {
 	var next atomic.Int64
 	errs := make(chan error, workers)
 	for range workers {
 		go func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(devs) || ctx.Err() != nil {
-					errs <- nil
+				if i >= n || ctx.Err() != nil {
+					errs <- ctx.Err()
 					return
 				}
-				s, err := otp(ctx, i)
-				if err == nil {
-					pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-					err = devs[i].pair(pctx, s)
-					cancel()
-				}
-				if err != nil {
-					errs <- fmt.Errorf("pair device %d: %w", i, err)
+				if err := f(ctx, i); err != nil {
+					errs <- fmt.Errorf("device %d: %w", i, err)
 					return
 				}
 			}
@@ -198,4 +193,15 @@ func pairAll(ctx context.Context, devs []*device, workers int, otp func(ctx cont
 		}
 	}
 	return first
+}
+
+// pairOTP pairs d with the one-time secret otp gives, within 30 s.
+func (d *device) pairOTP(ctx context.Context, otp func(ctx context.Context) (string, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s, err := otp(ctx)
+	if err != nil {
+		return err
+	}
+	return d.pair(ctx, s)
 }

@@ -73,6 +73,8 @@ func report(c config, team, local *side, elapsed time.Duration) string {
 		goal(tlost == 0 && llost == 0, "0"))
 	fmt.Fprintf(&b, "| misrouted calls | %s | %s | | %s |\n", fails(team.rec.misrouted, team.warm.misrouted),
 		fails(local.rec.misrouted, local.warm.misrouted), goal(tmis == 0 && lmis == 0, "0"))
+	fmt.Fprintf(&b, "| pairing every browser (one-time secret, real P-256 key), s; budget refusals waited out | %.1f; %d | %.1f; %d | | |\n",
+		team.pairing.Seconds(), team.pairWaits, local.pairing.Seconds(), local.pairWaits)
 	fmt.Fprintf(&b, "| browsers connected at the end | %d of %d | %d of %d | | |\n", team.connected, len(team.devs), local.connected, len(local.devs))
 	fmt.Fprintf(&b, "| browser reconnects | %d | %d | | |\n", reconnects(team.devs), reconnects(local.devs))
 	fmt.Fprintf(&b, "| memory per connected browser, KiB (RSS delta / browsers) | %s | %s | | |\n", perBrowser(team), perBrowser(local))

@@ -161,24 +161,24 @@ func (c *cluster) api(ctx context.Context, i int, token, method, path string, bo
 }
 
 // user makes a user and a user token for it through the admin API.
-func (c *cluster) user(ctx context.Context, name string) (token string, err error) {
+func (c *cluster) user(ctx context.Context, name string) (id, token string, err error) {
 	var u struct {
 		ID string `json:"id"`
 	}
 	if err := c.api(ctx, 0, c.admin, http.MethodPost, "/admin/users", map[string]any{"name": name}, &u); err != nil {
-		return "", err
+		return "", "", err
 	}
 	var t struct {
 		Secret string `json:"secret"`
 	}
 	if err := c.api(ctx, 0, c.admin, http.MethodPost, "/admin/tokens",
 		map[string]any{"user": u.ID, "label": "bench agent", "admin": false}, &t); err != nil {
-		return "", err
+		return "", "", err
 	}
-	if t.Secret == "" {
-		return "", fmt.Errorf("POST /admin/tokens gave no secret")
+	if u.ID == "" || t.Secret == "" {
+		return "", "", fmt.Errorf("POST /admin/users and /admin/tokens gave no user ID or no secret")
 	}
-	return t.Secret, nil
+	return u.ID, t.Secret, nil
 }
 
 // otp is a one-time pairing secret for the token's user, from replica i.
