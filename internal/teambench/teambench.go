@@ -108,6 +108,10 @@ func run(ctx context.Context, c config) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
+	// PostgreSQL, run as nobody when the bench is root, must reach its folder inside.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return "", err
+	}
 	tools, err := catalogue()
 	if err != nil {
 		return "", err
