@@ -12,12 +12,17 @@ import (
 func report(c config, team, local *side, elapsed time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## torii-team-bench, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "%d simulated browsers on %d `torii serve --team` replicas (PostgreSQL, NATS), %d agents "+
-		"(one user each, go-sdk Streamable HTTP on /mcp, spread over the replicas); the one-machine `torii serve` "+
-		"with %d of the same fake browsers and the same %d agents, called in turn with team mode. "+
-		"Each agent pauses %s on average between calls; %s of calls; %d CPUs, load %s at the end.\n\n",
-		len(team.devs), c.replicas, c.agents, len(local.devs), c.agents, c.interval, elapsed.Round(time.Millisecond),
-		numCPU(), loadavg())
+	if !c.noTeam {
+		fmt.Fprintf(&b, "Team mode: %d simulated browsers on %d `torii serve --team` replicas (PostgreSQL, NATS), %d agents "+
+			"(one user each, go-sdk Streamable HTTP on /mcp with the user's token, spread over the replicas). ",
+			len(team.devs), c.replicas, c.agents)
+	}
+	if !c.noLocal {
+		fmt.Fprintf(&b, "One machine: `torii serve` with %d of the same fake browsers and the same %d agents (store tokens on /mcp)%s. ",
+			len(local.devs), c.agents, map[bool]string{true: "", false: ", each agent calling it and team mode in turn"}[c.noTeam])
+	}
+	fmt.Fprintf(&b, "Each agent pauses %s on average between calls; %s of calls; %d CPUs, load %s at the end.\n\n",
+		c.interval, elapsed.Round(time.Millisecond), numCPU(), loadavg())
 	tl, ll := sorted(team.rec.lat), sorted(local.rec.lat)
 	both := len(tl) > 0 && len(ll) > 0
 	diff := func(p int) string {
