@@ -205,27 +205,25 @@ func run(ctx context.Context, c config) (string, error) {
 		}
 		t0 = time.Now()
 		// A replica pairs at most 5 browsers a minute (SECURITY I-12's budget,
-		// one-time secrets included): a browser refused by it waits and pairs again.
+		// one-time secrets included), and an attempt it refuses keeps its window
+		// full: after a refusal nobody tries that replica until the minute is over.
 		var waited atomic.Int64
+		gate := newPairGate(c.replicas)
 		if err := each(ctx, len(team.devs), 3*c.replicas, func(ctx context.Context, j int) error {
+			d := team.devs[j]
 			for {
-				err := team.devs[j].pairOTP(ctx, func(ctx context.Context) (string, error) { return cl.otp(ctx, j, tokens[j%c.agents]) })
+				if err := gate.wait(ctx, d.Replica()); err != nil {
+					return err
+				}
+				err := d.pairOTP(ctx, func(ctx context.Context) (string, error) { return cl.otp(ctx, j, tokens[j%c.agents]) })
 				if !rateLimited(err) {
 					return err
 				}
 				waited.Add(1)
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(pairRetry):
-				}
+				gate.refused(d.Replica())
 			}
 		}); err != nil {
 			return "", fmt.Errorf("team: pairing %w", err)
-		}
-		keep(team.devs)
-		if err := waitAll(ctx, team.devs); err != nil {
-			return "", fmt.Errorf("team: %w", err)
 		}
 		team.pairing, team.pairWaits = time.Since(t0), int(waited.Load())
 		fmt.Fprintf(os.Stderr, "team: %d browsers paired and serving in %s (%d refusals by the pairing budget waited out)\n",
@@ -324,9 +322,38 @@ func connectedCount(devs []*device) int {
 	return n
 }
 
-// pairRetry is how long a browser refused by a replica's pairing budget
-// (5 a minute) waits before it pairs again.
-const pairRetry = 12 * time.Second
+// pairGate holds back pairing on a replica whose budget refused one, until
+// its minute has passed.
+type pairGate struct {
+	mu    sync.Mutex
+	until []time.Time
+}
+
+func newPairGate(n int) *pairGate { return &pairGate{until: make([]time.Time, n)} }
+
+func (g *pairGate) wait(ctx context.Context, r int) error {
+	for {
+		g.mu.Lock()
+		d := time.Until(g.until[r])
+		g.mu.Unlock()
+		if d <= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+}
+
+func (g *pairGate) refused(r int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t := time.Now().Add(61 * time.Second); t.After(g.until[r]) {
+		g.until[r] = t
+	}
+}
 
 // rateLimited reports the pairing budget's refusal.
 func rateLimited(err error) bool {
