@@ -52,6 +52,28 @@ func signCheckpoint(id *pairing.Identity, c *Checkpoint) error {
 	return nil
 }
 
+// SignCheckpoint sets c's signature and key with id: team mode's anchors.
+func SignCheckpoint(id *pairing.Identity, c *Checkpoint) error {
+	if id == nil {
+		return errors.New("audit: no key to sign the checkpoint with")
+	}
+	return signCheckpoint(id, c)
+}
+
+// VerifyCheckpoint is nil when c is a checkpoint the key pub signed (or a
+// genesis one), else why not: ProblemNoKey without pub, else
+// ProblemCheckpointForged.
+func VerifyCheckpoint(c Checkpoint, pub []byte) *ChainError {
+	why, noKey := checkpointSigned(c, pub)
+	switch {
+	case why == "":
+		return nil
+	case noKey:
+		return &ChainError{Problem: ProblemNoKey, Detail: "checkpoint signature not checked: " + why}
+	}
+	return &ChainError{Seq: c.Seq, Problem: ProblemCheckpointForged, Detail: "checkpoint signature invalid: " + why}
+}
+
 // checkpointSigned reports why c is not a checkpoint the daemon's key pub
 // wrote ("" when it is). A genesis checkpoint is not signed: its hash is
 // 64 zeros, so the record after it must be the chain's first.
@@ -63,7 +85,7 @@ func checkpointSigned(c Checkpoint, pub []byte) (why string, noKey bool) {
 			return at + " has a hash that is not 64 zeros", false
 		}
 		return "", false
-	case CheckpointRetention:
+	case CheckpointRetention, CheckpointAnchor:
 	default:
 		return fmt.Sprintf("the checkpoint at record %d is of an unknown kind %q", c.Seq, c.Kind), false
 	}

@@ -41,6 +41,9 @@ var Genesis = strings.Repeat("0", 64)
 const (
 	CheckpointGenesis   = "genesis"   // where the chain starts; records at or before it predate the chain
 	CheckpointRetention = "retention" // the last record retention deleted
+	// CheckpointAnchor is a signed head team mode keeps: the record at its
+	// seq had its hash when the gateway signed it. Signed like retention's.
+	CheckpointAnchor = "anchor"
 )
 
 // Link is a position in the chain: a record's id and hash.
@@ -164,6 +167,30 @@ func HashRecord(r *Record) string {
 	var buf [512]byte
 	sum := sha256.Sum256(canonical(buf[:0], r))
 	return hex.EncodeToString(sum[:])
+}
+
+// HashExtended is HashRecord for a record that carries fields beyond
+// Record's (team mode's user, device and replica): extra's non-empty values
+// join the canonical form in key order, exactly as an export's unknown
+// fields do, so `torii audit verify --file` checks an export of such
+// records as it is. With no extra field it is HashRecord. An extra key
+// that is one of Record's is a programming error.
+func HashExtended(r *Record, extra map[string]string) string {
+	fields := make(map[string]string, len(canonFields)+len(extra))
+	for _, f := range canonFields {
+		if v, ok := f.get(r); ok {
+			fields[f.name] = v
+		}
+	}
+	for k, v := range extra {
+		if k == "hash" || slices.ContainsFunc(canonFields, func(f canonField) bool { return f.name == k }) {
+			panic("audit: HashExtended: extra field " + k + " is one of Record's")
+		}
+		if v != "" {
+			fields[k] = v
+		}
+	}
+	return hashFields(fields)
 }
 
 // hashMatches reports whether r's hash is the one its fields give,

@@ -91,6 +91,14 @@ type AuditRecord struct {
 	Replica  string `json:"replica"`
 }
 
+// OTP is a live one-time pairing secret for a managed launch, bound to the
+// user who asked for it.
+type OTP struct {
+	Secret    string    `json:"secret"`
+	UserID    string    `json:"userId"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // Store is the contract both implementations keep.
 type Store interface {
 	// Ping reports whether the database answers now (readiness).
@@ -114,20 +122,36 @@ type Store interface {
 
 	AddDevice(ctx context.Context, userID, name, origin string, publicKey []byte) (Device, error)
 	Device(ctx context.Context, id string) (Device, error)
+	// UserDevice is Device when it is userID's, else ErrNotFound, as for
+	// a missing one: what a user token may reach.
+	UserDevice(ctx context.Context, userID, id string) (Device, error)
 	Devices(ctx context.Context, userID string) ([]Device, error) // "" lists all
 	TouchDevice(ctx context.Context, id string, t time.Time) error
 	RevokeDevice(ctx context.Context, id string) error
+	// RevokeUserDevice is RevokeDevice of userID's own device only.
+	RevokeUserDevice(ctx context.Context, userID, id string) error
 
 	// CreatePairRequest records a pending request expiring ttl from now
-	// (the database's now).
+	// (the database's now; a ttl <= 0 makes it expired at once). An empty
+	// Code gets 6 random digits.
 	CreatePairRequest(ctx context.Context, r PairRequest, ttl time.Duration) (PairRequest, error)
 	PairRequest(ctx context.Context, id string) (PairRequest, error)
 	// PendingPairRequests lists the undecided, unexpired requests.
 	PendingPairRequests(ctx context.Context) ([]PairRequest, error)
-	// DecidePair decides a pending, unexpired request whose code matches,
-	// once: an approval adds the device for userID in the same
-	// transaction. A second decision, on any replica, gets ErrDecided.
+	// DecidePair decides a pending, unexpired request, once: an approval
+	// needs its code (ErrWrongCode) and adds the device for userID in the
+	// same transaction; a denial needs no code. A second decision, on any
+	// replica, gets ErrDecided.
 	DecidePair(ctx context.Context, id, code, userID string, approve bool) (PairRequest, error)
+
+	// One-time pairing secrets for managed launches (`torii launch
+	// --server`): valid ttl (database time; <= 0 is expired at once), bound
+	// to a user, consumed once by the first pairing whose proof matches.
+	CreateOTP(ctx context.Context, userID string, ttl time.Duration) (secret string, err error)
+	// OTPs lists the live ones, for the replica to try proofs against.
+	OTPs(ctx context.Context) ([]OTP, error)
+	// ConsumeOTP uses a live secret up: ErrNotFound when gone, expired or used.
+	ConsumeOTP(ctx context.Context, secret string) (userID string, err error)
 
 	Policy(ctx context.Context, userID string) (json.RawMessage, error) // nil when none
 	SetPolicy(ctx context.Context, userID string, policy json.RawMessage) error
@@ -140,7 +164,8 @@ type Store interface {
 	// Checkpoint signs the chain's head with the gateway's identity and
 	// keeps it, anchoring everything up to it (SECURITY I-74).
 	Checkpoint(ctx context.Context, id *pairing.Identity) (audit.Checkpoint, error)
-	// VerifyAudit walks the chain from the newest checkpoint that verify
-	// accepts with pub and returns the first break, or nil.
+	// VerifyAudit walks the whole chain, checks every checkpoint's
+	// signature with pub and that the record at its seq still has the
+	// hash it signed, and returns the first break, or nil.
 	VerifyAudit(ctx context.Context, pub []byte) (*audit.ChainError, error)
 }
