@@ -2,21 +2,18 @@ package replica
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
+	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
-// Until the store's and the bus's packages land, a replica cannot open them.
-func defaultStore(context.Context, string) (store.Store, error) {
-	return nil, errors.New("replica: this build has no store driver")
-}
+func defaultStore(ctx context.Context, url string) (store.Store, error) { return store.Open(ctx, url) }
 
-func defaultBus(context.Context, string, string, *slog.Logger) (router, error) {
-	return nil, errors.New("replica: this build has no bus")
+func defaultBus(ctx context.Context, url, replica string, log *slog.Logger) (router, error) {
+	b, err := bus.Connect(ctx, url, replica, log)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
-
-// enginesBuilt says whether defaultStore and defaultBus open real engines;
-// the tests that need them skip until then.
-const enginesBuilt = false

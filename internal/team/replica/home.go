@@ -13,6 +13,7 @@ import (
 	"github.com/torii-browser/torii/internal/broker"
 	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/link"
+	"github.com/torii-browser/torii/internal/team/bus"
 )
 
 // toolServerName is the tool server the extension declares in session/new.
@@ -125,7 +126,10 @@ func (h *homes) add(r *replica, deviceID, userID, connID string) error {
 		cur.links[connID] = true
 		return nil
 	}
-	stop, err := r.bus.ServeDevice(deviceID, r.serveCall)
+	stop, err := r.bus.ServeDevice(deviceID, r.serveCall, bus.OnEvicted(func(id string) {
+		// The browser came back on another replica: this link is stale.
+		r.closeLinks(id, websocket.StatusGoingAway, "the browser is served by another replica")
+	}))
 	if err != nil {
 		return err
 	}
@@ -227,4 +231,15 @@ func sessionLabel(name string) string {
 		return "agent"
 	}
 	return name
+}
+
+// closeLinks closes the device's links here with code.
+func (r *replica) closeLinks(deviceID string, code websocket.StatusCode, reason string) {
+	for _, ci := range r.link.Hub().Connections() {
+		if ci.Kind == link.KindDevice && ci.DeviceID == deviceID {
+			if c := r.link.Hub().Get(ci.ID); c != nil {
+				c.Close(code, reason)
+			}
+		}
+	}
 }

@@ -54,7 +54,7 @@ const (
 
 // otpStore is the store's one-time secrets of managed launches.
 type otpStore interface {
-	OTPs(ctx context.Context) ([]storeOTP, error)
+	OTPs(ctx context.Context) ([]store.OTP, error)
 	ConsumeOTP(ctx context.Context, secret string) (userID string, err error)
 }
 

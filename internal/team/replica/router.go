@@ -2,46 +2,34 @@ package replica
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/torii-browser/torii/internal/team/bus"
 )
 
-// router is the bus as the replica uses it (internal/team/bus).
+// router is the bus as the replica uses it; *bus.Bus is one.
 type router interface {
 	Ready(ctx context.Context) error
-	ServeDevice(deviceID string, h func(ctx context.Context, r callRequest) *mcp.CallToolResult) (stop func(), err error)
-	Call(ctx context.Context, r callRequest) (*mcp.CallToolResult, error)
+	ServeDevice(deviceID string, h bus.Handler, opts ...bus.ServeOption) (stop func(), err error)
+	Call(ctx context.Context, r bus.CallRequest) (*mcp.CallToolResult, error)
 	Online(ctx context.Context) (map[string]string, error)
-	Publish(ctx context.Context, e event) error
-	Subscribe(f func(event)) (stop func(), err error)
+	Publish(ctx context.Context, e bus.Event) error
+	Subscribe(f func(bus.Event)) (stop func(), err error)
 	Drain()
 	Close()
 }
 
-// Placeholders for the bus's types until its package lands.
-type callRequest struct {
-	CallID    string          `json:"callId"`
-	UserID    string          `json:"userId"`
-	TokenID   string          `json:"tokenId"`
-	Session   string          `json:"session"`
-	DeviceID  string          `json:"deviceId"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	BudgetMs  int64           `json:"budgetMs"`
-	From      string          `json:"from"`
-}
+var _ router = (*bus.Bus)(nil)
 
-type event struct {
-	Kind   string
-	ID     string
-	UserID string
-}
+type (
+	callRequest = bus.CallRequest
+	event       = bus.Event
+)
 
 var (
-	errNoHome   = errors.New("bus: no replica serves the device")
-	errHomeLost = errors.New("bus: the device's replica stopped answering")
+	errNoHome   = bus.ErrNoHome
+	errHomeLost = bus.ErrHomeLost
 )
 
 // Bus event kinds.
@@ -51,8 +39,3 @@ const (
 	evUserDeleted   = "user.deleted"
 	evPairDecided   = "pair.decided"
 )
-
-// storeOTP is the store's OTP until its package has it.
-type storeOTP struct {
-	Secret, UserID string
-}
