@@ -13,9 +13,9 @@ func report(c config, team, local *side, elapsed time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## torii-team-bench, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	if !c.noTeam {
-		fmt.Fprintf(&b, "Team mode: %d simulated browsers on %d `torii serve --team` replicas (PostgreSQL, NATS), %d agents "+
+		fmt.Fprintf(&b, "Team mode: %d simulated browsers on %d `torii serve --team` replicas (%s, NATS), %d agents "+
 			"(one user each, go-sdk Streamable HTTP on /mcp with the user's token, spread over the replicas). ",
-			len(team.devs), c.replicas, c.agents)
+			len(team.devs), c.replicas, map[bool]string{false: "PostgreSQL", true: "one SQLite file"}[c.sqlite], c.agents)
 	}
 	if !c.noLocal {
 		fmt.Fprintf(&b, "One machine: `torii serve` with %d of the same fake browsers and the same %d agents (store tokens on /mcp)%s. ",

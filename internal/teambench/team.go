@@ -38,7 +38,7 @@ func (r *replica) base() string   { return "http://" + r.addr }
 func (r *replica) acpURL() string { return "ws://" + r.addr + "/acp" }
 func (r *replica) mcpURL() string { return r.base() + "/mcp" }
 
-func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error) {
+func startCluster(ctx context.Context, bin, dir string, n int, sqlite bool) (*cluster, error) {
 	c := &cluster{hc: &http.Client{Timeout: 30 * time.Second}}
 	var err error
 	for _, d := range []string{"pg", "nats", "identity", "admin"} {
@@ -46,8 +46,12 @@ func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error)
 			return nil, err
 		}
 	}
-	if c.pg, err = teamtest.StartPostgres(filepath.Join(dir, "pg")); err != nil {
-		return nil, err
+	storeURL := "sqlite:" + filepath.Join(dir, "team.db")
+	if !sqlite {
+		if c.pg, err = teamtest.StartPostgres(filepath.Join(dir, "pg")); err != nil {
+			return nil, err
+		}
+		storeURL = c.pg.URL
 	}
 	if c.nats, err = teamtest.StartNATS(filepath.Join(dir, "nats")); err != nil {
 		c.stop()
@@ -67,7 +71,7 @@ func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error)
 		return nil, err
 	}
 	for i := range n {
-		r, err := startReplica(bin, filepath.Join(dir, "r"+strconv.Itoa(i)), i, c.pg.URL, c.nats.URL, idFile, adminFile)
+		r, err := startReplica(bin, filepath.Join(dir, "r"+strconv.Itoa(i)), i, storeURL, c.nats.URL, idFile, adminFile)
 		if err != nil {
 			c.stop()
 			return nil, err

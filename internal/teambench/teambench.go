@@ -34,7 +34,7 @@ type config struct {
 	localBrowsers              int
 	duration, interval         time.Duration
 	out                        string
-	noTeam, noLocal            bool
+	noTeam, noLocal, sqlite    bool
 }
 
 // Main runs the bench with the command line's flags and returns the exit code.
@@ -50,6 +50,7 @@ func Main() int {
 	fs.DurationVar(&c.interval, "interval", time.Second, "each agent's mean pause between calls (0: back to back)")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
 	fs.BoolVar(&c.noTeam, "no-team", false, "measure only the one-machine daemon")
+	fs.BoolVar(&c.sqlite, "sqlite", false, "team store on one SQLite file instead of PostgreSQL (the store is meant for one replica then)")
 	fs.BoolVar(&c.noLocal, "no-local", false, "measure only team mode")
 	quick := fs.Bool("quick", false, "50 browsers, 10 agents, 10 s")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -175,12 +176,12 @@ func run(ctx context.Context, c config) (string, error) {
 
 	if !c.noTeam {
 		t0 := time.Now()
-		cl, err := startCluster(ctx, c.bin, dir+"/team", c.replicas)
+		cl, err := startCluster(ctx, c.bin, dir+"/team", c.replicas, c.sqlite)
 		if err != nil {
 			return "", fmt.Errorf("team: %w", err)
 		}
 		defer cl.stop()
-		fmt.Fprintf(os.Stderr, "team: postgres, nats and %d replicas ready in %s\n", c.replicas, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "team: store, nats and %d replicas ready in %s\n", c.replicas, time.Since(t0).Round(time.Millisecond))
 		for _, r := range cl.replicas {
 			team.pids = append(team.pids, r.pid())
 		}
