@@ -19,6 +19,9 @@ const (
 	maxLabel  = 64
 	maxOrigin = 256
 	maxSecret = 256 // longer than any secret this store makes
+	// maxLiveOTPs bounds one user's live one-time secrets (the oldest go
+	// first): a pairing tries its proof against every live one.
+	maxLiveOTPs = 16
 )
 
 // validName: a user name is also a word in subjects, paths and logs, so

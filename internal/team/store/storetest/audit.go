@@ -155,3 +155,36 @@ func testAuditCheckpoint(t *testing.T, b Backend) {
 		t.Fatalf("a moved checkpoint: %v", ce)
 	}
 }
+
+// Whoever can write the database can rewrite the chain with hashes that
+// agree (they have no key), but not past the gateway's signed checkpoint.
+func testAuditRewritten(t *testing.T, b Backend) {
+	url := b.NewDB(t)
+	s := Open(t, url)
+	id, err := pairing.NewIdentityFromScalar(bytes.Repeat([]byte{8}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		must[store.AuditRecord](t)(s.AppendAudit(ctx, rec(i, "u1")))
+		if i == 4 {
+			must[audit.Checkpoint](t)(s.Checkpoint(ctx, id))
+		}
+	}
+	all := must[[]store.AuditRecord](t)(s.AuditRecords(ctx, "", 0, 0))
+	prev := all[0].Hash
+	for _, r := range all[1:] {
+		if r.ID == 2 {
+			r.Tool = "rewritten"
+		}
+		r.Prev = prev
+		r.Hash = audit.HashExtended(&r.Record, map[string]string{"userId": r.UserID, "deviceId": r.DeviceID, "replica": r.Replica})
+		prev = r.Hash
+		b.Exec(t, url, fmt.Sprintf(`UPDATE audit SET tool = '%s', prev = '%s', hash = '%s' WHERE seq = %d`, r.Tool, r.Prev, r.Hash, r.ID))
+	}
+	b.Exec(t, url, fmt.Sprintf(`UPDATE audit_head SET hash = '%s' WHERE id = 1`, prev))
+	ce, err := s.VerifyAudit(ctx, id.PublicKey())
+	if err != nil || ce == nil || ce.Seq != 4 || ce.Problem != audit.ProblemHeadMismatch {
+		t.Fatalf("a chain rewritten past a checkpoint: %v %v, want record 4 %s", ce, err, audit.ProblemHeadMismatch)
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 func request(t *testing.T) store.PairRequest {
-	return store.PairRequest{DeviceName: "Chrome", Origin: "chrome-extension://abc", DeviceKey: Key(t)}
+	return store.PairRequest{DeviceName: "Chrome", Origin: "chrome-extension://abc", DeviceKey: key(t)}
 }
 
 // DeleteUser takes the user's tokens, devices, secrets and policy with it.
@@ -21,7 +21,7 @@ func testDeleteUser(t *testing.T, b Backend) {
 	keep := must[store.User](t)(s.CreateUser(ctx, "bob"))
 	_, secret, _ := s.CreateToken(ctx, a.ID, "", false)
 	_, keepSecret, _ := s.CreateToken(ctx, keep.ID, "", false)
-	d := must[store.Device](t)(s.AddDevice(ctx, a.ID, "x", "o", Key(t)))
+	d := must[store.Device](t)(s.AddDevice(ctx, a.ID, "x", "o", key(t)))
 	otp := must[string](t)(s.CreateOTP(ctx, a.ID, time.Minute))
 	must[struct{}](t)(struct{}{}, s.SetPolicy(ctx, a.ID, []byte(`{}`)))
 	must[struct{}](t)(struct{}{}, s.DeleteUser(ctx, a.ID))
@@ -161,6 +161,18 @@ func testOTPs(t *testing.T, b Backend) {
 	wantErr(t, err, store.ErrNotFound, "OTP used twice (on another replica)")
 	if live := must[[]store.OTP](t)(s.OTPs(ctx)); len(live) != 0 {
 		t.Fatalf("OTPs after use: %+v", live)
+	}
+	// A user asking for secrets in a loop keeps only the newest few live.
+	var last string
+	for range 40 {
+		last = must[string](t)(s.CreateOTP(ctx, a.ID, time.Minute))
+	}
+	live = must[[]store.OTP](t)(s.OTPs(ctx))
+	if len(live) == 0 || len(live) > 16 {
+		t.Fatalf("%d live OTPs after 40, want at most 16", len(live))
+	}
+	if u := must[string](t)(s.ConsumeOTP(ctx, last)); u != a.ID {
+		t.Fatalf("the newest OTP: %q", u)
 	}
 }
 

@@ -38,8 +38,8 @@ func Open(t *testing.T, url string) store.Store {
 	return s
 }
 
-// Key is a fresh P-256 public key, as a browser pairs with.
-func Key(t testing.TB) []byte {
+// key is a fresh P-256 public key, as a browser pairs with.
+func key(t testing.TB) []byte {
 	k, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +83,7 @@ func Run(t *testing.T, b Backend) {
 		"AuditConcurrent":  testAuditConcurrent,
 		"AuditTampered":    testAuditTampered,
 		"AuditCheckpoint":  testAuditCheckpoint,
+		"AuditRewritten":   testAuditRewritten,
 	}
 	for name, f := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -193,7 +194,7 @@ func testTokensOnlyHashed(t *testing.T, b Backend) {
 func testDevices(t *testing.T, b Backend) {
 	s := Open(t, b.NewDB(t))
 	a := must[store.User](t)(s.CreateUser(ctx, "alice"))
-	key := Key(t)
+	key := key(t)
 	d := must[store.Device](t)(s.AddDevice(ctx, a.ID, "Chrome on laptop", "chrome-extension://abc", key))
 	if d.UserID != a.ID || !bytes.Equal(d.PublicKey, key) || d.ID == "" || strings.Trim(d.ID, "0123456789abcdef") != "" {
 		t.Fatalf("AddDevice: %+v (an ID must be lowercase hex)", d)
@@ -231,7 +232,7 @@ func testOtherUsersDevice(t *testing.T, b Backend) {
 	s := Open(t, b.NewDB(t))
 	a := must[store.User](t)(s.CreateUser(ctx, "alice"))
 	v := must[store.User](t)(s.CreateUser(ctx, "victor"))
-	vd := must[store.Device](t)(s.AddDevice(ctx, v.ID, "victor's", "o", Key(t)))
+	vd := must[store.Device](t)(s.AddDevice(ctx, v.ID, "victor's", "o", key(t)))
 	_, errOther := s.UserDevice(ctx, a.ID, vd.ID)
 	_, errMissing := s.UserDevice(ctx, a.ID, "0123456789abcdef0123456789abcdef")
 	wantErr(t, errOther, store.ErrNotFound, "another user's device")
