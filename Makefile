@@ -17,7 +17,7 @@ EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
 BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii dist test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse
+.PHONY: all build setup extension torii dist test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse bench-team
 
 all: build
 
@@ -115,6 +115,18 @@ bench-abuse: torii
 	$(if $(ABUSE_PROFILE),$(GO) build -tags toriipprof -o bin/torii-pprof ./cmd/torii &&) \
 	$(GO) build -o bin/torii-abuse-bench ./cmd/torii-abuse-bench && \
 	ABUSE_SECONDS=$(ABUSE_SECONDS) ABUSE_ROUNDS=$(ABUSE_ROUNDS) ABUSE_PROFILE=$(ABUSE_PROFILE) $(if $(ABUSE_PROFILE),TORII_BIN=bin/torii-pprof) bin/torii-abuse-bench
+
+# Team mode under load (internal/teambench): PostgreSQL, nats-server and three `torii serve --team`
+# replicas on loopback; 1,000 simulated browsers (a Go fake extension: real pairing by one-time
+# secret, a signed challenge on every connection) and 200 agents (go-sdk Streamable HTTP, user
+# tokens) calling tools through any replica, interleaved with the same calls through a one-machine
+# `torii serve`. Prints the latency routing adds (p50/p95), calls/s, memory per connected browser,
+# lost and misrouted calls; writes bench/results/team.md. Not part of `make test`.
+# `make bench-team TEAM_BENCH_ARGS=--quick` for 50 browsers, 10 agents, 10 s.
+TEAM_BENCH_ARGS ?=
+bench-team: torii
+	$(GO) build -o bin/torii-team-bench ./cmd/torii-team-bench && \
+	bin/torii-team-bench --out bench/results/team.md $(TEAM_BENCH_ARGS)
 
 # The main job: the daemon plus a managed browser paired with it.
 # `make run RUN_ARGS=--foreground` stays attached until Ctrl-C.

@@ -44,12 +44,20 @@ func missing(t testing.TB, err error) {
 // FreePort returns a loopback TCP port nothing listens on now.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Server is one engine process.
@@ -150,28 +158,44 @@ func tail(path string) string {
 // "torii". Its URL has sslmode=disable: loopback only.
 func Postgres(t testing.TB) *Server {
 	t.Helper()
-	initdb, err := find("initdb", "/usr/lib/postgresql/*/bin")
-	if err != nil {
+	if _, err := find("initdb", "/usr/lib/postgresql/*/bin"); err != nil {
 		missing(t, err)
 	}
+	s, err := StartPostgres(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// StartPostgres is Postgres for a program that is not a test (the load
+// bench): the server keeps its data in dir, and the caller stops it.
+func StartPostgres(dir string) (*Server, error) {
+	initdb, err := find("initdb", "/usr/lib/postgresql/*/bin")
+	if err != nil {
+		return nil, err
+	}
 	postgres := filepath.Join(filepath.Dir(initdb), "postgres")
-	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(initdb, "-D", data, "-U", "torii", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root: run it as nobody, owning the directory.
 		if err := os.Chown(dir, 65534, 65534); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("teamtest: initdb: %v: %s", err, out)
+		return nil, fmt.Errorf("teamtest: initdb: %v: %s", err, out)
 	}
-	port := FreePort(t)
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{Port: port, dir: dir, prog: postgres,
 		URL: fmt.Sprintf("postgres://torii@127.0.0.1:%d/postgres?sslmode=disable", port),
 		args: []string{"-D", data, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", dir,
@@ -180,14 +204,14 @@ func Postgres(t testing.TB) *Server {
 		s.uid = 65534
 	}
 	if err := s.start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(s.Stop)
 	if err := s.createDB("torii"); err != nil {
-		t.Fatal(err)
+		s.Stop()
+		return nil, err
 	}
 	s.URL = fmt.Sprintf("postgres://torii@127.0.0.1:%d/torii?sslmode=disable", port)
-	return s
+	return s, nil
 }
 
 // NewDatabase creates another empty database on the same server and returns its URL.
@@ -215,19 +239,34 @@ func (s *Server) createDB(name string) error {
 // NATS starts nats-server with JetStream on a free loopback port.
 func NATS(t testing.TB) *Server {
 	t.Helper()
-	prog, err := find("nats-server", "/usr/sbin", "/usr/bin")
-	if err != nil {
+	if _, err := find("nats-server", "/usr/sbin", "/usr/bin"); err != nil {
 		missing(t, err)
 	}
-	dir := t.TempDir()
-	port := FreePort(t)
-	s := &Server{Port: port, dir: dir, prog: prog, URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
-		args: []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "js")}}
-	if err := s.start(); err != nil {
+	s, err := StartNATS(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// StartNATS is NATS for a program that is not a test (the load bench): the
+// server keeps its JetStream data in dir, and the caller stops it.
+func StartNATS(dir string) (*Server, error) {
+	prog, err := find("nats-server", "/usr/sbin", "/usr/bin")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Port: port, dir: dir, prog: prog, URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
+		args: []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "js")}}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Log returns the server's output so far, for a failing test's message.
