@@ -17,7 +17,7 @@ EXT_DEPS := extension/node_modules/.package-lock.json
 E2E_DEPS := e2e/node_modules/.package-lock.json
 BENCH_DEPS := bench/node_modules/.package-lock.json
 
-.PHONY: all build setup extension torii dist test vet gotest ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse bench-team
+.PHONY: all build setup extension torii dist test vet gotest helm-check ext-test e2e run clean bench bench-smoke bench-tools bench-load fuzz bench-abuse bench-team
 
 all: build
 
@@ -57,6 +57,12 @@ vet: extension
 gotest: extension
 	$(GO) test ./...
 
+# The team gateway's Helm chart (deploy/helm/torii): `helm lint` and `helm template` through
+# Helm's Go module, in a module of its own (deploy/helmcheck) so the torii binary does not
+# depend on Helm; no helm binary and no chart download.
+helm-check:
+	cd deploy/helmcheck && $(GO) test ./...
+
 ext-test: $(EXT_DEPS)
 	$(NPM) --prefix extension run typecheck
 	$(NPM) --prefix extension run cycles
@@ -72,7 +78,7 @@ e2e: build $(E2E_DEPS)
 # In CI (CI=1, .ci/run) the Go fuzz targets also run for FUZZTIME each; elsewhere `go test`
 # runs only their seed corpora.
 test: setup build
-	$(MAKE) --no-print-directory vet gotest $(if $(CI),fuzz) ext-test e2e bench-smoke
+	$(MAKE) --no-print-directory vet gotest helm-check $(if $(CI),fuzz) ext-test e2e bench-smoke
 
 # Go native fuzz targets, each run for FUZZTIME (seeds: testdata/vectors.json and
 # testdata/fuzz/<target>/). A failing input is written by go under the package's
