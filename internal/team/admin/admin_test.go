@@ -211,12 +211,12 @@ func TestBootstrapHasNoUser(t *testing.T) {
 	}
 	req := httptest.NewRequest("GET", "/mcp", nil)
 	req.Header.Set("Authorization", "Bearer "+bootstrap)
-	if _, ok := e.api.Authenticate(req); ok {
+	if _, err := e.api.Authenticate(req); err == nil {
 		t.Fatal("Authenticate admitted the bootstrap secret, which has no user")
 	}
 	_, tok := e.userWithToken("alice", false)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	if got, ok := e.api.Authenticate(req); !ok || got.UserID == "" {
+	if got, err := e.api.Authenticate(req); err != nil || got.UserID == "" {
 		t.Fatalf("Authenticate refused a user token: %+v", got)
 	}
 }

@@ -68,22 +68,29 @@ func (a *API) lookup(ctx context.Context, secret string) (store.Token, error) {
 	return a.st.CheckToken(ctx, secret)
 }
 
+// ErrNotAuthenticated: r carries no live user token, or its source is over
+// its failure limit.
+var ErrNotAuthenticated = errors.New("admin: no valid user token")
+
 // Authenticate returns the live store token r carries. The bootstrap admin
 // secret does not count here: it belongs to no user, so it reaches no
-// browser. Failed attempts count against the source's limit.
-func (a *API) Authenticate(r *http.Request) (store.Token, bool) {
+// browser. Failed attempts count against the source's limit. When the store
+// cannot say, the error wraps store.ErrUnavailable, so a caller answers
+// "try again", never "your token is wrong".
+func (a *API) Authenticate(r *http.Request) (store.Token, error) {
 	src := source(r)
 	if a.authLimit.blocked(src) {
-		return store.Token{}, false
+		return store.Token{}, ErrNotAuthenticated
 	}
 	t, err := a.lookup(r.Context(), bearer(r))
-	if err != nil || t.UserID == "" {
-		if err == nil || isUnknownToken(err) {
-			a.authLimit.fail(src)
-		}
-		return store.Token{}, false
+	if err != nil && !isUnknownToken(err) {
+		return store.Token{}, err
 	}
-	return t, true
+	if err != nil || t.UserID == "" {
+		a.authLimit.fail(src)
+		return store.Token{}, ErrNotAuthenticated
+	}
+	return t, nil
 }
 
 // isUnknownToken: the store answered, and no live token has this secret.

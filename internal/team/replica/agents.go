@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,13 +50,23 @@ func newAgents(r *replica, tools []*mcp.Tool) *agents {
 // principal is the token an /mcp request came with.
 type principal struct{ tokenID, userID string }
 
+// authResult: the handler checks the token once, before the SDK's bearer
+// check, and hands the answer to it through the request's context.
+type authResult struct {
+	tok store.Token
+	err error
+}
+
+type authKey struct{}
+
 // authenticate admits a user token through the admin API's one check
 // (the bootstrap admin secret belongs to no user and reaches no browser).
 func (a *agents) authenticate(_ context.Context, _ string, req *http.Request) (*auth.TokenInfo, error) {
-	tok, ok := a.r.api.Authenticate(req)
-	if !ok {
+	res, _ := req.Context().Value(authKey{}).(*authResult)
+	if res == nil || res.err != nil {
 		return nil, auth.ErrInvalidToken
 	}
+	tok := res.tok
 	// The SDK wants an expiry; a token lives until revoked, which every
 	// request re-checks.
 	return &auth.TokenInfo{UserID: tok.UserID, Extra: map[string]any{"tokenId": tok.ID},
@@ -77,6 +88,15 @@ func (a *agents) handler() http.Handler {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
 			return
 		}
+		tok, err := a.r.api.Authenticate(req)
+		if errors.Is(err, store.ErrUnavailable) {
+			// The store cannot check the token now: a retryable 503, never a
+			// 401 that would tell the agent its token is wrong.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "the gateway's database is unavailable; nothing ran; retry shortly", http.StatusServiceUnavailable)
+			return
+		}
+		req = req.WithContext(context.WithValue(req.Context(), authKey{}, &authResult{tok, err}))
 		if b := req.URL.Query().Get("browser"); b != "" && req.Header.Get(browserHeader) == "" {
 			req.Header.Set(browserHeader, b)
 		}
