@@ -90,6 +90,16 @@ func TestPairingBudget(t *testing.T) {
 	if e, ok := err.(*wire.Error); !ok || e.Code != wire.CodeRateLimited {
 		t.Fatalf("sixth attempt: %v", err)
 	}
+	// A managed launch's one-time secret has its own, larger budget: a
+	// fleet of launched browsers is not held to five a minute.
+	for i := range otpPairPerMinute {
+		if err := p.admitOTP(); err != nil {
+			t.Fatalf("one-time-secret attempt %d refused: %v", i, err)
+		}
+	}
+	if err := p.admitOTP(); err == nil {
+		t.Fatal("one-time-secret attempts past the budget were admitted")
+	}
 }
 
 func TestTokenClientsRefusedOnACP(t *testing.T) {

@@ -47,9 +47,14 @@ func (noTokens) Check(string) (string, bool) { return "", false }
 
 // Pairing limits per replica, as the one-machine daemon's.
 const (
-	pairPerMinute  = 5
-	maxPendingPair = 16
-	pairTimeout    = 120 * time.Second
+	pairPerMinute = 5
+	// otpPairPerMinute bounds pairings that try a launch's one-time secret.
+	// Such a secret was issued to a signed-in user, so a fleet of managed
+	// browsers pairs at once; the bound only caps the store lookups a
+	// stranger's bogus proofs can cause.
+	otpPairPerMinute = 600
+	maxPendingPair   = 16
+	pairTimeout      = 120 * time.Second
 )
 
 // otpStore is the store's one-time secrets of managed launches.
@@ -68,7 +73,8 @@ type pairer struct {
 
 	mu       sync.Mutex
 	waiting  map[string]chan struct{} // request ID → closed on pair.decided
-	attempts []time.Time
+	attempts []time.Time              // approvals by code, in the last minute
+	otpTries []time.Time              // one-time-secret proofs, in the last minute
 }
 
 func newPairer(r *replica, timeout time.Duration) *pairer {
@@ -80,17 +86,20 @@ func newPairer(r *replica, timeout time.Duration) *pairer {
 
 // Pair implements link.Pairer.
 func (p *pairer) Pair(ctx context.Context, req link.PairRequest) (string, error) {
-	if e := p.admit(); e != nil {
-		return "", e
-	}
-	st := p.r.st
 	if req.OTPProof != nil {
+		if e := p.admitOTP(); e != nil {
+			return "", e
+		}
 		if id, ok, err := p.pairOTP(ctx, req); ok || err != nil {
 			return id, err
 		}
 		// A proof matching no live secret consumes nothing and falls back
 		// to approval by code, as on one machine.
 	}
+	if e := p.admit(); e != nil {
+		return "", e
+	}
+	st := p.r.st
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	pr, err := st.CreatePairRequest(sctx, store.PairRequest{ID: req.RequestID, DeviceName: req.DeviceName, Origin: req.Origin,
 		DeviceKey: req.DeviceKey, Code: req.Code, State: store.PairPending}, p.timeout)
@@ -182,24 +191,28 @@ func (p *pairer) pairOTP(ctx context.Context, req link.PairRequest) (id string, 
 	return dev.ID, true, nil
 }
 
-// admit is the per-replica pairing budget, as on one machine.
-func (p *pairer) admit() error {
+// admit is the per-replica budget of pairings by code, as on one machine.
+func (p *pairer) admit() error { return p.within(&p.attempts, pairPerMinute) }
+
+// admitOTP is the budget of one-time-secret proofs.
+func (p *pairer) admitOTP() error { return p.within(&p.otpTries, otpPairPerMinute) }
+
+// within counts one attempt in the last minute's window, refusing past max.
+func (p *pairer) within(window *[]time.Time, max int) error {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	kept := p.attempts[:0]
-	for _, t := range p.attempts {
+	kept := (*window)[:0]
+	for _, t := range *window {
 		if now.Sub(t) < time.Minute {
 			kept = append(kept, t)
 		}
 	}
-	p.attempts = kept
-	if len(p.attempts) <= pairPerMinute {
-		p.attempts = append(p.attempts, now)
-	}
-	if len(p.attempts) > pairPerMinute {
+	*window = kept
+	if len(kept) >= max {
 		return wire.Errorf(wire.CodeRateLimited, "too many pairing requests; try again in a minute")
 	}
+	*window = append(kept, now)
 	return nil
 }
 
