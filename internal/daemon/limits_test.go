@@ -131,6 +131,9 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 		t.Fatalf("connection 0: %v", err)
 	}
 	conns = append(conns, first)
+	// Its arrival is counted when the daemon registers it, just after the
+	// upgrade answer the client saw: a round trip proves it is registered.
+	mustPing(t, ctx, first)
 	rest := make([]*linktest.Client, link.MaxUnauthenticated-1)
 	errs := make([]error, len(rest))
 	var wg sync.WaitGroup
