@@ -106,9 +106,20 @@ func runTeam(ctx context.Context, s Stdio, p config.Paths, cfg config.Config, ve
 	go func() {
 		select {
 		case addr := <-ready:
-			fmt.Fprintf(s.Err, "torii: team replica %s serving on %s\n", t.Replica, addr)
+			fmt.Fprintf(s.Err, "torii: team replica %s serving on %s\n%s", t.Replica, addr, teamAddresses(t))
 		case <-ctx.Done():
 		}
 	}()
 	return replica.Run(ctx, replica.Options{Config: cfg, Team: t, Paths: p, Logger: logger, Version: version.Version, Ready: ready})
+}
+
+// teamAddresses is what the operator passes on when a replica starts: where
+// browsers and agents connect (team.publicURL), or how to say so.
+func teamAddresses(t config.Team) string {
+	u, ok := t.URLs()
+	if !ok {
+		return "torii: team.publicURL is not set: set it in config.json to the address browsers and agents use (e.g. \"publicURL\": \"https://torii.example.com\"), so replicas can name it\n"
+	}
+	return fmt.Sprintf("torii: browsers connect to %s (the extension's address field, or `torii launch --server %s`)\n"+
+		"torii: agents connect to %s with a user token (`torii admin token new --user NAME`)\n", u.ACP, u.URL, u.MCP)
 }

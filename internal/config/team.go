@@ -15,7 +15,8 @@ type Team struct {
 	Store string `json:"store"`
 	// Bus is the NATS URL the replicas route calls and events over.
 	Bus string `json:"bus"`
-	// PublicURL is what browsers and agents are told to use.
+	// PublicURL is the gateway's address as browsers and agents use it
+	// (https://, or http:// on loopback; checked by checkPublicURL).
 	PublicURL string  `json:"publicURL,omitempty"`
 	TLS       TeamTLS `json:"tls,omitzero"`
 	// IdentityFile is the gateway's P-256 key, the same file for every
@@ -80,7 +81,17 @@ func (c Config) TeamConfig(getenv func(string) string) (Team, error) {
 	if t.Replica == "" {
 		t.Replica, _ = os.Hostname()
 	}
-	return t, t.validate(c.Listen)
+	if err := t.validate(c.Listen); err != nil {
+		return t, err
+	}
+	if t.PublicURL != "" {
+		u, err := checkPublicURL(t.PublicURL)
+		if err != nil {
+			return t, err
+		}
+		t.PublicURL = u
+	}
+	return t, nil
 }
 
 func (t Team) validate(listen string) error {

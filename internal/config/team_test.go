@@ -68,3 +68,59 @@ func TestTeamEnvOverrides(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", got)
 	}
 }
+
+// team.publicURL: https:// anywhere, http:// on loopback only; every
+// refusal says which value would work.
+func TestTeamPublicURL(t *testing.T) {
+	t.Parallel()
+	cfg := func(pub string) Config {
+		return Config{Listen: "127.0.0.1:8443", Team: &Team{Store: "postgres://db", Bus: "nats://b", Replica: "r1", PublicURL: pub}}
+	}
+	none := func(string) string { return "" }
+	for _, c := range []struct{ in, want string }{
+		{"https://torii.example.com", "https://torii.example.com"},
+		{"https://torii.example.com/", "https://torii.example.com"},
+		{"HTTPS://torii.example.com:8443", "https://torii.example.com:8443"},
+		{"http://127.0.0.1:8443", "http://127.0.0.1:8443"},
+		{"http://localhost:1", "http://localhost:1"},
+		{"http://[::1]:1", "http://[::1]:1"},
+	} {
+		got, err := cfg(c.in).TeamConfig(none)
+		if err != nil || got.PublicURL != c.want {
+			t.Errorf("%q: %q, %v; want %q", c.in, got.PublicURL, err, c.want)
+		}
+	}
+	u, _ := cfg("https://torii.example.com").TeamConfig(none)
+	if urls, ok := u.URLs(); !ok || urls.ACP != "wss://torii.example.com/acp" || urls.MCP != "https://torii.example.com/mcp" {
+		t.Errorf("URLs: %+v %v", urls, ok)
+	}
+	l, _ := cfg("http://127.0.0.1:8443").TeamConfig(none)
+	if urls, _ := l.URLs(); urls.ACP != "ws://127.0.0.1:8443/acp" {
+		t.Errorf("loopback URLs: %+v", urls)
+	}
+	if _, ok := (Team{}).URLs(); ok {
+		t.Error("URLs without a publicURL")
+	}
+	for _, c := range []struct{ in, fix string }{
+		{"http://torii.example.com", `"https://torii.example.com"`},
+		{"http://10.1.2.3:8443", `"https://10.1.2.3:8443"`},
+		{"ws://torii.example.com/acp", `"https://torii.example.com"`},
+		{"wss://torii.example.com/acp", `"https://torii.example.com"`},
+		{"ftp://torii.example.com", `"https://torii.example.com"`},
+		{"torii.example.com", "https://torii.example.com"},
+		{"https://torii.example.com/gateway", `"https://torii.example.com"`},
+		{"https://user:pw@torii.example.com", `"https://torii.example.com"`},
+		{"https://torii.example.com?x=1", `"https://torii.example.com"`},
+		{"https://", "https://torii.example.com"},
+	} {
+		_, err := cfg(c.in).TeamConfig(none)
+		var pe *PublicURLError
+		if !errors.Is(err, ErrTeamPublicURL) || !errors.As(err, &pe) {
+			t.Errorf("%q: %v, want a *PublicURLError", c.in, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "fix: ") || !strings.Contains(pe.Fix, c.fix) {
+			t.Errorf("%q: the fix %q does not name %s", c.in, pe.Fix, c.fix)
+		}
+	}
+}

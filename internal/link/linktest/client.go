@@ -197,6 +197,16 @@ func (c *Client) WaitClosed(ctx context.Context) (websocket.StatusCode, error) {
 	}
 }
 
+// CloseReason is the reason the daemon's close frame gave, once Done is
+// closed ("" without one).
+func (c *Client) CloseReason() string {
+	var ce websocket.CloseError
+	if errors.As(c.err(), &ce) {
+		return ce.Reason
+	}
+	return ""
+}
+
 // Close closes the connection normally.
 func (c *Client) Close() error {
 	err := c.WS.Close(websocket.StatusNormalClosure, "")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
@@ -95,8 +96,9 @@ type tokenReq struct {
 }
 
 type newToken struct {
-	Token  store.Token `json:"token"`
-	Secret string      `json:"secret"`
+	Token   store.Token      `json:"token"`
+	Secret  string           `json:"secret"`
+	Gateway *config.TeamURLs `json:"gateway,omitempty"`
 }
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request, _ store.Token) {
@@ -119,7 +121,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, _ store.Token)
 		a.storeError(w, err, "token", req.Label)
 		return
 	}
-	writeJSON(w, http.StatusCreated, newToken{Token: t, Secret: secret})
+	writeJSON(w, http.StatusCreated, newToken{Token: t, Secret: secret, Gateway: a.public})
 }
 
 func (a *API) listTokens(w http.ResponseWriter, r *http.Request, _ store.Token) {

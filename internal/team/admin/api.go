@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
@@ -41,6 +42,10 @@ type Options struct {
 	// OTPTTL is how long a launch secret from POST /v1/otp lives
 	// (default 2 minutes).
 	OTPTTL time.Duration
+	// Public is where browsers and agents reach the gateway (team.publicURL);
+	// zero when not configured. Answers that a person acts on next (a new
+	// token, a launch secret, whoami) carry it as "gateway".
+	Public config.TeamURLs
 }
 
 // API serves the admin and user endpoints.
@@ -52,8 +57,9 @@ type API struct {
 	log       *slog.Logger
 	pub       []byte
 	otpTTL    time.Duration
-	pairLimit *limiter // wrong pairing codes, per token
-	authLimit *limiter // failed authentications, per source address
+	public    *config.TeamURLs // nil without a publicURL
+	pairLimit *limiter         // wrong pairing codes, per token
+	authLimit *limiter         // failed authentications, per source address
 	mux       *http.ServeMux
 }
 
@@ -80,6 +86,10 @@ func New(st store.Store, ev Events, adminSecret []byte, opts Options) *API {
 		otpTTL:    opts.OTPTTL,
 		pairLimit: newLimiter(opts.PairAttempts, time.Minute),
 		authLimit: newLimiter(opts.AuthFailures, time.Minute),
+	}
+	if opts.Public.URL != "" {
+		pub := opts.Public
+		a.public = &pub
 	}
 	if len(adminSecret) > 0 {
 		a.adminHash = sha256Sum(adminSecret)

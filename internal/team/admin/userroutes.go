@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torii-browser/torii/internal/config"
 	"github.com/torii-browser/torii/internal/team/bus"
 	"github.com/torii-browser/torii/internal/team/store"
 )
 
 type whoami struct {
-	Token store.Token `json:"token"`
-	User  store.User  `json:"user"`
+	Token   store.Token      `json:"token"`
+	User    store.User       `json:"user"`
+	Gateway *config.TeamURLs `json:"gateway,omitempty"`
 }
 
 func (a *API) whoami(w http.ResponseWriter, r *http.Request, tok store.Token) {
@@ -22,7 +24,7 @@ func (a *API) whoami(w http.ResponseWriter, r *http.Request, tok store.Token) {
 		a.storeError(w, err, "user", tok.UserID)
 		return
 	}
-	writeJSON(w, http.StatusOK, whoami{Token: tok, User: u})
+	writeJSON(w, http.StatusOK, whoami{Token: tok, User: u, Gateway: a.public})
 }
 
 type pairReq struct {
@@ -97,8 +99,9 @@ type otpIssuer interface {
 }
 
 type otpResp struct {
-	Secret    string    `json:"secret"`
-	ExpiresAt time.Time `json:"expiresAt"`
+	Secret    string           `json:"secret"`
+	ExpiresAt time.Time        `json:"expiresAt"`
+	Gateway   *config.TeamURLs `json:"gateway,omitempty"`
 }
 
 func (a *API) otp(w http.ResponseWriter, r *http.Request, tok store.Token) {
@@ -114,7 +117,7 @@ func (a *API) otp(w http.ResponseWriter, r *http.Request, tok store.Token) {
 		return
 	}
 	// The database decides expiry; this is what the caller is told to expect.
-	writeJSON(w, http.StatusCreated, otpResp{Secret: secret, ExpiresAt: time.Now().Add(a.otpTTL).UTC()})
+	writeJSON(w, http.StatusCreated, otpResp{Secret: secret, ExpiresAt: time.Now().Add(a.otpTTL).UTC(), Gateway: a.public})
 }
 
 func (a *API) myDevices(w http.ResponseWriter, r *http.Request, tok store.Token) {

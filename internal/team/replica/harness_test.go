@@ -31,6 +31,7 @@ type cluster struct {
 	dir      string
 	secret   string
 	homes    chan string // device IDs a replica started serving
+	public   string      // team.publicURL of the replicas started next
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -60,7 +61,7 @@ func (c *cluster) storeURL() string {
 
 func (c *cluster) start(name string) *testReplica {
 	c.t.Helper()
-	team := config.Team{Store: c.storeURL(), Bus: c.nats.URL, Replica: name,
+	team := config.Team{Store: c.storeURL(), Bus: c.nats.URL, Replica: name, PublicURL: c.public,
 		IdentityFile: filepath.Join(c.dir, "identity", "key"), AdminTokenFile: filepath.Join(c.dir, "admin")}
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())

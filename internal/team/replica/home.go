@@ -66,7 +66,7 @@ func (r *replica) connectToolServer(conn *link.Conn) {
 		if isNotFound(err) {
 			conn.Close(websocket.StatusPolicyViolation, "device revoked")
 		} else {
-			conn.Close(closeRestart, closeRestartReason)
+			conn.Close(closeRestart, r.restartReason())
 		}
 		return
 	}
@@ -76,7 +76,7 @@ func (r *replica) connectToolServer(conn *link.Conn) {
 	if err := r.homes.add(r, dev.ID, dev.UserID, conn.ID()); err != nil {
 		r.log.Warn("replica: cannot serve the browser on the bus; it reconnects elsewhere", "device", dev.ID, "err", err)
 		br.Close()
-		conn.Close(closeRestart, closeRestartReason)
+		conn.Close(closeRestart, r.restartReason())
 		return
 	}
 	context.AfterFunc(br.Context(), func() { r.homes.remove(dev.ID, conn.ID()) })

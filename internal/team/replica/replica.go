@@ -67,7 +67,22 @@ const (
 	// closeRestart (1012) sends a browser to another replica at once.
 	closeRestart       = websocket.StatusServiceRestart
 	closeRestartReason = "service restart: reconnect"
+	// maxCloseReason is what a WebSocket close frame holds (125 bytes less the code).
+	maxCloseReason = 123
 )
+
+// restartReason is the 1012 close reason. With team.publicURL it names the
+// gateway's browser address, which the popup shows the person; the
+// extension itself reconnects to the address it paired with and never to
+// one a close frame names, so a replica cannot redirect a browser.
+func (r *replica) restartReason() string {
+	if u, ok := r.team.URLs(); ok {
+		if s := closeRestartReason + " to " + u.ACP; len(s) <= maxCloseReason {
+			return s
+		}
+	}
+	return closeRestartReason
+}
 
 type replica struct {
 	opts     Options
@@ -225,7 +240,7 @@ func (r *replica) drain(httpSrv *http.Server) {
 	}
 	waitTimeout(r.inflight.Wait, grace)
 	r.broker.Close()
-	r.link.Hub().CloseAll(closeRestart, closeRestartReason)
+	r.link.Hub().CloseAll(closeRestart, r.restartReason())
 	r.homes.stopAll()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

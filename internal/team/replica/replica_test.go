@@ -19,11 +19,13 @@ import (
 // An agent on replica B reaches its user's browser homed on replica A;
 // another user's token naming that browser gets the refusal a missing
 // browser gets (SECURITY I-93); the call's audit record is in the store
-// (SECURITY I-95). Drain closes the browser's link with 1012 (SECURITY I-96).
+// (SECURITY I-95). Drain closes the browser's link with 1012 (SECURITY I-96),
+// naming the gateway's public browser address for the person.
 func TestCallCrossesReplicasAndUsersStayApart(t *testing.T) {
 	t.Parallel()
 	ctx := tctx(t)
 	c := newCluster(t)
+	c.public = "https://torii.example.com"
 	a, b := c.start("a"), c.start("b")
 	u, v := c.user(a, "ursula"), c.user(b, "victor")
 	dev, link, _ := c.browser(ctx, a, u, "laptop")
@@ -80,6 +82,9 @@ func TestCallCrossesReplicasAndUsersStayApart(t *testing.T) {
 	code, err := link.WaitClosed(ctx)
 	if err != nil || code != websocket.StatusServiceRestart {
 		t.Fatalf("drain closed the link with %d (%v), want 1012", code, err)
+	}
+	if got, want := link.CloseReason(), "service restart: reconnect to wss://torii.example.com/acp"; got != want {
+		t.Fatalf("drain's close reason %q, want %q", got, want)
 	}
 }
 
