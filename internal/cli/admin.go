@@ -173,8 +173,9 @@ func (a adminCmd) tokenCmd(ctx context.Context, rest []string) error {
 			return &UsageError{Msg: "usage: torii admin token new --user NAME [--label L] [--admin]"}
 		}
 		var r struct {
-			Token  struct{ ID, UserID, Label string }
-			Secret string
+			Token   struct{ ID, UserID, Label string }
+			Secret  string
+			Gateway *struct{ URL, ACP, MCP string }
 		}
 		body := map[string]any{"user": a.f.user, "label": a.f.label, "admin": a.f.admin}
 		if err := a.c.call(ctx, "POST", "/admin/tokens", body, &r); err != nil {
@@ -186,6 +187,19 @@ func (a adminCmd) tokenCmd(ctx context.Context, rest []string) error {
 		}
 		fmt.Fprintf(a.s.Err, "torii: %s token %s for %s; the secret below is shown once:\n", kind, r.Token.ID, a.f.user)
 		fmt.Fprintln(a.s.Out, r.Secret)
+		if !a.f.admin {
+			// On standard error, so the secret stays the only thing on standard output.
+			server, acp, mcp := a.c.base.String(), "", a.c.base.String()+"/mcp"
+			if g := r.Gateway; g != nil && g.URL != "" {
+				server, acp, mcp = g.URL, g.ACP, g.MCP
+			}
+			fmt.Fprintf(a.s.Err, "torii: give it to %s with the gateway's address, %s:\n  agents: %s (HTTP header \"Authorization: Bearer <token>\"), or `torii mcp --server %s --token <token>`\n  browsers: `torii launch --server %s --token <token>`, or pair from the popup",
+				a.f.user, server, mcp, server, server)
+			if acp != "" {
+				fmt.Fprintf(a.s.Err, " at %s", acp)
+			}
+			fmt.Fprintf(a.s.Err, " and `torii pair --server %s --token <token> --code CODE`\n", server)
+		}
 		return nil
 	case "list", "ls":
 		path := "/admin/tokens"

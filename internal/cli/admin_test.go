@@ -24,14 +24,16 @@ type gateway struct {
 	url string
 }
 
-func newGateway(t *testing.T) *gateway {
+func newGateway(t *testing.T) *gateway { t.Helper(); return newGatewayWith(t, admin.Options{}) }
+
+func newGatewayWith(t *testing.T, opts admin.Options) *gateway {
 	t.Helper()
 	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "team.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewServer(admin.New(st, nil, []byte(teamBootstrap), admin.Options{}).Handler())
+	srv := httptest.NewServer(admin.New(st, nil, []byte(teamBootstrap), opts).Handler())
 	t.Cleanup(srv.Close)
 	return &gateway{t: t, st: st, url: srv.URL}
 }

@@ -36,7 +36,7 @@ func (e *LinkTimeoutError) Error() string {
 }
 
 func runLaunch(ctx context.Context, s Stdio, args []string) error {
-	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--window-size W,H] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).\n\nWith --server URL --token T (or $TORII_SERVER, $TORII_TOKEN) the browser pairs with a team gateway\nas the token's user instead, through a one-time secret the gateway issues; no local daemon runs.")
+	fs := newFlags(s, "launch", "launch [--browser PATH] [--headless] [--window-size W,H] [--profile DIR] [--no-wait] [--foreground]\n              [--allow ORIGIN]... [--act] [--code KINDS] [--passwords] [--approve KIND=CHOICE]...\n              | [--policy FILE] | [--permissive]\n\nStarts the daemon (if needed) and a browser with the Torii extension in a dedicated\nprofile, paired with no clicks through a one-time secret. A managed browser already\nrunning on that profile is reused (exit 0), not started twice. With no display\n($DISPLAY and $WAYLAND_DISPLAY unset) the browser runs headless.\n\nThe policy of that profile (a headless browser has no window for the options page) can be\nset at start: --allow ORIGIN (repeatable; patterns as in the options page: example.com,\n*.example.com, 127.0.0.1:8080, https://example.com/path/*) with --act, --code and\n--passwords for those origins and --approve for the approval choices, or --policy FILE with\nthe whole policy as JSON in the extension's format ({\"version\":1,\"rules\":[{\"pattern\":\n\"example.com\",\"act\":true}],\"approvals\":{\"submit\":\"deny\"}}; at most 32 KiB). It replaces\nthe profile's policy once the extension has paired with the one-time secret. It is refused\nfor a profile torii did not create (the person's own Chrome never takes one) and for a\nmanaged browser that is already running (its policy stays as it is), unless --reuse says\nto reuse that browser as it is (`make run` does, so that a second run works).\n\nWith --server URL --token T (or $TORII_SERVER, $TORII_TOKEN) the browser pairs with a team gateway\nas the token's user instead, through a one-time secret the gateway issues; no local daemon runs.\nThe policy flags apply as above (default profile: <state dir>/profile-HOST, one per gateway).")
 	browserFlag := fs.String("browser", "", "browser executable (default: $"+launcher.EnvBrowser+", then Chromium/Chrome on PATH and standard locations)")
 	headless := fs.Bool("headless", false, "run the browser headless (--headless=new); the default with no display")
 	windowSize := fs.String("window-size", "", "the agent tabs' viewport W,H in pixels (default "+launcher.DefaultHeadlessSize.String()+" headless; with a window, the browser's own)")
@@ -60,19 +60,20 @@ func runLaunch(ctx context.Context, s Stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: "launch takes no arguments"}
 	}
-	if remote.set() {
-		if pf.any() || pf.file != "" || *permissive || *reuse || *noWait {
-			return &UsageError{Msg: "with --server, launch takes only --browser, --headless, --window-size, --profile and --foreground"}
-		}
-		return launchRemote(ctx, s, &remote, remoteLaunch{browser: *browserFlag, profile: *profile,
-			windowSize: *windowSize, headless: *headless, foreground: *foreground})
-	}
-	p, err := paths()
+	// Fail fast, before starting anything, on what the person must fix.
+	pol, err := pf.build(*permissive)
 	if err != nil {
 		return err
 	}
-	// Fail fast, before starting anything, on what the person must fix.
-	pol, err := pf.build(*permissive)
+	if remote.set() {
+		if *reuse || *noWait {
+			return &UsageError{Msg: "with --server, launch takes neither --reuse nor --no-wait: it always starts a new browser and does not wait for it to pair (see it with `torii admin device list` or GET /v1/devices)"}
+		}
+		return launchRemote(ctx, s, &remote, remoteLaunch{browser: *browserFlag, profile: *profile,
+			windowSize: *windowSize, headless: *headless, foreground: *foreground,
+			policy: pol, permissive: *permissive, policyFlag: policyFlagName(&pf)})
+	}
+	p, err := paths()
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,7 @@ type PolicyError struct {
 	Source string // "--policy FILE" or the flag
 	Field  string
 	Msg    string
+	Fix    string // what to write instead, when the message alone does not say
 }
 
 func (e *PolicyError) Error() string {
@@ -80,8 +81,15 @@ func (e *PolicyError) Error() string {
 	if e.Field != "" {
 		where += ": " + e.Field
 	}
-	return where + ": " + e.Msg
+	s := where + ": " + e.Msg
+	if e.Fix != "" {
+		s += "\n  fix: " + e.Fix
+	}
+	return s
 }
+
+// policyShape is the fix for a file that is not one JSON object.
+const policyShape = `the file holds one JSON object in the extension's policy format, e.g. {"version":1,"rules":[{"pattern":"example.com","act":true}],"approvals":{"submit":"deny"}}`
 
 // repeated is a flag that may be given several times.
 type repeated []string
@@ -239,14 +247,14 @@ func parsePolicy(b []byte) (*launchPolicy, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	if err := d.Decode(&raw); err != nil {
-		return nil, &PolicyError{Msg: "not JSON: " + err.Error()}
+		return nil, &PolicyError{Msg: "not JSON: " + err.Error(), Fix: policyShape}
 	}
 	if d.More() {
-		return nil, &PolicyError{Msg: "not JSON: more than one value"}
+		return nil, &PolicyError{Msg: "not JSON: more than one value", Fix: policyShape}
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
-		return nil, &PolicyError{Msg: "the policy must be a JSON object"}
+		return nil, &PolicyError{Msg: "the policy must be a JSON object", Fix: policyShape}
 	}
 	p := &launchPolicy{Version: 1, Rules: []launchRule{}}
 	for _, k := range sortedKeys(top) {

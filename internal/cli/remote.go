@@ -59,18 +59,51 @@ func (f *remoteFlags) client() (*remoteClient, error) {
 	return &remoteClient{base: u, token: token, http: &http.Client{Timeout: 30 * time.Second}}, nil
 }
 
+// ServerURLError is a --server (or $TORII_SERVER) address the CLI will not
+// use; Fix is what to give instead.
+type ServerURLError struct {
+	Server  string
+	Problem string
+	Fix     string
+}
+
+func (e *ServerURLError) Error() string {
+	return fmt.Sprintf("--server %q %s\n  fix: %s", e.Server, e.Problem, e.Fix)
+}
+
 // checkServerURL accepts https:// anywhere and http:// only to a loopback
-// host: a token sent in plaintext off this machine is a token given away.
+// host: a token sent in plaintext off this machine is a token given away
+// (SECURITY I-97). A ws:// or wss:// address is the browsers' endpoint; the
+// fix names the gateway's own.
 func checkServerURL(s string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(s, "/"))
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("--server %q is not a gateway URL\n  fix: give its https:// address, e.g. https://torii.example.com", s)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return nil, &ServerURLError{Server: s, Problem: "is not a gateway URL", Fix: "give its https:// address, e.g. --server https://torii.example.com"}
 	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		return nil, fmt.Errorf("refusing plaintext http:// to %s: the token would cross the network unencrypted\n  fix: use https://%s", u.Hostname(), u.Host+u.Path)
+	secure := "https://" + u.Host
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !isLoopbackHost(u.Hostname()) {
+			return nil, &ServerURLError{Server: s, Problem: "is plaintext http:// off this machine: the token would cross the network unencrypted",
+				Fix: "use https://" + u.Host + u.Path}
+		}
+	case "ws", "wss":
+		fix := secure
+		if u.Scheme == "ws" && isLoopbackHost(u.Hostname()) {
+			fix = "http://" + u.Host
+		}
+		problem := "is a browser link's address (the gateway's /acp), not the gateway's"
+		if u.Scheme == "ws" && !isLoopbackHost(u.Hostname()) {
+			problem += ", and plaintext off this machine"
+		}
+		return nil, &ServerURLError{Server: s, Problem: problem, Fix: "give the gateway's address: --server " + fix}
+	default:
+		return nil, &ServerURLError{Server: s, Problem: "is neither https:// nor http://", Fix: "give its https:// address: --server " + secure}
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("--server %q has a query or fragment\n  fix: give only the gateway's address, e.g. https://torii.example.com", s)
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, &ServerURLError{Server: s, Problem: "has credentials, a query or a fragment",
+			Fix: "give only the gateway's address, e.g. " + u.Scheme + "://" + u.Host + " (the token goes in --token)"}
 	}
 	return u, nil
 }
