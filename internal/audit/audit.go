@@ -42,6 +42,10 @@ const (
 const (
 	OutcomeOK    = "ok"
 	OutcomeError = "error"
+	// OutcomeRefused: the team gateway refused the call before it reached a
+	// browser's broker (no browser, not the user's, draining); nothing ran.
+	// The one-machine daemon never writes it (its refusals pass its broker).
+	OutcomeRefused = "refused"
 )
 
 // Record is one tool call. Only metadata: see SECURITY I-31.

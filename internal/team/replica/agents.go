@@ -117,27 +117,34 @@ func principalOf(req *mcp.CallToolRequest) (principal, bool) {
 
 // callTool picks the user's browser and sends the call to its home.
 // SECURITY I-93: only the token's user's devices are candidates; a name or
-// ID of another user's device is refused as a missing one is.
+// ID of another user's device is refused as a missing one is. A refusal
+// here, before any broker, is audited for the token's user (refusals.go).
 func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	r := a.r
-	if r.draining.Load() {
-		return draining(), nil
-	}
+	// Counted first, so a drain waits for a refusal's audit record too.
 	r.inflight.Add(1)
 	defer r.inflight.Done()
+	start := time.Now()
 	p, ok := principalOf(req)
 	if !ok || req.Params == nil {
 		return toolerr.New(toolerr.InvalidArgument, "a tools/call needs a user token and a tool name").Result(), nil
 	}
-	start := time.Now()
 	want, session := "", ""
 	if req.Extra.Header != nil {
 		want, session = req.Extra.Header.Get(browserHeader), req.Extra.Header.Get(sessionHeader)
 	}
-	dev, refusal := a.pick(ctx, p.userID, want)
-	if refusal != nil {
-		return refusal, nil
+	refused := refusal{start: start, userID: p.userID, tool: req.Params.Name, session: session}
+	if r.draining.Load() {
+		return r.auditRefusal(refused, draining()), nil
 	}
+	dev, res, storeOK := a.pick(ctx, p.userID, want)
+	if res != nil {
+		if !storeOK {
+			return res, nil // the store that would keep the record is what failed
+		}
+		return r.auditRefusal(refused, res), nil
+	}
+	refused.deviceID = dev // the user's own: pick chose it among theirs
 	args := req.Params.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -158,7 +165,7 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	case err == nil:
 		return res, nil
 	case errorsIs(err, errNoHome):
-		return noBrowser(nameOr(want, dev)), nil
+		return r.auditRefusal(refused, noBrowser(nameOr(want, dev))), nil
 	case errorsIs(err, errHomeLost):
 		// The home cannot write this call's record now; this replica does,
 		// before the agent hears (SECURITY I-95).
@@ -176,7 +183,7 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	r.log.Warn("replica: bus call failed", "call", creq.CallID, "err", err)
 	e := toolerr.New(toolerr.Internal, "the gateway could not route %s (its message bus is unavailable); nothing ran", creq.Tool)
 	e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
-	return e.Result(), nil
+	return r.auditRefusal(refused, e.Result()), nil
 }
 
 func nameOr(want, id string) string {
@@ -187,27 +194,28 @@ func nameOr(want, id string) string {
 }
 
 // pick chooses the device: the one named (by ID or name) among the user's
-// own, else the user's online device that connected last.
-func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.CallToolResult) {
+// own, else the user's online device that connected last. Otherwise it
+// returns the refusal, and storeOK false when the store could not be read.
+func (a *agents) pick(ctx context.Context, userID, want string) (dev string, refusal *mcp.CallToolResult, storeOK bool) {
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	devs, err := a.r.st.Devices(sctx, userID)
 	if err != nil {
-		return "", storeDown("nothing ran")
+		return "", storeDown("nothing ran"), false
 	}
 	if want != "" {
 		for _, d := range devs {
 			if d.UserID == userID && (d.ID == want || d.Name == want) {
-				return d.ID, nil
+				return d.ID, nil, true
 			}
 		}
-		return "", noBrowser(want)
+		return "", noBrowser(want), true
 	}
 	online, err := a.r.bus.Online(sctx)
 	if err != nil {
 		e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
 		e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
-		return "", e.Result()
+		return "", e.Result(), true
 	}
 	var live []store.Device
 	for _, d := range devs {
@@ -216,7 +224,7 @@ func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.Ca
 		}
 	}
 	if len(live) == 0 {
-		return "", noBrowserAtAll()
+		return "", noBrowserAtAll(), true
 	}
 	slices.SortFunc(live, func(x, y store.Device) int {
 		if c := y.LastSeen.Compare(x.LastSeen); c != 0 {
@@ -224,5 +232,5 @@ func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.Ca
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	return live[0].ID, nil
+	return live[0].ID, nil, true
 }

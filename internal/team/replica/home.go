@@ -199,7 +199,9 @@ func (r *replica) serveCall(ctx context.Context, req callRequest) *mcp.CallToolR
 		if err != nil && !isNotFound(err) {
 			return storeDown("nothing ran")
 		}
-		return noBrowser(req.DeviceID)
+		// Recorded for the calling user without the device: it is not
+		// (or no longer) theirs.
+		return r.auditRefusal(refusal{start: time.Now(), userID: req.UserID, tool: req.Tool, session: req.Session}, noBrowser(req.DeviceID))
 	}
 	ctx, cancel = context.WithCancel(ctx)
 	defer cancel()
