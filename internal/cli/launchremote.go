@@ -118,6 +118,9 @@ func launchRemote(ctx context.Context, s Stdio, remote *remoteFlags, o remoteLau
 	if err := c.call(ctx, "POST", "/v1/otp", nil, &otp); err != nil {
 		return err
 	}
+	// Nothing more is asked of the gateway: a --foreground launch keeps no
+	// idle connection to it for as long as the browser runs.
+	c.http.CloseIdleConnections()
 	startURL, err := connectURL(otpResult{OTP: otp.Secret, URL: wsURL}, "", true, frag)
 	if err != nil {
 		return err

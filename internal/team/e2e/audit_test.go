@@ -9,6 +9,7 @@ import (
 
 type auditRow struct {
 	ID       int64  `json:"id"`
+	Session  string `json:"session"`
 	Tool     string `json:"tool"`
 	Outcome  string `json:"outcome"`
 	Code     string `json:"code"`
@@ -61,4 +62,28 @@ func checkAudit(t *testing.T, c *cluster, calls *callLog, owner map[string]strin
 		}
 	}
 	t.Logf("audit: %d records cover the %d calls that ran or may have", len(rows), len(calls.all()))
+}
+
+// refusedAudit checks u's audit after u's agent named other's browser and a
+// missing one: both refusals are recorded for u as "refused", alike, and no
+// record of u's names other's device.
+func refusedAudit(t *testing.T, c *cluster, u teamUser, other *browser) {
+	t.Helper()
+	var raw json.RawMessage
+	c.mustAPI(0, c.adminToken, http.MethodGet, "/admin/audit?user="+u.ID+"&limit=500", nil, &raw)
+	refused := 0
+	for _, r := range decodeList[auditRow](raw, "records") {
+		if r.DeviceID == other.deviceID {
+			t.Errorf("%s's audit record %d names %s's device", u.Name, r.ID, other.name)
+		}
+		if r.Outcome == "refused" {
+			refused++
+			if r.DeviceID != "" || r.UserID != u.ID || r.Code != "extension_not_connected" {
+				t.Errorf("%s's refused call is recorded as %+v", u.Name, r)
+			}
+		}
+	}
+	if refused < 2 {
+		t.Errorf("%s's audit has %d refused records; want the foreign and the missing browser's", u.Name, refused)
+	}
 }

@@ -19,6 +19,11 @@ type forwarder struct {
 	next     int
 	live     map[*fwdConn]struct{}
 	conns    chan int // the replica each newly forwarded connection reached
+	// firstDone is closed when the first connection forwarded has ended:
+	// `torii launch --server`'s request for a one-time secret, which must
+	// not be taken for the browser's link.
+	firstDone chan struct{}
+	seen      int
 }
 
 type fwdConn struct{ backend int }
@@ -29,7 +34,8 @@ func newForwarder(t *testing.T, start int, backends func() []string) *forwarder 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &forwarder{ln: ln, backends: backends, next: start, live: map[*fwdConn]struct{}{}, conns: make(chan int, 256)}
+	f := &forwarder{ln: ln, backends: backends, next: start, live: map[*fwdConn]struct{}{}, conns: make(chan int, 256),
+		firstDone: make(chan struct{})}
 	go f.serve()
 	t.Cleanup(func() { ln.Close() })
 	return f
@@ -51,13 +57,13 @@ func (f *forwarder) forward(c net.Conn) {
 	defer c.Close()
 	addrs := f.backends()
 	f.mu.Lock()
-	first := f.next
+	from := f.next
 	f.next = (f.next + 1) % len(addrs)
 	f.mu.Unlock()
 	var up net.Conn
 	idx := -1
 	for i := range addrs {
-		j := (first + i) % len(addrs)
+		j := (from + i) % len(addrs)
 		u, err := net.DialTimeout("tcp", addrs[j], time.Second)
 		if err == nil {
 			up, idx = u, j
@@ -71,6 +77,8 @@ func (f *forwarder) forward(c net.Conn) {
 	fc := &fwdConn{backend: idx}
 	f.mu.Lock()
 	f.live[fc] = struct{}{}
+	f.seen++
+	first := f.seen == 1
 	f.mu.Unlock()
 	select {
 	case f.conns <- idx:
@@ -87,6 +95,9 @@ func (f *forwarder) forward(c net.Conn) {
 	f.mu.Lock()
 	delete(f.live, fc)
 	f.mu.Unlock()
+	if first {
+		close(f.firstDone)
+	}
 }
 
 func closeWrite(c net.Conn) {

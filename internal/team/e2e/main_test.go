@@ -1,8 +1,9 @@
 // Package e2e_test runs team mode end to end with real parts: PostgreSQL and
 // nats-server, three `torii serve --team` replicas as processes of the real
 // binary behind a TCP forwarder standing in for a Kubernetes Service, two
-// headless Chromium browsers with the real extension paired as two users,
-// and agents on the official MCP client with user tokens.
+// headless Chromium browsers with the real extension started by `torii
+// launch --server … --allow …` and paired as two users, and agents on the
+// official MCP client with user tokens.
 package e2e_test
 
 import (

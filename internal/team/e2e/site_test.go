@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -137,3 +138,6 @@ func (s *site) hits() []hit {
 }
 
 func (s *site) url(path string) string { return s.srv.URL + path }
+
+// origin is the site as a launch policy's --allow pattern: host:port.
+func (s *site) origin() string { return strings.TrimPrefix(s.srv.URL, "http://") }

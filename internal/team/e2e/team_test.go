@@ -11,12 +11,16 @@ import (
 )
 
 // TestTeam is one run of a three-replica gateway shared by two people, each
-// with a browser and an agent. Its steps share the cluster and run in order:
+// with a browser started by `torii launch --server` and an agent. Its steps share the cluster and run in order:
 // later ones kill and stop what earlier ones use.
 func TestTeam(t *testing.T) {
 	browserPath(t)
 	c := newCluster(t, 3)
 	web := newSite(t)
+	// Each replica says where browsers and agents connect: its publicURL.
+	if l := tailFile(c.replicas[0].log, 1<<20); !strings.Contains(l, "browsers connect to ws://"+c.replicas[0].addr+"/acp") {
+		t.Errorf("replica r0 does not name its public browser address at start:\n%s", l)
+	}
 	alice := c.newUser(0, "alice")
 	bob := c.newUser(1, "bob")
 
@@ -27,8 +31,8 @@ func TestTeam(t *testing.T) {
 	var bA, bB *browser
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); bA = launchBrowser(t, c, 2, alice, "alice-browser", fwdA) }()
-	go func() { defer wg.Done(); bB = launchBrowser(t, c, 0, bob, "bob-browser", fwdB) }()
+	go func() { defer wg.Done(); bA = launchBrowser(t, alice, "alice-browser", fwdA, web.origin()) }()
+	go func() { defer wg.Done(); bB = launchBrowser(t, bob, "bob-browser", fwdB, web.origin()) }()
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
@@ -83,6 +87,7 @@ func TestTeam(t *testing.T) {
 			if ft != mt {
 				t.Errorf("%s: the refusals read differently:\nanother user's: %s\nmissing:        %s", p.u.Name, ft, mt)
 			}
+			refusedAudit(t, c, p.u, p.other)
 			for _, h := range web.hits() {
 				if h.agent == p.other.agent && h.user == p.u.Name {
 					t.Errorf("%s's browser loaded %s's page %s", p.other.name, p.u.Name, h.path)
