@@ -448,3 +448,37 @@ func TestConnectRefusesAnUnreachableServer(t *testing.T) {
 		t.Fatalf("error %q: must name the setting and hide the password", err)
 	}
 }
+
+// An unreachable server is typed bus_unreachable (retryable); a URL that
+// cannot be used is ErrBadURL (a replica refuses to start), and neither
+// message shows the password.
+func TestConnectErrorsAreTyped(t *testing.T) {
+	t.Parallel()
+	url := "nats://user:secret@127.0.0.1:" + strconv.Itoa(teamtest.FreePort(t))
+	_, err := Connect(ctxFor(t, 5*time.Second), url, "a", nil)
+	var ce *ConnError
+	if !errors.As(err, &ce) || ce.Code != "bus_unreachable" || errors.Is(err, ErrBadURL) {
+		t.Fatalf("Connect to nothing = %v, want a bus_unreachable ConnError", err)
+	}
+	for _, bad := range []string{
+		"http://user:secret@127.0.0.1:4222",
+		"nats://user:secret@127.0.0.1:99999",
+		"nats://user:secret@:4222",
+		"nats://user:secret@127.0.0.1:42 22",
+		" , ",
+	} {
+		_, err := Connect(ctxFor(t, 5*time.Second), bad, "a", nil)
+		if !errors.Is(err, ErrBadURL) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("Connect(%q) = %v, want ErrBadURL only", bad, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "TORII_TEAM_BUS")) {
+			t.Errorf("error %q: must name the setting and hide the password", err)
+		}
+	}
+	// A list of servers, and a bare host:port, as nats.go takes them.
+	for _, good := range []string{"nats://a:4222,nats://b:4222", "127.0.0.1:4222", "tls://u:p@h", "wss://h:443"} {
+		if err := checkURL(good); err != nil {
+			t.Errorf("checkURL(%q) = %v", good, err)
+		}
+	}
+}

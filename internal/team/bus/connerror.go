@@ -18,7 +18,7 @@ import (
 var ErrBadURL = errors.New("bus: the bus URL is not usable")
 
 // urlSetting is where the bus URL is set, named in every fix.
-const urlSetting = "team.bus in config.json, or TORII_TEAM_BUS"
+const urlSetting = "the bus URL (team.bus in config.json, or TORII_TEAM_BUS)"
 
 // ConnError is why NATS cannot be used now, typed so that a replica's
 // /readyz and log say what is wrong and the next step. It wraps
@@ -39,7 +39,7 @@ func (e *ConnError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 // servers is comma-separated, as nats.go takes it.
 func checkURL(raw string) error {
 	bad := func(u, why string) error {
-		return fmt.Errorf("%w: %s %s (set %s like nats://HOST:4222, or tls://USER:PASSWORD@HOST:4222)", ErrBadURL, redact(u), why, urlSetting)
+		return fmt.Errorf("%w: %s %s: set %s to nats://HOST:4222 or tls://USER:PASSWORD@HOST:4222", ErrBadURL, redact(u), why, urlSetting)
 	}
 	n := 0
 	for _, u := range strings.Split(raw, ",") {
@@ -72,7 +72,7 @@ func checkURL(raw string) error {
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: it is empty (set %s)", ErrBadURL, urlSetting)
+		return fmt.Errorf("%w: it is empty: set %s", ErrBadURL, urlSetting)
 	}
 	return nil
 }

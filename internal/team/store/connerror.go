@@ -32,7 +32,7 @@ func (e *ConnError) Error() string   { return e.Msg + " (" + e.Fix + ")" }
 func (e *ConnError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
 // Where the store URL is set, named in every fix.
-const urlSetting = "team.store in config.json, or TORII_TEAM_STORE"
+const urlSetting = "the store URL (team.store in config.json, or TORII_TEAM_STORE)"
 
 // pgConnError classifies a failure to connect to or query PostgreSQL at
 // cfg; secret is dropped from every text.
@@ -45,12 +45,12 @@ func pgConnError(cfg *pgxpool.Config, err error, secret string) *ConnError {
 	case errors.As(err, &pe) && pe.Code == "28P01":
 		e.Code = "store_auth"
 		e.Msg = fmt.Sprintf("%s refused the password for user %q", where, c.User)
-		e.Fix = "check the user and password in " + urlSetting + ", or set that role's password on the server; the gateway retries by itself"
+		e.Fix = "check the user and password in " + urlSetting + ", or set the role's password on the server; the gateway retries by itself"
 	case errors.As(err, &pe) && pe.Code == "28000":
 		// No such role, or pg_hba.conf has no line letting it in from here.
 		e.Code = "store_auth"
 		e.Msg = fmt.Sprintf("%s refused the credentials of user %q: %s", where, c.User, pe.Message)
-		e.Fix = "check the user name in " + urlSetting + ", that the role exists and that pg_hba.conf lets it connect from this host"
+		e.Fix = "check the user name in " + urlSetting + ", that the role exists and that pg_hba.conf lets it connect from this host; the gateway retries by itself"
 	case errors.As(err, &pe) && pe.Code == "3D000":
 		e.Code = "store_no_database"
 		e.Msg = fmt.Sprintf("%s has no database %q", where, c.Database)

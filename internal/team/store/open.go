@@ -21,7 +21,7 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 	case "postgres", "postgresql":
 		return openPostgres(ctx, rawURL)
 	}
-	return nil, fmt.Errorf("%w: %q is not a store URL: use postgres://USER:PASSWORD@HOST:5432/DATABASE or sqlite:/path/to/team.db (set %s)", ErrBadURL, redactURL(rawURL), urlSetting)
+	return nil, fmt.Errorf("%w: %q is not a store URL: set %s to postgres://USER:PASSWORD@HOST:5432/DATABASE or sqlite:/path/to/team.db", ErrBadURL, redactURL(rawURL), urlSetting)
 }
 
 // redactURL is u without its password, for messages; a URL that does not

@@ -35,7 +35,7 @@ func openPostgres(ctx context.Context, rawURL string) (Store, error) {
 	pw := urlPassword(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, redact(fmt.Errorf("%w: %s is not a PostgreSQL URL pgx can use: %w (check its form in %s: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=require)", ErrBadURL, redactURL(rawURL), err, urlSetting), pw)
+		return nil, redact(fmt.Errorf("%w: %s is not a PostgreSQL URL pgx can use: %w: set %s to the form postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=require", ErrBadURL, redactURL(rawURL), err, urlSetting), pw)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// An unreachable host is an error at once, not a hang.
