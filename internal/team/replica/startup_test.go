@@ -102,7 +102,9 @@ func notReadyAnswers(t *testing.T, c *cluster, tr *testReplica, apiCode string) 
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("/mcp while not ready: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	var e struct{ Error struct{ Code, Message, Hint string } }
+	var e struct {
+		Error struct{ Code, Message, Hint string }
+	}
 	if code := tr.api(t, "GET", "/admin/users", c.secret, nil, &e); code != http.StatusServiceUnavailable || e.Error.Code != apiCode {
 		t.Fatalf("/admin/users while not ready: %d %+v, want 503 %s", code, e, apiCode)
 	}
