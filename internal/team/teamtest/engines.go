@@ -254,13 +254,7 @@ func (s *Server) NewDatabase(t testing.TB, name string) string {
 }
 
 func (s *Server) createDB(name string) error {
-	psql, err := find("psql", "/usr/lib/postgresql/*/bin")
-	if err != nil {
-		return err
-	}
-	out, err := exec.Command(psql, "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "torii", "-d", "postgres",
-		"-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE "+name).CombinedOutput()
-	if err != nil {
+	if out, err := s.psql("torii", "postgres", "CREATE DATABASE "+name); err != nil {
 		return fmt.Errorf("teamtest: create database %s: %v: %s", name, err, out)
 	}
 	return nil

@@ -58,8 +58,20 @@ func (s *Server) Exec(t testing.TB, sql string) {
 }
 
 // psql runs sql as user on database db over loopback TCP, never prompting
-// for a password.
+// for a password. A server that listens but is still recovering (just
+// started, on a loaded machine) is waited for.
 func (s *Server) psql(user, db, sql string) (string, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := s.psqlOnce(user, db, sql)
+		if err == nil || !strings.Contains(out, "starting up") || time.Now().After(deadline) {
+			return out, err
+		}
+		time.Sleep(50 * time.Millisecond) // a retry of the server's recovery, not a wait for our own state
+	}
+}
+
+func (s *Server) psqlOnce(user, db, sql string) (string, error) {
 	psql, err := find("psql", "/usr/lib/postgresql/*/bin")
 	if err != nil {
 		return "", err
