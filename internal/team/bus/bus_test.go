@@ -482,3 +482,24 @@ func TestConnectErrorsAreTyped(t *testing.T) {
 		}
 	}
 }
+
+// A server that refuses the URL's credentials is typed bus_auth, naming
+// where to fix them and never the password; the right ones connect.
+func TestConnectWrongCredentialsIsTyped(t *testing.T) {
+	t.Parallel()
+	srv := teamtest.NATSWithPassword(t, "gw", "right-pass-1")
+	wrong := strings.Replace(srv.URL, "nats://", "nats://gw:wrong-pass-9@", 1)
+	_, err := Connect(ctxFor(t, 10*time.Second), wrong, "a", nil)
+	var ce *ConnError
+	if !errors.As(err, &ce) || ce.Code != "bus_auth" || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Connect with a wrong password = %v, want a bus_auth ConnError", err)
+	}
+	if strings.Contains(err.Error(), "wrong-pass-9") || !strings.Contains(ce.Fix, "TORII_TEAM_BUS") {
+		t.Fatalf("error %q: must name the setting and hide the password", err)
+	}
+	b, err := Connect(ctxFor(t, 10*time.Second), strings.Replace(srv.URL, "nats://", "nats://gw:right-pass-1@", 1), "a", nil)
+	if err != nil {
+		t.Fatalf("Connect with the right password: %v", err)
+	}
+	b.Close()
+}
