@@ -189,6 +189,18 @@ func TestStoreUnreachableAtStartThenUp(t *testing.T) {
 		t.Fatalf("/readyz does not say where it looked: %s", body)
 	}
 	notReadyAnswers(t, c, a, "store_unavailable")
+	// Stopped while not ready: nothing to drain, it returns at once.
+	b := c.start("b")
+	b.cancel()
+	select {
+	case err := <-b.done:
+		if err != nil {
+			t.Fatalf("a replica stopped while not ready: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a replica stopped while not ready did not return in 10 s")
+	}
+	b.cancel = nil
 	c.pg.Start(t)
 	waitReadyz(t, a, "ready after PostgreSQL started", isReady)
 	c.user(a, "ursula")
