@@ -46,10 +46,16 @@ func writeError(w http.ResponseWriter, status int, code, msg, hint string) {
 
 func writeStoreDown(w http.ResponseWriter, a *API, err error) {
 	a.log.Warn("admin: store unavailable", "err", err)
-	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, "store_unavailable",
+	WriteUnavailable(w, "store_unavailable",
 		"the gateway's database is not answering",
 		"retry shortly; an operator should check the store (Postgres) and /readyz")
+}
+
+// WriteUnavailable is the API's typed 503 with Retry-After: the store is
+// down mid-run, or the replica's engines are not open yet.
+func WriteUnavailable(w http.ResponseWriter, code, msg, hint string) {
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, code, msg, hint)
 }
 
 // decode reads r's JSON body into v strictly: at most maxBody bytes, one

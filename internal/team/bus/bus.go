@@ -65,6 +65,7 @@ type Bus struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	replica  string
+	url      string // as configured, for messages (redacted there)
 	owner    string // this instance, so a restarted replica of the same name is not "us"
 	log      *slog.Logger
 	now      func() time.Time
@@ -104,8 +105,9 @@ func withRestored(f func()) option { return func(b *Bus) { b.restored = f } }
 func withClock(now func() time.Time) option { return func(b *Bus) { b.now = now } }
 
 // Connect dials NATS at url, creates the presence bucket if missing and
-// starts this replica's side of the protocol. It fails (wrapping
-// ErrUnavailable) when the server cannot be reached; once connected it
+// starts this replica's side of the protocol. A URL that cannot be used is
+// ErrBadURL; a server that cannot be reached, refuses the credentials or
+// has no JetStream is a *ConnError wrapping ErrUnavailable. Once connected it
 // reconnects by itself for as long as the process runs.
 func Connect(ctx context.Context, url, replica string, log *slog.Logger) (*Bus, error) {
 	return connect(ctx, url, replica, log)
@@ -115,13 +117,16 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 	if replica == "" {
 		replica, _ = os.Hostname()
 	}
+	if err := checkURL(url); err != nil {
+		return nil, err
+	}
 	if replica == "" || len(replica) > maxReplicaName {
 		return nil, fmt.Errorf("bus: replica name must be 1 to %d characters: set team.replica", maxReplicaName)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Bus{replica: replica, owner: nuid.Next(), log: log.With("replica", replica), now: time.Now, t: defaultTiming,
+	b := &Bus{replica: replica, url: url, owner: nuid.Next(), log: log.With("replica", replica), now: time.Now, t: defaultTiming,
 		calls: map[string]*pending{}, served: map[string]*served{},
 		subs: map[*nats.Subscription]*served{}, drained: make(chan struct{}), homeCh: make(chan *nats.Msg, 8192)}
 	for _, o := range opts {
@@ -155,7 +160,7 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 	)
 	if err != nil {
 		b.cancel()
-		return nil, fmt.Errorf("%w at %s: %v (check team.bus or TORII_TEAM_BUS, and that nats-server runs with JetStream)", ErrUnavailable, redact(url), err)
+		return nil, connError(url, err)
 	}
 	b.nc = nc
 	b.js, err = jetstream.New(nc)
@@ -172,7 +177,7 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 	if err != nil {
 		b.cancel()
 		nc.Close()
-		return nil, fmt.Errorf("%w: %s: %v (is JetStream enabled on the server? nats-server -js)", ErrUnavailable, redact(url), err)
+		return nil, connError(url, err)
 	}
 	go b.dispatch()
 	go b.renewLoop()
@@ -191,7 +196,12 @@ func redact(url string) string {
 // presence bucket answers.
 func (b *Bus) Ready(ctx context.Context) error {
 	if !b.nc.IsConnected() {
-		return fmt.Errorf("%w: %s", ErrUnavailable, b.nc.Status())
+		// The last error says why reconnecting fails (refused, credentials).
+		cause := b.nc.LastError()
+		if cause == nil {
+			cause = fmt.Errorf("%w (connection %s)", nats.ErrNoServers, b.nc.Status())
+		}
+		return connError(b.url, cause)
 	}
 	kv := b.bucket()
 	if kv == nil {

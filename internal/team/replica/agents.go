@@ -92,8 +92,7 @@ func (a *agents) handler() http.Handler {
 		if errors.Is(err, store.ErrUnavailable) {
 			// The store cannot check the token now: a retryable 503, never a
 			// 401 that would tell the agent its token is wrong.
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "the gateway's database is unavailable; nothing ran; retry shortly", http.StatusServiceUnavailable)
+			unavailable(w, "the gateway's database is unavailable; nothing ran; retry shortly")
 			return
 		}
 		req = req.WithContext(context.WithValue(req.Context(), authKey{}, &authResult{tok, err}))

@@ -61,6 +61,12 @@ func (c *cluster) storeURL() string {
 
 func (c *cluster) start(name string) *testReplica {
 	c.t.Helper()
+	return c.startWith(name, nil)
+}
+
+// startWith starts a replica whose options mod changed first (nil: none).
+func (c *cluster) startWith(name string, mod func(*Options)) *testReplica {
+	c.t.Helper()
 	team := config.Team{Store: c.storeURL(), Bus: c.nats.URL, Replica: name, PublicURL: c.public,
 		IdentityFile: filepath.Join(c.dir, "identity", "key"), AdminTokenFile: filepath.Join(c.dir, "admin")}
 	ready := make(chan string, 1)
@@ -73,6 +79,9 @@ func (c *cluster) start(name string) *testReplica {
 				c.homes <- id
 			}
 		}}
+	if mod != nil {
+		mod(&opts)
+	}
 	go func() { tr.done <- Run(ctx, opts) }()
 	select {
 	case addr := <-ready:

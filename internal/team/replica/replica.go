@@ -10,7 +10,10 @@
 //	          each call goes over the bus to its browser's home.
 //	/admin/, /v1/   the admin and user API (internal/team/admin).
 //	/healthz  200 while the process serves.
-//	/readyz   200 only while the store and the bus answer and not draining.
+//	/readyz   200 only while the store and the bus answer and not draining;
+//	          otherwise 503 naming each problem and its fix. A replica
+//	          whose engines are not there at start serves these two and
+//	          retries them (startup.go); the other routes answer 503.
 package replica
 
 import (
@@ -102,6 +105,11 @@ type replica struct {
 	api      *admin.API
 	toolSrv  sync.Map // link connection ID → *browserlink.Server
 
+	eng        *engines
+	tools      []*mcp.Tool
+	served     atomic.Pointer[http.ServeMux] // every route, once the engines are open
+	stopEvents func()
+
 	draining atomic.Bool
 	inflight inflight // /mcp calls and calls served for browsers here
 	listen   string
@@ -133,56 +141,52 @@ func Run(ctx context.Context, opts Options) error {
 	if r.admin, err = readAdminSecret(opts.Team.AdminTokenFile); err != nil {
 		return err
 	}
-	if err := r.openEngines(ctx); err != nil {
-		return err
-	}
-	defer r.st.Close()
-	defer r.bus.Close()
-
-	r.broker = broker.New(r.log)
-	// Team mode's broker serves every browser homed here: the in-flight
-	// bound is per replica, so it is raised past one person's; per-tab
-	// order and each call's one deadline are kept as on one machine.
-	lim := opts.Config.Broker
-	if lim.MaxInFlight == 0 {
-		lim.MaxInFlight = teamMaxInFlight
-	}
-	r.broker.SetLimits(lim)
-	r.broker.SetLabelLimits(0, teamMaxSessions)
-	r.broker.SetObserver(auditObserver{r})
-	tools := opts.Catalogue
-	if tools == nil {
-		if tools, err = extension.Catalogue(); err != nil {
+	if r.tools = opts.Catalogue; r.tools == nil {
+		if r.tools, err = extension.Catalogue(); err != nil {
 			return err
 		}
 	}
-	r.broker.SeedCatalogue(tools)
-	r.homes.init()
-	r.calls.init()
-	r.pairs = newPairer(r, opts.pairTimeout)
-	r.agent = acp.New(opts.Version)
-	r.agent.OnSession = r.onSession
-	r.link = link.NewServer(link.Options{
-		Identity: r.identity, Devices: devices{r.st}, Tokens: noTokens{}, Pairer: r.pairs, Handler: linkHandler{r},
-		LoopbackBind: config.IsLoopbackHost(hostOf(r.listen)), ExtensionIDs: opts.Config.ExtensionIDs, Logger: r.log,
-		Verbose: r.log.Enabled(ctx, slog.LevelDebug),
-	})
-	stopEvents, err := r.bus.Subscribe(r.onEvent)
-	if err != nil {
-		return fmt.Errorf("replica: subscribe to the bus's events: %w", err)
-	}
-	defer stopEvents()
-	r.api = r.newAdmin()
-	r.agents = newAgents(r, tools)
+	r.eng = newEngines(r)
+	defer r.eng.close()
 
-	httpSrv := &http.Server{Handler: r.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	// /healthz answers from the start; the rest waits for the engines.
+	httpSrv := &http.Server{Handler: r.handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(r.log.Handler(), slog.LevelDebug)}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() {
 		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("replica: http: %w", err)
 		}
 	}()
+	// One attempt at each engine before Ready: a malformed URL refuses to
+	// start, and a replica whose engines answer is ready when it says it serves.
+	if err := r.eng.first(ctx); err != nil {
+		_ = httpSrv.Close()
+		return err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	composed := make(chan struct{})
+	if r.eng.storeOpen() && r.eng.busOpen() {
+		if err := r.compose(ctx); err != nil {
+			_ = httpSrv.Close()
+			return err
+		}
+		close(composed)
+	} else {
+		// SECURITY I-101: not ready, not dead: retry until the engines answer.
+		r.log.Warn("torii team replica not ready: retrying its store and bus; /readyz names the problem")
+		go func() {
+			defer close(composed)
+			err := r.eng.untilOpen(cctx)
+			if err == nil {
+				err = r.compose(cctx)
+			}
+			if err != nil && cctx.Err() == nil {
+				errc <- err
+			}
+		}()
+	}
 	r.log.Info("torii team replica serving", "listen", r.listen, "scheme", scheme, "gatewayId", r.identity.ID())
 	if opts.Ready != nil {
 		select {
@@ -195,8 +199,53 @@ func Run(ctx context.Context, opts Options) error {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	}
+	cancel()
+	<-composed
 	r.drain(httpSrv)
+	if r.stopEvents != nil {
+		r.stopEvents()
+	}
 	return runErr
+}
+
+// compose builds the replica's parts on its open store and bus, then
+// serves every route.
+func (r *replica) compose(ctx context.Context) error {
+	r.eng.mu.Lock()
+	r.st, r.bus = r.eng.st, r.eng.bus
+	r.eng.mu.Unlock()
+	r.broker = broker.New(r.log)
+	// Team mode's broker serves every browser homed here: the in-flight
+	// bound is per replica, so it is raised past one person's; per-tab
+	// order and each call's one deadline are kept as on one machine.
+	lim := r.opts.Config.Broker
+	if lim.MaxInFlight == 0 {
+		lim.MaxInFlight = teamMaxInFlight
+	}
+	r.broker.SetLimits(lim)
+	r.broker.SetLabelLimits(0, teamMaxSessions)
+	r.broker.SetObserver(auditObserver{r})
+	r.broker.SeedCatalogue(r.tools)
+	r.homes.init()
+	r.calls.init()
+	r.pairs = newPairer(r, r.opts.pairTimeout)
+	r.agent = acp.New(r.opts.Version)
+	r.agent.OnSession = r.onSession
+	r.link = link.NewServer(link.Options{
+		Identity: r.identity, Devices: devices{r.st}, Tokens: noTokens{}, Pairer: r.pairs, Handler: linkHandler{r},
+		LoopbackBind: config.IsLoopbackHost(hostOf(r.listen)), ExtensionIDs: r.opts.Config.ExtensionIDs, Logger: r.log,
+		Verbose: r.log.Enabled(ctx, slog.LevelDebug),
+	})
+	stopEvents, err := r.bus.Subscribe(r.onEvent)
+	if err != nil {
+		return fmt.Errorf("replica: subscribe to the bus's events: %w", err)
+	}
+	r.stopEvents = stopEvents
+	r.api = r.newAdmin()
+	r.agents = newAgents(r, r.tools)
+	r.served.Store(r.routes())
+	r.log.Info("torii team replica ready: store and bus open")
+	return nil
 }
 
 // Team-mode broker limits (see Run).
@@ -205,27 +254,6 @@ const (
 	teamMaxSessions = 4096
 )
 
-// openEngines connects the store and the bus. Either failing at start is
-// an error naming which; later outages only make /readyz false.
-func (r *replica) openEngines(ctx context.Context) error {
-	openStore, openBus := r.opts.openStore, r.opts.openBus
-	if openStore == nil {
-		openStore = defaultStore
-	}
-	if openBus == nil {
-		openBus = defaultBus
-	}
-	var err error
-	if r.st, err = openStore(ctx, r.team.Store); err != nil {
-		return fmt.Errorf("replica: team.store: %w", err)
-	}
-	if r.bus, err = openBus(ctx, r.team.Bus, r.team.Replica, r.log); err != nil {
-		r.st.Close()
-		return fmt.Errorf("replica: team.bus: %w", err)
-	}
-	return nil
-}
-
 // drain is SIGTERM (SECURITY I-96): not ready at once; new agent calls are
 // refused and the bus takes no new calls for browsers homed here; calls in
 // flight get up to drainGrace; then every browser is told to reconnect
@@ -233,6 +261,12 @@ func (r *replica) openEngines(ctx context.Context) error {
 func (r *replica) drain(httpSrv *http.Server) {
 	r.draining.Store(true)
 	r.log.Info("replica draining")
+	if r.served.Load() == nil {
+		// Never ready: no browser, call or presence to hand over.
+		_ = httpSrv.Close()
+		r.log.Info("replica stopped")
+		return
+	}
 	r.bus.Drain()
 	grace := r.opts.drainGrace
 	if grace <= 0 {

@@ -10,6 +10,8 @@ import (
 
 // Open opens the store a URL names, migrating its schema:
 // postgres:// or postgresql:// (many replicas), or sqlite:PATH (one).
+// A URL that cannot be used as written is ErrBadURL; a server that cannot
+// be reached or refuses is a *ConnError wrapping ErrUnavailable.
 // Errors name what is wrong and what to check, and never the URL's password.
 func Open(ctx context.Context, rawURL string) (Store, error) {
 	scheme, rest, _ := strings.Cut(rawURL, ":")
@@ -19,7 +21,7 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 	case "postgres", "postgresql":
 		return openPostgres(ctx, rawURL)
 	}
-	return nil, fmt.Errorf("store: %q is not a store URL: use postgres://USER:PASSWORD@HOST:5432/DATABASE or sqlite:/path/to/team.db", redactURL(rawURL))
+	return nil, fmt.Errorf("%w: %q is not a store URL: set %s to postgres://USER:PASSWORD@HOST:5432/DATABASE or sqlite:/path/to/team.db", ErrBadURL, redactURL(rawURL), urlSetting)
 }
 
 // redactURL is u without its password, for messages; a URL that does not

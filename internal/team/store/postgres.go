@@ -22,7 +22,9 @@ import (
 )
 
 type pgStore struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	cfg    *pgxpool.Config
+	secret string // the URL's password, dropped from every error text
 }
 
 // migrationLock is the advisory lock replicas starting together take
@@ -33,7 +35,7 @@ func openPostgres(ctx context.Context, rawURL string) (Store, error) {
 	pw := urlPassword(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, redact(fmt.Errorf("store: %s is not a PostgreSQL URL pgx can use: %w (check its form: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=require)", redactURL(rawURL), err), pw)
+		return nil, redact(fmt.Errorf("%w: %s is not a PostgreSQL URL pgx can use: %w: set %s to the form postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=require", ErrBadURL, redactURL(rawURL), err, urlSetting), pw)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// An unreachable host is an error at once, not a hang.
@@ -46,37 +48,25 @@ func openPostgres(ctx context.Context, rawURL string) (Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, redact(fmt.Errorf("store: %s: %w", redactURL(rawURL), err), pw)
+		return nil, redact(fmt.Errorf("%w: %s: %w", ErrBadURL, redactURL(rawURL), err), pw)
 	}
-	s := &pgStore{pool: pool}
+	s := &pgStore{pool: pool, cfg: cfg, secret: pw}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, redact(openError(rawURL, cfg, err), pw)
+		return nil, pgConnError(cfg, err, pw)
 	}
+	// Migrations run when the server first answers, whenever that is.
 	if err := s.migrate(ctx); err != nil {
+		// A connection lost mid-way is the server's state, as at Ping;
+		// anything else is the migration's.
+		ce := migrateError(cfg, err, pw)
+		if errors.Is(s.wrap(ctx, err), ErrUnavailable) {
+			ce = pgConnError(cfg, err, pw)
+		}
 		pool.Close()
-		return nil, redact(fmt.Errorf("store: migrate %s: %w", redactURL(rawURL), s.wrap(ctx, err)), pw)
+		return nil, ce
 	}
 	return s, nil
-}
-
-// openError says which of URL, server and credentials is wrong, and what
-// to check; each wraps ErrUnavailable, so readiness stays false.
-func openError(rawURL string, cfg *pgxpool.Config, err error) error {
-	where := fmt.Sprintf("PostgreSQL at %s:%d", cfg.ConnConfig.Host, cfg.ConnConfig.Port)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "28P01", "28000":
-			return fmt.Errorf("%w: %s refused the credentials of user %q: %s (check the user name and password in the store URL, %s)",
-				ErrUnavailable, where, cfg.ConnConfig.User, pe.Message, redactURL(rawURL))
-		case "3D000":
-			return fmt.Errorf("%w: %s has no database %q (check the database name in the store URL, or create it)", ErrUnavailable, where, cfg.ConnConfig.Database)
-		}
-		return fmt.Errorf("%w: %s refused the connection: %s (SQLSTATE %s)", ErrUnavailable, where, pe.Message, pe.Code)
-	}
-	return fmt.Errorf("%w: cannot reach %s: %w (check the host and port in the store URL, %s, that the server runs and accepts connections from here)",
-		ErrUnavailable, where, err, redactURL(rawURL))
 }
 
 // wrap maps driver errors onto the store's: no row is ErrNotFound, a
@@ -152,10 +142,12 @@ func (s *pgStore) migrate(ctx context.Context) error {
 	return nil
 }
 
+// Ping says, as a *ConnError, why the server cannot be used now (down,
+// or a password changed under a new connection).
 func (s *pgStore) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		s.pool.Reset()
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return pgConnError(s.cfg, err, s.secret)
 	}
 	return nil
 }

@@ -106,6 +106,7 @@ func TestPostgresOpenErrors(t *testing.T) {
 		{"unknown database", fmt.Sprintf("postgres://torii:pw-secret-1@127.0.0.1:%d/nodb?sslmode=disable", srv.Port), "no database", true},
 		{"bad port", "postgres://torii:pw-secret-1@127.0.0.1:notaport/torii", "not a PostgreSQL URL", false},
 		{"bad option", "postgres://torii:pw-secret-1@127.0.0.1/torii?sslmode=sometimes", "not a PostgreSQL URL", false},
+		{"bad scheme", "mysql://torii:pw-secret-1@127.0.0.1/torii", "not a store URL", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -117,10 +118,44 @@ func TestPostgresOpenErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), c.says) || errors.Is(err, store.ErrUnavailable) != c.unavailable {
 				t.Fatalf("%v: want it to say %q, unavailable %v", err, c.says, c.unavailable)
 			}
+			// Either retryable and typed, or the URL's own fault: never both.
+			var ce *store.ConnError
+			if errors.As(err, &ce) != c.unavailable || errors.Is(err, store.ErrBadURL) == c.unavailable {
+				t.Fatalf("%v: ConnError %v, ErrBadURL %v; want exactly one", err, errors.As(err, &ce), errors.Is(err, store.ErrBadURL))
+			}
 			if strings.Contains(err.Error(), "pw-secret-1") {
 				t.Fatalf("the error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// A role that needs a password: the wrong one is a typed store_auth error
+// naming the user and where to fix it, never the password; once the
+// role's password is what the URL says, the same URL opens and migrates.
+func TestPostgresWrongPassword(t *testing.T) {
+	t.Parallel()
+	srv := teamtest.Postgres(t)
+	url := srv.PasswordRole(t, "gw", "right-pass-1", "wrong-pass-9")
+	_, err := store.Open(context.Background(), url)
+	var ce *store.ConnError
+	if !errors.As(err, &ce) || ce.Code != "store_auth" || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open with a wrong password = %v, want a store_auth ConnError", err)
+	}
+	if !strings.Contains(ce.Msg, `refused the password for user "gw"`) || !strings.Contains(ce.Fix, "team.store") {
+		t.Fatalf("the error does not name the problem and the fix: %q / %q", ce.Msg, ce.Fix)
+	}
+	if strings.Contains(err.Error(), "wrong-pass-9") || strings.Contains(err.Error(), "right-pass-1") {
+		t.Fatalf("the error shows a password: %v", err)
+	}
+	srv.Exec(t, `ALTER ROLE gw PASSWORD 'wrong-pass-9'`)
+	s, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("Open after the password was set: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.CreateUser(context.Background(), "alice"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -33,7 +33,7 @@ type sqliteStore struct {
 
 func openSQLite(ctx context.Context, path string) (Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("store: sqlite:%s: give a file path without ? or #, as sqlite:/var/lib/torii/team.db", path)
+		return nil, fmt.Errorf("%w: sqlite:%s: give a file path without ? or #, as sqlite:/var/lib/torii/team.db", ErrBadURL, path)
 	}
 	// SECURITY I-88: the file holds token hashes and live pairing secrets: 0600.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)

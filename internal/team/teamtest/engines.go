@@ -254,13 +254,7 @@ func (s *Server) NewDatabase(t testing.TB, name string) string {
 }
 
 func (s *Server) createDB(name string) error {
-	psql, err := find("psql", "/usr/lib/postgresql/*/bin")
-	if err != nil {
-		return err
-	}
-	out, err := exec.Command(psql, "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "torii", "-d", "postgres",
-		"-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE "+name).CombinedOutput()
-	if err != nil {
+	if out, err := s.psql("torii", "postgres", "CREATE DATABASE "+name); err != nil {
 		return fmt.Errorf("teamtest: create database %s: %v: %s", name, err, out)
 	}
 	return nil
@@ -280,9 +274,25 @@ func NATS(t testing.TB) *Server {
 	return s
 }
 
+// NATSWithPassword is NATS whose clients must log in as user with pass;
+// its URL carries no credentials.
+func NATSWithPassword(t testing.TB, user, pass string) *Server {
+	t.Helper()
+	if _, err := find("nats-server", "/usr/sbin", "/usr/bin"); err != nil {
+		missing(t, err)
+	}
+	s, err := StartNATS(t.TempDir(), "--user", user, "--pass", pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // StartNATS is NATS for a program that is not a test (the load bench): the
-// server keeps its JetStream data in dir, and the caller stops it.
-func StartNATS(dir string) (*Server, error) {
+// server keeps its JetStream data in dir, and the caller stops it. args
+// are more of nats-server's flags.
+func StartNATS(dir string, args ...string) (*Server, error) {
 	prog, err := find("nats-server", "/usr/sbin", "/usr/bin")
 	if err != nil {
 		return nil, err
@@ -292,7 +302,7 @@ func StartNATS(dir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Port: port, dir: dir, prog: prog, URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
-		args: []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "js")}}
+		args: append([]string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "js")}, args...)}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
