@@ -116,7 +116,10 @@ func (r *replica) readyz(w http.ResponseWriter, req *http.Request) {
 		if !busOK {
 			h.Bus = "unavailable"
 		}
-		h.OK, h.Problems = false, ps
+		for _, p := range ps {
+			h.Problems = append(h.Problems, p.public())
+		}
+		h.OK = false
 	} else {
 		ctx, cancel := context.WithTimeout(req.Context(), readyzTimeout)
 		defer cancel()
@@ -134,7 +137,7 @@ func (r *replica) readyz(w http.ResponseWriter, req *http.Request) {
 			}
 			p := problemOf(c.log.engine, c.err)
 			c.log.failed(p)
-			h.OK, *c.state, h.Problems = false, "unavailable", append(h.Problems, p)
+			h.OK, *c.state, h.Problems = false, "unavailable", append(h.Problems, p.public())
 		}
 	}
 	if h.Draining {

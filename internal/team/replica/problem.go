@@ -33,6 +33,30 @@ func problemOf(engine string, err error) Problem {
 		Fix: "see the gateway's log; it retries by itself"}
 }
 
+// public is the problem as /readyz shows it. /readyz answers anyone who
+// reaches the replica, through the Ingress too, so it names the code and
+// the setting to check but no host, port, user or database: those are in
+// the replica's log, with the whole message (SECURITY I-101).
+func (p Problem) public() Problem {
+	where := "the store URL (team.store)"
+	if p.Engine == "bus" {
+		where = "the bus URL (team.bus)"
+	}
+	fix := map[string]string{
+		"store_auth":             "check the user and password in " + where + " and the server's pg_hba.conf",
+		"store_no_database":      "create the database named in " + where + ", or correct the name",
+		"store_migrate":          "let the user in " + where + " create tables in its database",
+		"bus_auth":               "check the user and password (or token) in " + where,
+		"bus_no_jetstream":       "enable JetStream on the NATS server",
+		p.Engine + "_connecting": "wait; the first attempt has not answered yet",
+	}[p.Code]
+	if fix == "" {
+		fix = "check the host and port in " + where + " and that the server runs"
+	}
+	return Problem{Engine: p.Engine, Code: p.Code, Message: p.Engine + " unavailable (" + p.Code + "); the replica's log has the details",
+		Fix: fix + "; the replica retries by itself"}
+}
+
 // reportEvery bounds how often a problem that stays the same is logged again.
 const reportEvery = 30 * time.Second
 
