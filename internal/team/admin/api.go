@@ -41,6 +41,15 @@ type Options struct {
 	// OTPTTL is how long a launch secret from POST /v1/otp lives
 	// (default 2 minutes).
 	OTPTTL time.Duration
+	// Tokens is what Authenticate (the agents' /mcp, on every request)
+	// checks user tokens with; nil is the store. The admin and user API
+	// always ask the store.
+	Tokens TokenChecker
+}
+
+// TokenChecker finds the live token a secret is, as store.CheckToken does.
+type TokenChecker interface {
+	CheckToken(ctx context.Context, secret string) (store.Token, error)
 }
 
 // API serves the admin and user endpoints.
@@ -52,8 +61,9 @@ type API struct {
 	log       *slog.Logger
 	pub       []byte
 	otpTTL    time.Duration
-	pairLimit *limiter // wrong pairing codes, per token
-	authLimit *limiter // failed authentications, per source address
+	tokens    TokenChecker // Authenticate's
+	pairLimit *limiter     // wrong pairing codes, per token
+	authLimit *limiter     // failed authentications, per source address
 	mux       *http.ServeMux
 }
 
@@ -78,8 +88,12 @@ func New(st store.Store, ev Events, adminSecret []byte, opts Options) *API {
 		log:       opts.Logger,
 		pub:       opts.IdentityPublicKey,
 		otpTTL:    opts.OTPTTL,
+		tokens:    opts.Tokens,
 		pairLimit: newLimiter(opts.PairAttempts, time.Minute),
 		authLimit: newLimiter(opts.AuthFailures, time.Minute),
+	}
+	if a.tokens == nil {
+		a.tokens = st
 	}
 	if len(adminSecret) > 0 {
 		a.adminHash = sha256Sum(adminSecret)

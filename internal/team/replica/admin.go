@@ -10,7 +10,8 @@ import (
 // newAdmin is the admin and user API over this replica's store; its
 // decisions reach every replica as bus events.
 func (r *replica) newAdmin() *admin.API {
-	return admin.New(r.st, adminEvents{r.bus}, r.admin, admin.Options{Logger: r.log, IdentityPublicKey: r.identity.PublicKey()})
+	return admin.New(r.st, adminEvents{r.bus}, r.admin, admin.Options{Logger: r.log, IdentityPublicKey: r.identity.PublicKey(),
+		Tokens: r.checks})
 }
 
 // mountAdmin serves the admin and user API at /admin/ and /v1/.

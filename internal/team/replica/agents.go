@@ -68,7 +68,7 @@ func (a *agents) authenticate(_ context.Context, _ string, req *http.Request) (*
 	}
 	tok := res.tok
 	// The SDK wants an expiry; a token lives until revoked, which every
-	// request re-checks.
+	// request re-checks (against the checks remembered, SECURITY I-93).
 	return &auth.TokenInfo{UserID: tok.UserID, Extra: map[string]any{"tokenId": tok.ID},
 		Expiration: time.Now().Add(time.Hour)}, nil
 }
@@ -187,21 +187,25 @@ func nameOr(want, id string) string {
 }
 
 // pick chooses the device: the one named (by ID or name) among the user's
-// own, else the user's online device that connected last.
+// own, else the user's online device that connected last. A named device
+// is looked up in the checks remembered (a miss asks the store); "connected
+// last" reads the store, whose last-seen times the checks may not have yet.
 func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.CallToolResult) {
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	devs, err := a.r.st.Devices(sctx, userID)
-	if err != nil {
+	if want != "" {
+		d, err := a.r.checks.userDevice(sctx, userID, func(d store.Device) bool { return d.ID == want || d.Name == want })
+		switch {
+		case err == nil:
+			return d.ID, nil
+		case isNotFound(err):
+			return "", noBrowser(want)
+		}
 		return "", storeDown("nothing ran")
 	}
-	if want != "" {
-		for _, d := range devs {
-			if d.UserID == userID && (d.ID == want || d.Name == want) {
-				return d.ID, nil
-			}
-		}
-		return "", noBrowser(want)
+	devs, err := a.r.checks.userDevices(sctx, userID, true)
+	if err != nil {
+		return "", storeDown("nothing ran")
 	}
 	online, err := a.r.bus.Online(sctx)
 	if err != nil {

@@ -60,6 +60,12 @@ func (c *cluster) storeURL() string {
 
 func (c *cluster) start(name string) *testReplica {
 	c.t.Helper()
+	return c.startWith(name, nil)
+}
+
+// startWith starts a replica whose options tune changes first.
+func (c *cluster) startWith(name string, tune func(*Options)) *testReplica {
+	c.t.Helper()
 	team := config.Team{Store: c.storeURL(), Bus: c.nats.URL, Replica: name,
 		IdentityFile: filepath.Join(c.dir, "identity", "key"), AdminTokenFile: filepath.Join(c.dir, "admin")}
 	ready := make(chan string, 1)
@@ -72,6 +78,9 @@ func (c *cluster) start(name string) *testReplica {
 				c.homes <- id
 			}
 		}}
+	if tune != nil {
+		tune(&opts)
+	}
 	go func() { tr.done <- Run(ctx, opts) }()
 	select {
 	case addr := <-ready:
