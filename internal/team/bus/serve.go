@@ -220,25 +220,32 @@ func (b *Bus) run(ctx context.Context, cancel context.CancelFunc, s *served, rep
 		b.checkDrained()
 		b.mu.Unlock()
 	}()
+	// Heartbeats only while the handler runs past an interval: a call that
+	// answers sooner costs its caller no message but the result.
 	hb := &nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindHeartbeat}}}
-	_ = b.nc.PublishMsg(hb) // at once: the caller knows the home took it
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() { done <- b.h(ctx, s, r) }()
-	tick := time.NewTicker(b.t.heartbeat)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
+	var mu sync.Mutex // stopped and beat, for the timer's goroutine
+	var beat *time.Timer
+	stopped := false
+	mu.Lock()
+	beat = time.AfterFunc(b.t.heartbeat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
 			_ = b.nc.PublishMsg(hb)
-		case res := <-done:
-			data, err := json.Marshal(res)
-			if err != nil {
-				data, _ = json.Marshal(errorResult("the result did not encode: " + err.Error()))
-			}
-			_ = b.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindResult}}, Data: data})
-			return
+			beat.Reset(b.t.heartbeat)
 		}
+	})
+	mu.Unlock()
+	res := b.h(ctx, s, r)
+	mu.Lock()
+	stopped = true
+	beat.Stop()
+	mu.Unlock()
+	data, err := json.Marshal(res)
+	if err != nil {
+		data, _ = json.Marshal(errorResult("the result did not encode: " + err.Error()))
 	}
+	_ = b.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindResult}}, Data: data})
 }
 
 // h runs the handler, turning a panic or a nil result into an error result
