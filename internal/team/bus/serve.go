@@ -272,6 +272,22 @@ func (b *Bus) refuse(m *nats.Msg, why string) {
 		Header: nats.Header{hdrKind: []string{kindRefused}, hdrRefusal: []string{why}}})
 }
 
+// Serving reports whether this replica is the device's home now: it serves
+// the device, holds its presence and is not draining, so a call for it may
+// run here without a trip through NATS, reaching the same handler.
+func (b *Bus) Serving(deviceID string) bool {
+	b.mu.Lock()
+	s := b.served[deviceID]
+	draining := b.draining
+	b.mu.Unlock()
+	if s == nil || draining {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.gone && s.rev != 0
+}
+
 // Drain stops taking new calls for served devices: they are refused at
 // once (ErrDraining at the caller: nothing ran). Calls in flight finish;
 // Drained tells when they have.

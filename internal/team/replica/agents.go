@@ -153,7 +153,7 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// The home answers by the budget; the margin covers the way back.
 	cctx, cancel := context.WithTimeout(ctx, budget+callMargin)
 	defer cancel()
-	res, err := r.bus.Call(cctx, creq)
+	res, err := r.route(cctx, creq)
 	switch {
 	case err == nil:
 		return res, nil
@@ -177,6 +177,22 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	e := toolerr.New(toolerr.Internal, "the gateway could not route %s (its message bus is unavailable); nothing ran", creq.Tool)
 	e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
 	return e.Result(), nil
+}
+
+// route runs the call here when this replica is its device's home, with
+// no trip through NATS, else sends it over the bus to the home. Either way
+// serveCall runs it at the home (SECURITY I-93, I-94, I-95).
+func (r *replica) route(ctx context.Context, req callRequest) (*mcp.CallToolResult, error) {
+	if !r.bus.Serving(req.DeviceID) {
+		return r.bus.Call(ctx, req)
+	}
+	if req.BudgetMs <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	// The budget is the call's one deadline, as the bus gives it at a home.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.BudgetMs)*time.Millisecond)
+	defer cancel()
+	return r.serveCall(ctx, req), nil
 }
 
 func nameOr(want, id string) string {
