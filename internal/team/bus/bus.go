@@ -84,6 +84,7 @@ type Bus struct {
 	kv            jetstream.KeyValue
 	watchGen      int
 	stopWatch     context.CancelFunc
+	view          view // the bucket as the watch saw it (view.go)
 	served        map[string]*served
 	subs          map[*nats.Subscription]*served // call and cancel subscriptions → their serve
 	draining      bool
@@ -149,6 +150,7 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 		nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			b.log.Warn("bus: disconnected from NATS", "err", err)
+			b.viewLost()
 			b.connChanged()
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) {

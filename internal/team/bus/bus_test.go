@@ -257,7 +257,7 @@ func TestPresenceMovesAndTheOldHomeIsTold(t *testing.T) {
 		t.Fatalf("after the move: %v %v", res, err)
 	}
 	stopA() // the stale link closes: it must not release b's claim
-	online, err := c.Online(ctxFor(t, 5*time.Second))
+	online, err := c.Online(ctxFor(t, 5*time.Second), true)
 	if err != nil || online[dev] != "b" {
 		t.Fatalf("Online = %v %v, want %s on b", online, err, dev)
 	}
@@ -434,6 +434,9 @@ func TestNATSOutageIsTypedAndRecovers(t *testing.T) {
 		if err := b.Ready(ctxFor(t, 5*time.Second)); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("%s: Ready = %v with NATS down, want ErrUnavailable", b.replica, err)
 		}
+	}
+	if online, err := caller.Online(ctxFor(t, 5*time.Second), false); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Online with NATS down = %v %v: the watched view answered while events may be missed", online, err)
 	}
 	ctx := ctxFor(t, 5*time.Second)
 	if _, err := caller.Call(ctx, CallRequest{DeviceID: dev}); !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {

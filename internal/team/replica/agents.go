@@ -223,16 +223,24 @@ func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.Ca
 	if err != nil {
 		return "", storeDown("nothing ran")
 	}
-	online, err := a.r.bus.Online(sctx)
-	if err != nil {
-		e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
-		e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
-		return "", e.Result()
-	}
+	// The replicas' presence as this one watches it; when that shows none
+	// of the user's devices, the bucket itself is read, so "none of your
+	// browsers is connected" is never a view's lag.
 	var live []store.Device
-	for _, d := range devs {
-		if _, ok := online[d.ID]; ok && d.UserID == userID {
-			live = append(live, d)
+	for _, fresh := range []bool{false, true} {
+		online, err := a.r.bus.Online(sctx, fresh)
+		if err != nil {
+			e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
+			e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
+			return "", e.Result()
+		}
+		for _, d := range devs {
+			if _, ok := online[d.ID]; ok && d.UserID == userID {
+				live = append(live, d)
+			}
+		}
+		if len(live) > 0 {
+			break
 		}
 	}
 	if len(live) == 0 {

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 
 // BenchmarkAgentCall is one agent's tools/call through /mcp to a browser,
 // on real PostgreSQL and NATS: with the browser homed on the replica the
-// agent calls (same) and on another one (cross). It reports the median and
+// agent calls (same) and on another one (cross), named by ?browser= or
+// not (the user's browser that connected last). It reports the median and
 // the 95th percentile, what the team bench's "routing adds" is made of.
 func BenchmarkAgentCall(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -20,9 +22,13 @@ func BenchmarkAgentCall(b *testing.B) {
 	home, other := c.start("a"), c.start("b")
 	u := c.user(home, "bench")
 	dev, _, _ := c.browser(ctx, home, u, "laptop")
-	for name, tr := range map[string]*testReplica{"same": home, "cross": other} {
+	for name, tr := range map[string]*testReplica{"same": home, "cross": other, "cross-unnamed": other} {
 		b.Run(name, func(b *testing.B) {
-			s := agent(ctx, b, tr, u.secret, "?browser="+dev.ID)
+			query := "?browser=" + dev.ID
+			if strings.HasSuffix(name, "unnamed") {
+				query = ""
+			}
+			s := agent(ctx, b, tr, u.secret, query)
 			call := func() {
 				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
 				if err != nil || res.IsError {

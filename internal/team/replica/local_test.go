@@ -27,7 +27,9 @@ func TestCallOnItsHomeKeepsAuditAndRevocation(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(textOf(res), `laptop:{"x":1}`) {
 		t.Fatalf("call on its home: %v %q", err, textOf(res))
 	}
-	var page struct{ Records []struct{ Tool, DeviceID, Replica string } }
+	var page struct {
+		Records []struct{ Tool, DeviceID, Replica string }
+	}
 	if code := a.api(t, "GET", "/admin/audit?user="+u.userID, c.secret, nil, &page); code != http.StatusOK {
 		t.Fatalf("audit: HTTP %d", code)
 	}

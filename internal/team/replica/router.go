@@ -14,7 +14,7 @@ type router interface {
 	ServeDevice(deviceID string, h bus.Handler, opts ...bus.ServeOption) (stop func(), err error)
 	Call(ctx context.Context, r bus.CallRequest) (*mcp.CallToolResult, error)
 	Serving(deviceID string) bool
-	Online(ctx context.Context) (map[string]string, error)
+	Online(ctx context.Context, fresh bool) (map[string]string, error)
 	Publish(ctx context.Context, e bus.Event) error
 	Subscribe(f func(bus.Event)) (stop func(), err error)
 	Drain()
