@@ -14,19 +14,22 @@ import (
 // lease. Until the watch has delivered the bucket's keys, and from the
 // moment the connection drops, the view is not used.
 type view struct {
-	gen   int // the watch filling it
-	ready bool
-	keys  map[string]viewEntry
+	gen       int // the watch filling it
+	ready     bool
+	keys      map[string]viewEntry
+	lastClaim time.Time // the newest claimed (monotonic, as b.now gives it)
 }
 
 type viewEntry struct {
 	replica string
-	seen    time.Time
+	owner   string
+	seen    time.Time // the last put
+	claimed time.Time // the first put of this holder: when this replica saw the claim
 }
 
 // resetView starts an empty view for watch gen; b.mu held.
 func (b *Bus) resetView(gen int) {
-	b.view = view{gen: gen, keys: map[string]viewEntry{}}
+	b.view = view{gen: gen, keys: map[string]viewEntry{}, lastClaim: b.now()}
 }
 
 // viewPut records a watched entry of gen. A key the bucket already held
@@ -45,8 +48,27 @@ func (b *Bus) viewPut(gen int, e jetstream.KeyValueEntry) {
 		return
 	}
 	if p, ok := decodePresence(e.Value()); ok {
-		b.view.keys[e.Key()] = viewEntry{replica: p.Replica, seen: b.now()}
+		now := b.now()
+		claimed := now
+		if old, ok := b.view.keys[e.Key()]; ok && old.owner == p.Owner {
+			claimed = old.claimed // a renewal
+		}
+		b.view.keys[e.Key()] = viewEntry{replica: p.Replica, owner: p.Owner, seen: now, claimed: claimed}
+		if claimed.After(b.view.lastClaim) {
+			b.view.lastClaim = claimed
+		}
 	}
+}
+
+// ClaimedSince reports whether a browser may have connected since t (on
+// this replica's clock): a claim was seen after t, or the view cannot say.
+// A browser's link is authenticated (its last-seen time stored) before
+// its home claims it, so a list of devices read after every claim seen
+// has their last-seen times.
+func (b *Bus) ClaimedSince(t time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.view.ready || !b.nc.IsConnected() || !b.view.lastClaim.Before(t)
 }
 
 // viewReady marks gen's view complete: the watch delivered every key.

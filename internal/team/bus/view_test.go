@@ -56,3 +56,49 @@ func TestOnlineViewFollowsClaimsReleasesAndLeases(t *testing.T) {
 	stop()
 	until("after the release", func(m map[string]string) bool { _, ok := m[dev]; return !ok })
 }
+
+// ClaimedSince says whether a browser may have connected since a moment:
+// a claim seen after it, a view not complete, or NATS away all say yes; a
+// renewal is not a claim.
+func TestClaimedSinceSeesClaimsNotRenewals(t *testing.T) {
+	t.Parallel()
+	srv := teamtest.NATS(t)
+	caller, home := newBus(t, srv, "caller"), newBus(t, srv, "home")
+	dev := deviceID(t)
+	ctx := ctxFor(t, 10*time.Second)
+	for !caller.viewComplete() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the view never completed")
+		case <-time.After(5 * time.Millisecond): // the watch's first delivery
+		}
+	}
+	before := time.Now()
+	if caller.ClaimedSince(before) {
+		t.Fatal("a claim reported with none made")
+	}
+	serve(t, home, dev, echo("home"))
+	for !caller.ClaimedSince(before) {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the claim was never seen")
+		case <-time.After(5 * time.Millisecond): // the watch's delivery
+		}
+	}
+	after := time.Now()
+	home.renewAll() // a renewal, seen by the watch like any put
+	if online, err := caller.Online(ctx, true); err != nil || online[dev] != "home" {
+		t.Fatalf("Online: %v %v", online, err)
+	}
+	time.Sleep(50 * time.Millisecond) // let the renewal's put reach the view
+	if caller.ClaimedSince(after) {
+		t.Fatal("a renewal was taken for a claim")
+	}
+}
+
+// viewComplete reports whether Online may answer from the view.
+func (b *Bus) viewComplete() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.view.ready
+}

@@ -203,9 +203,9 @@ func nameOr(want, id string) string {
 }
 
 // pick chooses the device: the one named (by ID or name) among the user's
-// own, else the user's online device that connected last. A named device
-// is looked up in the checks remembered (a miss asks the store); "connected
-// last" reads the store, whose last-seen times the checks may not have yet.
+// own, else the user's online device that connected last. Both use the
+// user's devices as the checks remember them; a miss asks the store, and so
+// does "connected last" when a browser connected since they were read.
 func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.CallToolResult) {
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
@@ -219,7 +219,12 @@ func (a *agents) pick(ctx context.Context, userID, want string) (string, *mcp.Ca
 		}
 		return "", storeDown("nothing ran")
 	}
-	devs, err := a.r.checks.userDevices(sctx, userID, true)
+	devs, at, err := a.r.checks.userDevices(sctx, userID, false)
+	if err == nil && a.r.bus.ClaimedSince(at) {
+		// A browser connected since the list was read: its last-seen
+		// time, or the browser itself, may be missing from it.
+		devs, _, err = a.r.checks.userDevices(sctx, userID, true)
+	}
 	if err != nil {
 		return "", storeDown("nothing ran")
 	}

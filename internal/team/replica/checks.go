@@ -85,28 +85,29 @@ func (c *checks) CheckToken(ctx context.Context, secret string) (store.Token, er
 	return tok, nil
 }
 
-// userDevices is the user's devices, remembered unless fresh. The slice is
-// shared: callers do not modify it.
-func (c *checks) userDevices(ctx context.Context, userID string, fresh bool) ([]store.Device, error) {
+// userDevices is the user's devices, remembered unless fresh, and when
+// the store was asked for them. The slice is shared: callers do not
+// modify it.
+func (c *checks) userDevices(ctx context.Context, userID string, fresh bool) ([]store.Device, time.Time, error) {
 	c.mu.Lock()
 	now := c.now()
 	if e := c.devices[userID]; e != nil && !fresh && now.Sub(e.at) < c.maxAge {
 		e.used = now
 		c.mu.Unlock()
-		return e.devs, nil
+		return e.devs, e.at, nil
 	}
 	gen := c.gen
 	c.mu.Unlock()
 	devs, err := c.st.Devices(ctx, userID)
 	if err != nil {
-		return nil, err
+		return nil, now, err
 	}
 	c.mu.Lock()
 	if c.gen == gen && (c.devices[userID] != nil || len(c.devices) < checkMax) {
 		c.devices[userID] = &devicesCheck{devs: devs, at: now, used: now}
 	}
 	c.mu.Unlock()
-	return devs, nil
+	return devs, now, nil
 }
 
 // userDevice is the user's first device match accepts: in the remembered
@@ -114,7 +115,7 @@ func (c *checks) userDevices(ctx context.Context, userID string, fresh bool) ([]
 // moment ago is found and a refusal is always the store's word.
 func (c *checks) userDevice(ctx context.Context, userID string, match func(store.Device) bool) (store.Device, error) {
 	for _, fresh := range []bool{false, true} {
-		devs, err := c.userDevices(ctx, userID, fresh)
+		devs, _, err := c.userDevices(ctx, userID, fresh)
 		if err != nil {
 			return store.Device{}, err
 		}

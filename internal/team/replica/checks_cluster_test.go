@@ -139,3 +139,36 @@ func TestEventsAndAReconnectDropRememberedChecks(t *testing.T) {
 		t.Fatal("a device revoked while NATS was down was still reached after the reconnect")
 	}
 }
+
+// Without ?browser= a call goes to the user's browser that connected last,
+// even one that connected after the replica remembered the user's devices
+// (remembered here for a minute, so only seeing the new browser's claim
+// can make it ask the store again).
+func TestUnnamedCallFindsTheBrowserThatConnectedLast(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	a := c.startWith("a", func(o *Options) { o.checkMaxAge = time.Minute })
+	b := c.start("b")
+	u := c.user(a, "ursula")
+	c.browser(ctx, b, u, "first")
+	s := agent(ctx, t, a, u.secret, "")
+	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo"}); err != nil || !strings.HasPrefix(textOf(res), "first:") {
+		t.Fatalf("with one browser: %v %q", err, textOf(res))
+	}
+	c.browser(ctx, b, u, "second")
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(textOf(res), "second:") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the browser that connected last was not picked: %q", textOf(res))
+		}
+		time.Sleep(20 * time.Millisecond) // the claim's way to a's watch
+	}
+}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ type router interface {
 	Call(ctx context.Context, r bus.CallRequest) (*mcp.CallToolResult, error)
 	Serving(deviceID string) bool
 	Online(ctx context.Context, fresh bool) (map[string]string, error)
+	ClaimedSince(t time.Time) bool
 	Publish(ctx context.Context, e bus.Event) error
 	Subscribe(f func(bus.Event)) (stop func(), err error)
 	Drain()
