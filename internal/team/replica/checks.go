@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"sync"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 // store; a revocation event drops its answers at once, and EventResync (the
 // bus lost NATS, so events were missed) drops them all. Only what exists is
 // remembered: an unknown token or device is asked of the store every time.
-// A store that cannot re-confirm lets the answers age out, so requests reach
-// it and get its 503, never a stale pass.
+// A store that fails a query (a round, a check, an audit write) has every
+// answer dropped, so the next requests reach it and get its 503, and no
+// call starts that could not be audited.
 type checks struct {
 	st     store.Store
 	maxAge time.Duration
@@ -75,6 +77,7 @@ func (c *checks) CheckToken(ctx context.Context, secret string) (store.Token, er
 	c.mu.Unlock()
 	tok, err := c.st.CheckToken(ctx, secret)
 	if err != nil {
+		c.failed(err)
 		return tok, err
 	}
 	c.mu.Lock()
@@ -100,6 +103,7 @@ func (c *checks) userDevices(ctx context.Context, userID string, fresh bool) ([]
 	c.mu.Unlock()
 	devs, err := c.st.Devices(ctx, userID)
 	if err != nil {
+		c.failed(err)
 		return nil, now, err
 	}
 	c.mu.Lock()
@@ -164,6 +168,19 @@ func (c *checks) onEvent(kind, id, userID string) {
 	}
 }
 
+// failed drops every answer when the store failed a query (not when it
+// answered "not found").
+func (c *checks) failed(err error) {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.tokens)
+	clear(c.devices)
+}
+
 // run re-confirms the answers in use until ctx ends.
 func (c *checks) run(ctx context.Context) {
 	tick := time.NewTicker(c.maxAge / 2)
@@ -211,7 +228,8 @@ func (c *checks) refresh(ctx context.Context) {
 	if len(tokenIDs) > 0 {
 		live, err := c.st.LiveTokens(ctx, tokenIDs)
 		if err != nil {
-			return // the answers age out
+			c.failed(err)
+			return
 		}
 		ok := make(map[string]bool, len(live))
 		for _, id := range live {
@@ -232,6 +250,7 @@ func (c *checks) refresh(ctx context.Context) {
 	if len(userIDs) > 0 {
 		list, err := c.st.UsersDevices(ctx, userIDs)
 		if err != nil {
+			c.failed(err)
 			return
 		}
 		byUser := make(map[string][]store.Device, len(userIDs))

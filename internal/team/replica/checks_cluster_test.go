@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,53 @@ func TestUnnamedCallFindsTheBrowserThatConnectedLast(t *testing.T) {
 			t.Fatalf("the browser that connected last was not picked: %q", textOf(res))
 		}
 		time.Sleep(20 * time.Millisecond) // the claim's way to a's watch
+	}
+}
+
+// A store outage turns a token remembered a moment ago into 503 with
+// Retry-After once the replica meets the outage (its next round, within
+// half a second), never into 401.
+func TestStoreOutageIs503EvenForARememberedToken(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	if os.Getenv("TORII_TEST_SQLITE") != "" {
+		t.Skip("the outage is PostgreSQL's")
+	}
+	a := c.start("a")
+	u := c.user(a, "ursula")
+	if code := mcpStatus(t, a, u.secret); code != http.StatusOK {
+		t.Fatalf("before the outage: HTTP %d", code)
+	}
+	c.pg.Stop()
+	stopped := time.Now()
+	defer c.pg.Start(t)
+	for {
+		req, _ := http.NewRequest("POST", a.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+u.secret)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+			if resp.Header.Get("Retry-After") == "" {
+				t.Fatal("503 without Retry-After")
+			}
+			if d := time.Since(stopped); d > 2*time.Second {
+				t.Fatalf("a remembered token passed for %s into the outage", d)
+			}
+			return
+		case http.StatusUnauthorized:
+			t.Fatal("a valid token refused as unauthorized while the store is down")
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("still HTTP %d with the store down", resp.StatusCode)
+		case <-time.After(50 * time.Millisecond): // the replica's next round
+		}
 	}
 }

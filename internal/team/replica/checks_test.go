@@ -168,9 +168,9 @@ func TestRememberedTokenPassesNoLongerThanItsBound(t *testing.T) {
 }
 
 // A live token re-confirmed by the loop keeps passing without a query of
-// its own; a store that cannot re-confirm lets it age out into the store's
-// error (the 503), never a pass.
-func TestRoundsKeepLiveTokensAndAStoreOutageAgesThemOut(t *testing.T) {
+// its own; a store that fails a round has every answer dropped at once, so
+// the next check gets the store's error (the 503), never a pass.
+func TestRoundsKeepLiveTokensAndAStoreFailureDropsThem(t *testing.T) {
 	t.Parallel()
 	c, f, clk := newTestChecks()
 	if _, err := c.CheckToken(bg, "s3cret"); err != nil {
@@ -184,12 +184,21 @@ func TestRoundsKeepLiveTokensAndAStoreOutageAgesThemOut(t *testing.T) {
 		t.Fatalf("a re-confirmed token asked the store (%d asks, %v)", f.count(), err)
 	}
 	f.setDown(true)
-	clk.add(checkMaxAge / 2)
 	c.refresh(bg)
-	clk.add(checkMaxAge / 2)
 	if _, err := c.CheckToken(bg, "s3cret"); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("with the store down past the bound: %v, want the store's ErrUnavailable", err)
+		t.Fatalf("after a failed round: %v, want the store's ErrUnavailable", err)
 	}
+	// So does any other failed query (an audit write calls failed too).
+	f.setDown(false)
+	if _, err := c.CheckToken(bg, "s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	c.failed(store.ErrUnavailable)
+	f.setDown(true)
+	if _, err := c.CheckToken(bg, "s3cret"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("after a failed query: %v, want the store's ErrUnavailable", err)
+	}
+	c.failed(store.ErrNotFound) // an answer, not a failure: nothing dropped
 }
 
 // Revocation events drop their answers at once; a resync (NATS lost:
