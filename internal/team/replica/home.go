@@ -183,11 +183,11 @@ func (h *homes) devicesOf(userID string) []string {
 	return out
 }
 
-// serveCall runs one call the bus brought for a browser homed here.
-// SECURITY I-93: the calling user must own the device, checked here
-// against the store (or its answer remembered, see checks) whatever the
-// sending replica checked; a refusal reads
-// as the one for a missing browser. SECURITY I-94: the broker here is the
+// serveCall runs one call for a browser homed here, brought by the bus or
+// made on this replica (route). SECURITY I-93: the calling user must own
+// the device, checked here against the store (or its answer remembered,
+// see checks) whatever the sending replica checked; a refusal reads as the
+// one for a missing browser. SECURITY I-94: the broker here is the
 // device's one scheduler, so per-tab order holds whichever replica the
 // agent called, and the call's one deadline is its remaining budget.
 // SECURITY I-95: the audit record is durable before the result returns.
