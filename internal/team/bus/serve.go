@@ -97,10 +97,14 @@ func (b *Bus) retire(s *served) {
 	if already {
 		return
 	}
-	_ = s.callSub.Unsubscribe()
+	// Drained, not dropped: a call the server routed here before it had our
+	// unsubscribe (another replica's publish can overtake it) still arrives,
+	// finds no serve and is refused as moved, so its caller tries the new
+	// home at once rather than waiting out a lost home.
 	b.mu.Lock()
 	delete(b.subs, s.callSub)
 	b.mu.Unlock()
+	_ = s.callSub.Drain()
 	if idle {
 		b.dropCancels(s)
 	}
