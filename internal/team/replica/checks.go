@@ -38,10 +38,12 @@ type checks struct {
 // replica that missed the revocation's event (SECURITY I-93's 2 s).
 const checkMaxAge = time.Second
 
-// Answers not used for checkIdle are forgotten rather than re-confirmed;
-// at most checkMax of each kind are kept.
+// Answers not used for checkIdle are forgotten rather than re-confirmed
+// (an agent calling at least that often never waits on the store; a
+// quieter one asks once), which keeps each round to what is in use; at
+// most checkMax of each kind are kept.
 const (
-	checkIdle = time.Minute
+	checkIdle = 10 * time.Second
 	checkMax  = 10000
 )
 
