@@ -46,6 +46,15 @@ type Options struct {
 	// zero when not configured. Answers that a person acts on next (a new
 	// token, a launch secret, whoami) carry it as "gateway".
 	Public config.TeamURLs
+	// Tokens is what Authenticate (the agents' /mcp, on every request)
+	// checks user tokens with; nil is the store. The admin and user API
+	// always ask the store.
+	Tokens TokenChecker
+}
+
+// TokenChecker finds the live token a secret is, as store.CheckToken does.
+type TokenChecker interface {
+	CheckToken(ctx context.Context, secret string) (store.Token, error)
 }
 
 // API serves the admin and user endpoints.
@@ -58,6 +67,7 @@ type API struct {
 	pub       []byte
 	otpTTL    time.Duration
 	public    *config.TeamURLs // nil without a publicURL
+	tokens    TokenChecker     // Authenticate's
 	pairLimit *limiter         // wrong pairing codes, per token
 	authLimit *limiter         // failed authentications, per source address
 	mux       *http.ServeMux
@@ -84,12 +94,16 @@ func New(st store.Store, ev Events, adminSecret []byte, opts Options) *API {
 		log:       opts.Logger,
 		pub:       opts.IdentityPublicKey,
 		otpTTL:    opts.OTPTTL,
+		tokens:    opts.Tokens,
 		pairLimit: newLimiter(opts.PairAttempts, time.Minute),
 		authLimit: newLimiter(opts.AuthFailures, time.Minute),
 	}
 	if opts.Public.URL != "" {
 		pub := opts.Public
 		a.public = &pub
+	}
+	if a.tokens == nil {
+		a.tokens = st
 	}
 	if len(adminSecret) > 0 {
 		a.adminHash = sha256Sum(adminSecret)

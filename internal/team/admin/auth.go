@@ -55,7 +55,7 @@ var errNoToken = errors.New("no token")
 // lookup finds the token a secret is. The bootstrap secret is compared in
 // constant time on its SHA-256, so neither its length nor a prefix leaks
 // (SECURITY I-97).
-func (a *API) lookup(ctx context.Context, secret string) (store.Token, error) {
+func (a *API) lookup(ctx context.Context, secret string, tokens TokenChecker) (store.Token, error) {
 	if secret == "" {
 		return store.Token{}, errNoToken
 	}
@@ -65,7 +65,7 @@ func (a *API) lookup(ctx context.Context, secret string) (store.Token, error) {
 			return store.Token{ID: bootstrapTokenID, Label: "bootstrap admin", Admin: true}, nil
 		}
 	}
-	return a.st.CheckToken(ctx, secret)
+	return tokens.CheckToken(ctx, secret)
 }
 
 // ErrNotAuthenticated: r carries no live user token, or its source is over
@@ -82,7 +82,7 @@ func (a *API) Authenticate(r *http.Request) (store.Token, error) {
 	if a.authLimit.blocked(src) {
 		return store.Token{}, ErrNotAuthenticated
 	}
-	t, err := a.lookup(r.Context(), bearer(r))
+	t, err := a.lookup(r.Context(), bearer(r), a.tokens)
 	if err != nil && !isUnknownToken(err) {
 		return store.Token{}, err
 	}
@@ -112,7 +112,7 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (store.Token,
 			"wait "+strconv.Itoa(wait)+"s, then retry with a valid token")
 		return store.Token{}, false
 	}
-	t, err := a.lookup(r.Context(), bearer(r))
+	t, err := a.lookup(r.Context(), bearer(r), a.st)
 	switch {
 	case err != nil && !isUnknownToken(err):
 		// The database could not say: not the caller's fault, so not a

@@ -85,6 +85,7 @@ type Bus struct {
 	kv            jetstream.KeyValue
 	watchGen      int
 	stopWatch     context.CancelFunc
+	view          view // the bucket as the watch saw it (view.go)
 	served        map[string]*served
 	subs          map[*nats.Subscription]*served // call and cancel subscriptions → their serve
 	draining      bool
@@ -92,6 +93,8 @@ type Bus struct {
 	drained       chan struct{}
 	drainedClosed bool
 	closed        bool
+	resync        map[int]func() // Subscribe's: events may have been missed
+	resyncN       int
 }
 
 type option func(*Bus)
@@ -128,7 +131,7 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 	}
 	b := &Bus{replica: replica, url: url, owner: nuid.Next(), log: log.With("replica", replica), now: time.Now, t: defaultTiming,
 		calls: map[string]*pending{}, served: map[string]*served{},
-		subs: map[*nats.Subscription]*served{}, drained: make(chan struct{}), homeCh: make(chan *nats.Msg, 8192)}
+		subs: map[*nats.Subscription]*served{}, resync: map[int]func(){}, drained: make(chan struct{}), homeCh: make(chan *nats.Msg, 8192)}
 	for _, o := range opts {
 		o(b)
 	}
@@ -152,9 +155,12 @@ func connect(ctx context.Context, url, replica string, log *slog.Logger, opts ..
 		nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			b.log.Warn("bus: disconnected from NATS", "err", err)
+			b.viewLost()
+			b.connChanged()
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			b.log.Info("bus: reconnected to NATS")
+			b.connChanged()
 			go b.afterReconnect()
 		}),
 	)

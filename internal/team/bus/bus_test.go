@@ -257,7 +257,7 @@ func TestPresenceMovesAndTheOldHomeIsTold(t *testing.T) {
 		t.Fatalf("after the move: %v %v", res, err)
 	}
 	stopA() // the stale link closes: it must not release b's claim
-	online, err := c.Online(ctxFor(t, 5*time.Second))
+	online, err := c.Online(ctxFor(t, 5*time.Second), true)
 	if err != nil || online[dev] != "b" {
 		t.Fatalf("Online = %v %v, want %s on b", online, err, dev)
 	}
@@ -405,15 +405,38 @@ func TestNATSOutageIsTypedAndRecovers(t *testing.T) {
 	if _, err := caller.Call(ctxFor(t, 5*time.Second), CallRequest{DeviceID: dev}); err != nil {
 		t.Fatal(err)
 	}
+	// A subscriber is told when events may have been missed: when the
+	// connection drops and when it is back.
+	resyncs := make(chan Event, 8)
+	stopEvents, err := caller.Subscribe(func(e Event) { resyncs <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopEvents()
+	resynced := func(when string) {
+		t.Helper()
+		select {
+		case e := <-resyncs:
+			if e.Kind != EventResync {
+				t.Fatalf("%s: got %+v, want %s", when, e, EventResync)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no %s", when, EventResync)
+		}
+	}
 
 	downH, downC := home.nc.StatusChanged(nats.RECONNECTING), caller.nc.StatusChanged(nats.RECONNECTING)
 	srv.Stop()
 	<-downH
 	<-downC
+	resynced("NATS down")
 	for _, b := range []*Bus{home, caller} {
 		if err := b.Ready(ctxFor(t, 5*time.Second)); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("%s: Ready = %v with NATS down, want ErrUnavailable", b.replica, err)
 		}
+	}
+	if online, err := caller.Online(ctxFor(t, 5*time.Second), false); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Online with NATS down = %v %v: the watched view answered while events may be missed", online, err)
 	}
 	ctx := ctxFor(t, 5*time.Second)
 	if _, err := caller.Call(ctx, CallRequest{DeviceID: dev}); !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
@@ -423,6 +446,7 @@ func TestNATSOutageIsTypedAndRecovers(t *testing.T) {
 	srv.Start(t)
 	<-restoredA
 	<-restoredB
+	resynced("NATS back")
 	for _, b := range []*Bus{home, caller} {
 		if err := b.Ready(ctxFor(t, 5*time.Second)); err != nil {
 			t.Fatalf("%s: Ready after restart: %v", b.replica, err)

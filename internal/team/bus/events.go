@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,6 +16,11 @@ const (
 	EventDeviceRevoked = "device.revoked"
 	EventUserDeleted   = "user.deleted"
 	EventPairDecided   = "pair.decided"
+	// EventResync is never published: Subscribe's f gets it when this
+	// replica's NATS connection drops and again when it is back, since the
+	// events of that time are lost to it; whatever f keeps because events
+	// would tell it of a change must be read again.
+	EventResync = "bus.resync"
 )
 
 // Event tells every replica (this one included) that something changed in
@@ -53,15 +59,25 @@ func (b *Bus) Publish(ctx context.Context, e Event) error {
 
 // Subscribe calls f for every event from every replica, one at a time in
 // the order they arrive. A replica disconnected from NATS misses the events
-// of that time: it should re-read what it caches once Ready again.
+// of that time: f gets EventResync when the connection drops and when it
+// is back.
 func (b *Bus) Subscribe(f func(Event)) (stop func(), err error) {
+	var mu sync.Mutex // one call of f at a time, events and resyncs alike
+	call := func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		f(e)
+	}
 	sub, err := b.nc.Subscribe(eventsSubject, func(m *nats.Msg) {
 		var e Event
 		if err := json.Unmarshal(m.Data, &e); err != nil {
 			b.log.Warn("bus: an event did not decode", "err", err)
 			return
 		}
-		f(e)
+		if e.Kind == EventResync {
+			return // only this replica's connection says so
+		}
+		call(e)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -72,5 +88,28 @@ func (b *Bus) Subscribe(f func(Event)) (stop func(), err error) {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	return func() { _ = sub.Unsubscribe() }, nil
+	b.mu.Lock()
+	b.resyncN++
+	id := b.resyncN
+	b.resync[id] = func() { call(Event{Kind: EventResync}) }
+	b.mu.Unlock()
+	return func() {
+		_ = sub.Unsubscribe()
+		b.mu.Lock()
+		delete(b.resync, id)
+		b.mu.Unlock()
+	}, nil
+}
+
+// connChanged tells every subscriber that events may have been missed.
+func (b *Bus) connChanged() {
+	b.mu.Lock()
+	fs := make([]func(), 0, len(b.resync))
+	for _, f := range b.resync {
+		fs = append(fs, f)
+	}
+	b.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }

@@ -43,6 +43,11 @@ func (b *Bus) bucket() jetstream.KeyValue {
 	return b.kv
 }
 
+func decodePresence(data []byte) (presence, bool) {
+	var p presence
+	return p, json.Unmarshal(data, &p) == nil
+}
+
 func (b *Bus) record() []byte {
 	data, _ := json.Marshal(presence{Replica: b.replica, Owner: b.owner, Since: b.now().UnixMilli()})
 	return data
@@ -193,27 +198,41 @@ func (b *Bus) startWatch() error {
 		return ErrUnavailable
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
-	w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	b.mu.Lock()
+	b.watchGen++
+	gen := b.watchGen
+	b.resetView(gen)
+	b.mu.Unlock()
+	// From the bucket's current keys on: they fill the view (see view.go);
+	// only later changes can evict, as before the watch nothing was served
+	// that a key already there could be newer than.
+	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		cancel()
 		return err
 	}
 	b.mu.Lock()
-	b.watchGen++
-	gen := b.watchGen
 	b.stopWatch = cancel
 	b.mu.Unlock()
 	go func() {
 		defer func() { _ = w.Stop() }()
+		initial := true
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case e, ok := <-w.Updates():
 				if !ok {
+					b.viewLost()
 					return
 				}
-				if e != nil && e.Operation() == jetstream.KeyValuePut {
+				if e == nil { // every key the bucket held has been seen
+					initial = false
+					b.viewReady(gen)
+					continue
+				}
+				b.viewPut(gen, e)
+				if !initial && e.Operation() == jetstream.KeyValuePut {
 					b.onPresence(gen, e)
 				}
 			}
@@ -304,8 +323,16 @@ func (b *Bus) Home(ctx context.Context, deviceID string) (replica string, ok boo
 	return p.Replica, true, nil
 }
 
-// Online returns every device with a live lease and the replica holding it.
-func (b *Bus) Online(ctx context.Context) (map[string]string, error) {
+// Online returns every device with a live lease and the replica holding
+// it: from the watched view (a change shows there once the watch brings
+// it, within milliseconds), or by reading the bucket when fresh or while
+// the view is not complete.
+func (b *Bus) Online(ctx context.Context, fresh bool) (map[string]string, error) {
+	if !fresh {
+		if out, ok := b.online(); ok {
+			return out, nil
+		}
+	}
 	kv := b.bucket()
 	if kv == nil {
 		return nil, ErrUnavailable
@@ -327,8 +354,7 @@ func (b *Bus) Online(ctx context.Context) (map[string]string, error) {
 			if e == nil { // every current key has been seen
 				return out, nil
 			}
-			var p presence
-			if json.Unmarshal(e.Value(), &p) == nil && validDevice(e.Key()) == nil {
+			if p, ok := decodePresence(e.Value()); ok && validDevice(e.Key()) == nil {
 				out[e.Key()] = p.Replica
 			}
 		}

@@ -97,10 +97,14 @@ func (b *Bus) retire(s *served) {
 	if already {
 		return
 	}
-	_ = s.callSub.Unsubscribe()
+	// Drained, not dropped: a call the server routed here before it had our
+	// unsubscribe (another replica's publish can overtake it) still arrives,
+	// finds no serve and is refused as moved, so its caller tries the new
+	// home at once rather than waiting out a lost home.
 	b.mu.Lock()
 	delete(b.subs, s.callSub)
 	b.mu.Unlock()
+	_ = s.callSub.Drain()
 	if idle {
 		b.dropCancels(s)
 	}
@@ -220,25 +224,32 @@ func (b *Bus) run(ctx context.Context, cancel context.CancelFunc, s *served, rep
 		b.checkDrained()
 		b.mu.Unlock()
 	}()
+	// Heartbeats only while the handler runs past an interval: a call that
+	// answers sooner costs its caller no message but the result.
 	hb := &nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindHeartbeat}}}
-	_ = b.nc.PublishMsg(hb) // at once: the caller knows the home took it
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() { done <- b.h(ctx, s, r) }()
-	tick := time.NewTicker(b.t.heartbeat)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
+	var mu sync.Mutex // stopped and beat, for the timer's goroutine
+	var beat *time.Timer
+	stopped := false
+	mu.Lock()
+	beat = time.AfterFunc(b.t.heartbeat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
 			_ = b.nc.PublishMsg(hb)
-		case res := <-done:
-			data, err := json.Marshal(res)
-			if err != nil {
-				data, _ = json.Marshal(errorResult("the result did not encode: " + err.Error()))
-			}
-			_ = b.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindResult}}, Data: data})
-			return
+			beat.Reset(b.t.heartbeat)
 		}
+	})
+	mu.Unlock()
+	res := b.h(ctx, s, r)
+	mu.Lock()
+	stopped = true
+	beat.Stop()
+	mu.Unlock()
+	data, err := json.Marshal(res)
+	if err != nil {
+		data, _ = json.Marshal(errorResult("the result did not encode: " + err.Error()))
 	}
+	_ = b.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{hdrKind: []string{kindResult}}, Data: data})
 }
 
 // h runs the handler, turning a panic or a nil result into an error result
@@ -263,6 +274,22 @@ func errorResult(text string) *mcp.CallToolResult {
 func (b *Bus) refuse(m *nats.Msg, why string) {
 	_ = b.nc.PublishMsg(&nats.Msg{Subject: m.Reply,
 		Header: nats.Header{hdrKind: []string{kindRefused}, hdrRefusal: []string{why}}})
+}
+
+// Serving reports whether this replica is the device's home now: it serves
+// the device, holds its presence and is not draining, so a call for it may
+// run here without a trip through NATS, reaching the same handler.
+func (b *Bus) Serving(deviceID string) bool {
+	b.mu.Lock()
+	s := b.served[deviceID]
+	draining := b.draining
+	b.mu.Unlock()
+	if s == nil || draining {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.gone && s.rev != 0
 }
 
 // Drain stops taking new calls for served devices: they are refused at

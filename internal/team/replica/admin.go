@@ -11,7 +11,8 @@ import (
 // decisions reach every replica as bus events.
 func (r *replica) newAdmin() *admin.API {
 	pub, _ := r.team.URLs()
-	return admin.New(r.st, adminEvents{r.bus}, r.admin, admin.Options{Logger: r.log, IdentityPublicKey: r.identity.PublicKey(), Public: pub})
+	return admin.New(r.st, adminEvents{r.bus}, r.admin, admin.Options{Logger: r.log, IdentityPublicKey: r.identity.PublicKey(),
+		Public: pub, Tokens: r.checks})
 }
 
 // mountAdmin serves the admin and user API at /admin/ and /v1/.

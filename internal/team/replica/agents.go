@@ -68,7 +68,7 @@ func (a *agents) authenticate(_ context.Context, _ string, req *http.Request) (*
 	}
 	tok := res.tok
 	// The SDK wants an expiry; a token lives until revoked, which every
-	// request re-checks.
+	// request re-checks (against the checks remembered, SECURITY I-93).
 	return &auth.TokenInfo{UserID: tok.UserID, Extra: map[string]any{"tokenId": tok.ID},
 		Expiration: time.Now().Add(time.Hour)}, nil
 }
@@ -159,7 +159,7 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// The home answers by the budget; the margin covers the way back.
 	cctx, cancel := context.WithTimeout(ctx, budget+callMargin)
 	defer cancel()
-	res, err := r.bus.Call(cctx, creq)
+	res, err := r.route(cctx, creq)
 	switch {
 	case err == nil:
 		return res, nil
@@ -185,6 +185,22 @@ func (a *agents) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	return r.auditRefusal(refused, e.Result()), nil
 }
 
+// route runs the call here when this replica is its device's home, with
+// no trip through NATS, else sends it over the bus to the home. Either way
+// serveCall runs it at the home (SECURITY I-93, I-94, I-95).
+func (r *replica) route(ctx context.Context, req callRequest) (*mcp.CallToolResult, error) {
+	if !r.bus.Serving(req.DeviceID) {
+		return r.bus.Call(ctx, req)
+	}
+	if req.BudgetMs <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	// The budget is the call's one deadline, as the bus gives it at a home.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.BudgetMs)*time.Millisecond)
+	defer cancel()
+	return r.serveCall(ctx, req), nil
+}
+
 func nameOr(want, id string) string {
 	if want != "" {
 		return want
@@ -193,33 +209,51 @@ func nameOr(want, id string) string {
 }
 
 // pick chooses the device: the one named (by ID or name) among the user's
-// own, else the user's online device that connected last. Otherwise it
-// returns the refusal, and storeOK false when the store could not be read.
+// own, else the user's online device that connected last. Both use the
+// user's devices as the checks remember them; a miss asks the store, and so
+// does "connected last" when a browser connected since they were read.
+// Otherwise it returns the refusal, and storeOK false when the store could
+// not be read.
 func (a *agents) pick(ctx context.Context, userID, want string) (dev string, refusal *mcp.CallToolResult, storeOK bool) {
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	devs, err := a.r.st.Devices(sctx, userID)
+	if want != "" {
+		d, err := a.r.checks.userDevice(sctx, userID, func(d store.Device) bool { return d.ID == want || d.Name == want })
+		switch {
+		case err == nil:
+			return d.ID, nil, true
+		case isNotFound(err):
+			return "", noBrowser(want), true
+		}
+		return "", storeDown("nothing ran"), false
+	}
+	devs, at, err := a.r.checks.userDevices(sctx, userID, false)
+	if err == nil && a.r.bus.ClaimedSince(at) {
+		// A browser connected since the list was read: its last-seen
+		// time, or the browser itself, may be missing from it.
+		devs, _, err = a.r.checks.userDevices(sctx, userID, true)
+	}
 	if err != nil {
 		return "", storeDown("nothing ran"), false
 	}
-	if want != "" {
+	// The replicas' presence as this one watches it; when that shows none
+	// of the user's devices, the bucket itself is read, so "none of your
+	// browsers is connected" is never a view's lag.
+	var live []store.Device
+	for _, fresh := range []bool{false, true} {
+		online, err := a.r.bus.Online(sctx, fresh)
+		if err != nil {
+			e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
+			e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
+			return "", e.Result(), true
+		}
 		for _, d := range devs {
-			if d.UserID == userID && (d.ID == want || d.Name == want) {
-				return d.ID, nil, true
+			if _, ok := online[d.ID]; ok && d.UserID == userID {
+				live = append(live, d)
 			}
 		}
-		return "", noBrowser(want), true
-	}
-	online, err := a.r.bus.Online(sctx)
-	if err != nil {
-		e := toolerr.New(toolerr.Internal, "the gateway cannot see which browsers are connected (its message bus is unavailable); nothing ran")
-		e.Hint = "Call again shortly; the gateway's /readyz says when its bus is back."
-		return "", e.Result(), true
-	}
-	var live []store.Device
-	for _, d := range devs {
-		if _, ok := online[d.ID]; ok && d.UserID == userID {
-			live = append(live, d)
+		if len(live) > 0 {
+			break
 		}
 	}
 	if len(live) == 0 {

@@ -125,6 +125,7 @@ func (r *replica) appendAudit(rec audit.Record, userID, deviceID string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
 	defer cancel()
 	_, err := r.st.AppendAudit(ctx, store.AuditRecord{Record: rec, UserID: userID, DeviceID: deviceID, Replica: r.team.Replica})
+	r.checks.failed(err) // the next calls ask the store, and hear it is down
 	return err
 }
 

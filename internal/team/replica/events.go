@@ -5,9 +5,11 @@ import "errors"
 var errorsIs = errors.Is
 
 // onEvent applies a bus event on this replica. SECURITY I-93: a
-// revocation on any replica closes the device's links and cancels the
-// token's calls here too.
+// revocation on any replica closes the device's links, cancels the
+// token's calls and drops the checks remembered here too (and a resync,
+// events having been missed, drops every remembered check).
 func (r *replica) onEvent(e event) {
+	r.checks.onEvent(e.Kind, e.ID, e.UserID)
 	switch e.Kind {
 	case evPairDecided:
 		r.pairs.decided(e.ID)

@@ -26,7 +26,7 @@ const serverID = "0b6f5c6e-2d0b-4f36-9a43-2f3f2d6f7f11"
 
 // cluster is the engines and shared files replicas of one test use.
 type cluster struct {
-	t        *testing.T
+	t        testing.TB
 	pg, nats *teamtest.Server
 	dir      string
 	secret   string
@@ -34,7 +34,7 @@ type cluster struct {
 	public   string      // team.publicURL of the replicas started next
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	c := &cluster{t: t, pg: teamtest.Postgres(t), nats: teamtest.NATS(t), dir: t.TempDir(),
 		secret: strings.Repeat("s3cret", 8), homes: make(chan string, 64)}
@@ -109,7 +109,7 @@ func (tr *testReplica) stop() {
 func (tr *testReplica) ws() string { return "ws" + strings.TrimPrefix(tr.base, "http") + "/acp" }
 
 // api calls the admin or user API and decodes its JSON answer.
-func (tr *testReplica) api(t *testing.T, method, path, token string, body, out any) int {
+func (tr *testReplica) api(t testing.TB, method, path, token string, body, out any) int {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -211,7 +211,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // agent connects a real go-sdk MCP client to tr's /mcp with a user token.
-func agent(ctx context.Context, t *testing.T, tr *testReplica, secret, query string) *mcp.ClientSession {
+func agent(ctx context.Context, t testing.TB, tr *testReplica, secret, query string) *mcp.ClientSession {
 	t.Helper()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0"}, nil)
 	s, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tr.base + "/mcp" + query,
@@ -233,7 +233,7 @@ func textOf(r *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func tctx(t *testing.T) context.Context {
+func tctx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx

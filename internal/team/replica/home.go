@@ -14,6 +14,7 @@ import (
 	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/link"
 	"github.com/torii-browser/torii/internal/team/bus"
+	"github.com/torii-browser/torii/internal/team/store"
 )
 
 // toolServerName is the tool server the extension declares in session/new.
@@ -182,21 +183,25 @@ func (h *homes) devicesOf(userID string) []string {
 	return out
 }
 
-// serveCall runs one call the bus brought for a browser homed here.
-// SECURITY I-93: the calling user must own the device, checked here
-// against the store whatever the sending replica checked; a refusal reads
-// as the one for a missing browser. SECURITY I-94: the broker here is the
+// serveCall runs one call for a browser homed here, brought by the bus or
+// made on this replica (route). SECURITY I-93: the calling user must own
+// the device, checked here against the store (or its answer remembered,
+// see checks) whatever the sending replica checked; a refusal reads as the
+// one for a missing browser. SECURITY I-94: the broker here is the
 // device's one scheduler, so per-tab order holds whichever replica the
 // agent called, and the call's one deadline is its remaining budget.
 // SECURITY I-95: the audit record is durable before the result returns.
 func (r *replica) serveCall(ctx context.Context, req callRequest) *mcp.CallToolResult {
 	r.inflight.Add(1)
 	defer r.inflight.Done()
+	if req.UserID == "" || req.TokenID == "" {
+		return noBrowser(req.DeviceID)
+	}
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	dev, err := r.st.Device(sctx, req.DeviceID)
+	_, err := r.checks.userDevice(sctx, req.UserID, func(d store.Device) bool { return d.ID == req.DeviceID })
 	cancel()
-	if err != nil || dev.UserID != req.UserID || req.UserID == "" || req.TokenID == "" {
-		if err != nil && !isNotFound(err) {
+	if err != nil {
+		if !isNotFound(err) {
 			return storeDown("nothing ran")
 		}
 		// Recorded for the calling user without the device: it is not

@@ -60,6 +60,7 @@ type Options struct {
 	openStore   func(ctx context.Context, url string) (store.Store, error)
 	openBus     func(ctx context.Context, url, replica string, log *slog.Logger) (router, error)
 	onHome      func(deviceID string, serving bool) // tests: a browser's home started or stopped here
+	checkMaxAge time.Duration                       // tests lengthen checkMaxAge, to see events alone act
 }
 
 // drainGrace is how long in-flight calls get after SIGTERM.
@@ -103,6 +104,7 @@ type replica struct {
 	calls    calls
 	agents   *agents
 	api      *admin.API
+	checks   *checks
 	toolSrv  sync.Map // link connection ID → *browserlink.Server
 
 	eng        *engines
@@ -236,6 +238,8 @@ func (r *replica) compose(ctx context.Context) error {
 		LoopbackBind: config.IsLoopbackHost(hostOf(r.listen)), ExtensionIDs: r.opts.Config.ExtensionIDs, Logger: r.log,
 		Verbose: r.log.Enabled(ctx, slog.LevelDebug),
 	})
+	r.checks = newChecks(r.st, r.opts.checkMaxAge)
+	go r.checks.run(ctx)
 	stopEvents, err := r.bus.Subscribe(r.onEvent)
 	if err != nil {
 		return fmt.Errorf("replica: subscribe to the bus's events: %w", err)

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,7 +14,9 @@ type router interface {
 	Ready(ctx context.Context) error
 	ServeDevice(deviceID string, h bus.Handler, opts ...bus.ServeOption) (stop func(), err error)
 	Call(ctx context.Context, r bus.CallRequest) (*mcp.CallToolResult, error)
-	Online(ctx context.Context) (map[string]string, error)
+	Serving(deviceID string) bool
+	Online(ctx context.Context, fresh bool) (map[string]string, error)
+	ClaimedSince(t time.Time) bool
 	Publish(ctx context.Context, e bus.Event) error
 	Subscribe(f func(bus.Event)) (stop func(), err error)
 	Drain()

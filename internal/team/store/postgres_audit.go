@@ -18,22 +18,36 @@ import (
 
 // AppendAudit: SECURITY I-89, the head row's lock makes appends from every
 // replica one chain, and the commit is synchronous (openPostgres), so the
-// record is durable before the call's reply.
+// record is durable before the call's reply. Two round trips: BEGIN with the
+// head's lock, then the insert, the head's update and COMMIT, so the lock
+// that serialises every replica's appends is held for one round trip.
 func (s *pgStore) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, error) {
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var head audit.Link
-		var now time.Time
-		if err := tx.QueryRow(ctx, `SELECT seq, hash, clock_timestamp() FROM audit_head WHERE id = 1 FOR UPDATE`).Scan(&head.Seq, &head.Hash, &now); err != nil {
-			return err
-		}
-		seal(&r, head, now)
-		if _, err := tx.Exec(ctx, `INSERT INTO audit (`+auditCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, auditArgs(&r, r.Time)...); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1`, r.ID, r.Hash)
-		return err
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return r, s.wrap(ctx, err)
+	}
+	// A connection left inside the transaction by an error is closed on
+	// release (pgxpool), which ends the transaction and its lock.
+	defer c.Release()
+	var head audit.Link
+	var now time.Time
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT seq, hash, clock_timestamp() FROM audit_head WHERE id = 1 FOR UPDATE`).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&head.Seq, &head.Hash, &now)
 	})
-	return r, err
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return r, s.wrap(ctx, err)
+	}
+	seal(&r, head, now)
+	b = &pgx.Batch{}
+	b.Queue(`INSERT INTO audit (`+auditCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, auditArgs(&r, r.Time)...)
+	b.Queue(`UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1`, r.ID, r.Hash)
+	b.Queue(`COMMIT`)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return r, s.wrap(ctx, err)
+	}
+	return r, nil
 }
 
 func pgAudit(sc scanner) (AuditRecord, error) {

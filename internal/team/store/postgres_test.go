@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/torii-browser/torii/internal/audit"
 	"github.com/torii-browser/torii/internal/team/store"
 	"github.com/torii-browser/torii/internal/team/store/storetest"
 	"github.com/torii-browser/torii/internal/team/teamtest"
@@ -200,5 +201,38 @@ func TestPostgresStopStart(t *testing.T) {
 	}
 	if _, err := s.AppendAudit(ctx, store.AuditRecord{UserID: u.ID}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An append that fails inside its transaction (here the insert, refused
+// by a constraint) leaves neither the head's lock nor a record behind: the
+// next append, on a pool of one connection, goes through and the chain
+// still verifies.
+func TestPostgresFailedAppendReleasesTheHead(t *testing.T) {
+	t.Parallel()
+	srv := teamtest.Postgres(t)
+	url := srv.NewDatabase(t, "failedappend")
+	s, err := store.Open(context.Background(), url+"&pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := pgConn(t, url).Exec(context.Background(), `ALTER TABLE audit ADD CONSTRAINT no_boom CHECK (tool <> 'boom')`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.AppendAudit(ctx, store.AuditRecord{UserID: "u", DeviceID: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendAudit(ctx, store.AuditRecord{UserID: "u", DeviceID: "d", Record: audit.Record{Tool: "boom"}}); err == nil {
+		t.Fatal("an append the database refused reported success")
+	}
+	r, err := s.AppendAudit(ctx, store.AuditRecord{UserID: "u", DeviceID: "d", Record: audit.Record{Tool: "tabs"}})
+	if err != nil || r.ID != 2 {
+		t.Fatalf("the append after a failed one: %+v %v, want record 2", r, err)
+	}
+	if ce, err := s.VerifyAudit(ctx, nil); err != nil || ce != nil {
+		t.Fatalf("VerifyAudit: %v %v", ce, err)
 	}
 }

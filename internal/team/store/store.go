@@ -119,6 +119,9 @@ type Store interface {
 	CheckToken(ctx context.Context, secret string) (Token, error)
 	Tokens(ctx context.Context, userID string) ([]Token, error) // "" lists all
 	RevokeToken(ctx context.Context, id string) error
+	// LiveTokens returns those of ids that are still live tokens, in one
+	// query: a replica re-confirms the tokens it remembers with it.
+	LiveTokens(ctx context.Context, ids []string) ([]string, error)
 
 	AddDevice(ctx context.Context, userID, name, origin string, publicKey []byte) (Device, error)
 	Device(ctx context.Context, id string) (Device, error)
@@ -126,6 +129,8 @@ type Store interface {
 	// a missing one: what a user token may reach.
 	UserDevice(ctx context.Context, userID, id string) (Device, error)
 	Devices(ctx context.Context, userID string) ([]Device, error) // "" lists all
+	// UsersDevices is Devices of each of userIDs, in one query.
+	UsersDevices(ctx context.Context, userIDs []string) ([]Device, error)
 	TouchDevice(ctx context.Context, id string, t time.Time) error
 	RevokeDevice(ctx context.Context, id string) error
 	// RevokeUserDevice is RevokeDevice of userID's own device only.

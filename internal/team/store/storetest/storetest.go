@@ -73,6 +73,7 @@ func Run(t *testing.T, b Backend) {
 		"TokensOnlyHashed": testTokensOnlyHashed,
 		"Devices":          testDevices,
 		"OtherUsersDevice": testOtherUsersDevice,
+		"BatchReads":       testBatchReads,
 		"DeleteUser":       testDeleteUser,
 		"Pairing":          testPairing,
 		"PairingExpiry":    testPairingExpiry,
