@@ -90,3 +90,59 @@ func TestRefusedCallsAreAuditedForTheCaller(t *testing.T) {
 		t.Errorf("the audit has %d records, want V's 5", len(all.Records))
 	}
 }
+
+// Past its budget a user's refusals cost the audit chain one record a
+// minute: the first over it says so (refusals_over_budget), the rest are
+// answered the same and not recorded; another user's budget is their own,
+// and the next minute starts afresh.
+func TestRefusalBudgetCountsPerUserPerMinute(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b := &refusalBudget{max: 2, now: func() time.Time { return now }}
+	for i, want := range []budgetState{withinBudget, withinBudget, firstOverBudget, overBudget, overBudget} {
+		if got := b.take("u"); got != want {
+			t.Fatalf("refusal %d of u: %v, want %v", i+1, got, want)
+		}
+	}
+	if got := b.take("v"); got != withinBudget {
+		t.Fatalf("v's first refusal while u is over: %v", got)
+	}
+	now = now.Add(time.Minute)
+	if got := b.take("u"); got != withinBudget {
+		t.Fatalf("u's first refusal of the next minute: %v", got)
+	}
+}
+
+// An agent that floods refused calls gets every answer as before, while
+// the audit holds its budget of records and one that says the rest went
+// unrecorded (SECURITY I-95).
+func TestRefusalFloodKeepsTheAuditChainToItsBudget(t *testing.T) {
+	t.Parallel()
+	ctx := tctx(t)
+	c := newCluster(t)
+	fixed := time.Now()
+	a := c.startWith("a", func(o *Options) { o.refusals = &refusalBudget{max: 3, now: func() time.Time { return fixed }} })
+	v := c.user(a, "victor")
+	cl := agent(ctx, t, a, v.secret, "")
+	for i := range 8 {
+		res, err := cl.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := toolerr.FromResult(res); !res.IsError || e == nil || e.Code != toolerr.ExtensionNotConnected {
+			t.Fatalf("refused call %d: want extension_not_connected, got %q", i+1, textOf(res))
+		}
+	}
+	var page struct{ Records []store.AuditRecord }
+	if code := a.api(t, "GET", "/admin/audit?user="+v.userID, c.secret, nil, &page); code != http.StatusOK {
+		t.Fatalf("audit: HTTP %d", code)
+	}
+	var codes []string
+	for _, r := range page.Records {
+		codes = append(codes, r.Code)
+	}
+	want := []string{"extension_not_connected", "extension_not_connected", "extension_not_connected", refusalsOverBudget}
+	if strings.Join(codes, ",") != strings.Join(want, ",") {
+		t.Fatalf("the audit after 8 refusals with a budget of 3: %v, want %v", codes, want)
+	}
+}

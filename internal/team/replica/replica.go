@@ -61,6 +61,7 @@ type Options struct {
 	openBus     func(ctx context.Context, url, replica string, log *slog.Logger) (router, error)
 	onHome      func(deviceID string, serving bool) // tests: a browser's home started or stopped here
 	checkMaxAge time.Duration                       // tests lengthen checkMaxAge, to see events alone act
+	refusals    *refusalBudget                      // tests lower the budget and fix its clock
 }
 
 // drainGrace is how long in-flight calls get after SIGTERM.
@@ -105,6 +106,7 @@ type replica struct {
 	agents   *agents
 	api      *admin.API
 	checks   *checks
+	refusals *refusalBudget
 	toolSrv  sync.Map // link connection ID → *browserlink.Server
 
 	eng        *engines
@@ -239,6 +241,9 @@ func (r *replica) compose(ctx context.Context) error {
 		Verbose: r.log.Enabled(ctx, slog.LevelDebug),
 	})
 	r.checks = newChecks(r.st, r.opts.checkMaxAge)
+	if r.refusals = r.opts.refusals; r.refusals == nil {
+		r.refusals = &refusalBudget{}
+	}
 	go r.checks.run(ctx)
 	stopEvents, err := r.bus.Subscribe(r.onEvent)
 	if err != nil {
