@@ -101,7 +101,7 @@ func (b *Bus) renew(ctx context.Context, s *served) {
 	if rev != 0 {
 		var n uint64
 		if n, err = kv.Update(ctx, s.id, b.record(), rev); err == nil {
-			b.setRev(s, rev, n)
+			b.keepOrUndo(ctx, kv, s, rev, n)
 			return
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
@@ -115,7 +115,7 @@ func (b *Bus) renew(ctx context.Context, s *served) {
 		// Our lease lapsed (NATS was away): the link is still here, claim again.
 		n, err := kv.Create(ctx, s.id, b.record())
 		if err == nil {
-			b.setRev(s, rev, n)
+			b.keepOrUndo(ctx, kv, s, rev, n)
 		} else if !errors.Is(err, jetstream.ErrKeyExists) {
 			b.log.Debug("bus: presence not re-claimed", "device", s.id, "err", err)
 		}
@@ -131,12 +131,27 @@ func (b *Bus) renew(ctx context.Context, s *served) {
 	}
 }
 
-func (b *Bus) setRev(s *served, old, rev uint64) {
+func (b *Bus) setRev(s *served, old, rev uint64) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.rev == old && !s.gone {
 		s.rev = rev
+		return true
 	}
-	s.mu.Unlock()
+	return false
+}
+
+// keepOrUndo records the revision a renewal wrote, unless s was released
+// while it wrote: the release deleted an older revision (or saw it deleted)
+// and the renewal put the key back for a device no longer served here, so
+// the renewal's own revision is deleted again.
+func (b *Bus) keepOrUndo(ctx context.Context, kv jetstream.KeyValue, s *served, old, rev uint64) {
+	if b.setRev(s, old, rev) {
+		return
+	}
+	if err := kv.Delete(ctx, s.id, jetstream.LastRevision(rev)); err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		b.log.Debug("bus: presence renewed after its release not withdrawn", "device", s.id, "err", err)
+	}
 }
 
 // evict retires s because another replica is now the device's home, and

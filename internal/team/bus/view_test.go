@@ -102,3 +102,31 @@ func (b *Bus) viewComplete() bool {
 	defer b.mu.Unlock()
 	return b.view.ready
 }
+
+// A renewal that writes the key just as the device is released (its
+// update or re-creation lands after the release's delete) takes its own
+// write back out: a released device never reads as online again.
+func TestRenewalRacingAReleaseIsWithdrawn(t *testing.T) {
+	t.Parallel()
+	srv := teamtest.NATS(t)
+	home := newBus(t, srv, "home")
+	dev := deviceID(t)
+	stop := serve(t, home, dev, echo("home"))
+	home.mu.Lock()
+	s := home.served[dev]
+	home.mu.Unlock()
+	s.mu.Lock()
+	rev := s.rev // what a renewal read before the release
+	s.mu.Unlock()
+	stop()
+	ctx := ctxFor(t, 5*time.Second)
+	kv := home.bucket()
+	n, err := kv.Create(ctx, dev, home.record()) // the renewal's write, after the release
+	if err != nil {
+		t.Fatal(err)
+	}
+	home.keepOrUndo(ctx, kv, s, rev, n)
+	if online, err := home.Online(ctx, true); err != nil || online[dev] != "" {
+		t.Fatalf("a released device is online again: %v %v", online, err)
+	}
+}
