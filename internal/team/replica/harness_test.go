@@ -238,3 +238,27 @@ func tctx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// revokeMidCall starts a slow call on s, revokes u's token through via's
+// admin API once the browser has the call, and checks that the browser is
+// told to cancel it within 2 s and that the agent gets an error.
+func revokeMidCall(ctx context.Context, t *testing.T, c *cluster, via *testReplica, s *mcp.ClientSession, p *browserlinktest.Provider, u userToken) {
+	t.Helper()
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		done <- res
+	}()
+	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := via.api(t, "DELETE", "/admin/tokens/"+u.tokenID, c.secret, nil, nil); code/100 != 2 {
+		t.Fatalf("revoke: HTTP %d", code)
+	}
+	if _, err := p.WaitFor(browserlink.MethodCancel, 2*time.Second); err != nil {
+		t.Fatalf("the revoked token's call was not cancelled in the browser: %v", err)
+	}
+	if res := <-done; res == nil || !res.IsError {
+		t.Fatalf("revoked call's result: %+v", res)
+	}
+}

@@ -4,11 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/torii-browser/torii/internal/browserlink"
 )
 
 // A call whose browser is homed on the replica the agent called runs there
@@ -37,21 +34,5 @@ func TestCallOnItsHomeKeepsAuditAndRevocation(t *testing.T) {
 		t.Fatalf("audit records after the answered call: %+v", page.Records)
 	}
 
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
-		done <- res
-	}()
-	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if code := a.api(t, "DELETE", "/admin/tokens/"+u.tokenID, c.secret, nil, nil); code/100 != 2 {
-		t.Fatalf("revoke: HTTP %d", code)
-	}
-	if _, err := p.WaitFor(browserlink.MethodCancel, 2*time.Second); err != nil {
-		t.Fatalf("the revoked token's call was not cancelled in the browser: %v", err)
-	}
-	if res := <-done; res == nil || !res.IsError {
-		t.Fatalf("revoked call's result: %+v", res)
-	}
+	revokeMidCall(ctx, t, c, a, s, p, u)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/torii-browser/torii/internal/browserlink"
 	"github.com/torii-browser/torii/internal/link/linktest"
 	"github.com/torii-browser/torii/internal/toolerr"
 )
@@ -166,23 +165,7 @@ func TestTokenRevokedCancelsItsCallOnTheHome(t *testing.T) {
 	u := c.user(a, "ursula")
 	_, _, p := c.browser(ctx, a, u, "laptop")
 	s := agent(ctx, t, b, u.secret, "")
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
-		done <- res
-	}()
-	if _, err := p.WaitForCall("slow", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if code := b.api(t, "DELETE", "/admin/tokens/"+u.tokenID, c.secret, nil, nil); code/100 != 2 {
-		t.Fatalf("revoke: HTTP %d", code)
-	}
-	if _, err := p.WaitFor(browserlink.MethodCancel, 2*time.Second); err != nil {
-		t.Fatalf("the revoked token's call was not cancelled in the browser: %v", err)
-	}
-	if res := <-done; res == nil || !res.IsError {
-		t.Fatalf("revoked call's result: %+v", res)
-	}
+	revokeMidCall(ctx, t, c, b, s, p, u)
 	// The next request with the revoked token is refused outright.
 	cl := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0"}, nil)
 	if _, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.base + "/mcp",
